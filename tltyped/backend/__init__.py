@@ -1,0 +1,1 @@
+"""Lowering through TileLang, building with nvcc, the launcher, the disk cache."""

@@ -1,0 +1,129 @@
+"""Compile a lowered kernel into a launch function the fast path calls directly.
+
+The Python-side ABI of `launch` is fixed by the signature, not by TileLang:
+the runtime parameters in signature order (data pointers of tensors, dyn
+scalars, ptrs), then the data pointers of the outputs, then the dyn dims in
+declaration order, then the raw CUDA stream and the device index. The
+generated C code maps them onto TileLang's `call(...)` by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from tilelang import tvm
+from tilelang.jit.adapter.utils import pythonic_expr
+
+from tltyped.backend import nvcc
+from tltyped.backend.lower import LoweredKernel
+from tltyped.codegen.render import render
+from tltyped.frontend.signature import KernelSignature, Kind
+
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "bool": (0, 1)}
+
+
+@dataclass(frozen=True)
+class CArg:
+    label: str  # what an error message calls it
+    cname: str
+    ctype: str
+    convert: str  # "ptr" | "int" | "float"
+    lo: int = 0
+    hi: int = 0
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """An output the kernel writes: allocated by the caller before each launch."""
+
+    shape: tuple[str, ...]  # Python expressions over the dyn dims' names
+    dtype: torch.dtype
+
+
+@dataclass
+class CompiledKernel:
+    lowered: LoweredKernel
+    launch: Callable[..., None]
+    outputs: tuple[OutputSpec, ...]  # in parameter order (the order `launch` takes them)
+    returns: tuple[int, ...]  # indices into `outputs`, in the order the kernel returns them
+    compiled: bool  # False when the build was found in the disk cache
+
+
+class ABIError(RuntimeError):
+    """The lowered kernel's parameters are not what the signature implies (an internal error)."""
+
+
+def _scalar_arg(label: str, cname: str, dtype: str, ctype: str) -> CArg:
+    if dtype == "handle":
+        return CArg(label, cname, "void*", "ptr")
+    if dtype.startswith("float"):
+        return CArg(label, cname, ctype, "float")
+    lo, hi = _INT_RANGES.get(dtype, _INT_RANGES["int64"])
+    return CArg(label, cname, ctype, "int", lo, hi)
+
+
+def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[list[CArg], list[str], tuple[OutputSpec, ...], tuple[int, ...]]:
+    """The C arguments in Python order, TileLang's call order, and the outputs."""
+    pf = lowered.prim_func
+    wrapper = lowered.wrapper
+    runtime = [p for p in signature.params if p.is_runtime]
+    params = list(pf.params)
+    if len(params) < len(runtime):
+        raise ABIError(f"{signature.name}: lowered kernel has {len(params)} parameters, expected at least {len(runtime)}")
+    args: list[CArg] = []
+    cname_of: dict[str, str] = {}
+    outputs: list[OutputSpec] = []
+    for index, var in enumerate(params):
+        cname = f"a{index}"
+        if var in pf.buffer_map:
+            buffer = pf.buffer_map[var]
+            if index < len(runtime) and runtime[index].kind is not Kind.TENSOR:
+                raise ABIError(f"{signature.name}: parameter {index} is a buffer, expected {runtime[index].name}")
+            label = runtime[index].name if index < len(runtime) else f"output {index - len(runtime)}"
+            args.append(CArg(label, cname, "void*", "ptr"))
+            cname_of[buffer.data.name] = f"({wrapper._lookup_type(buffer.dtype)}*){cname}"
+            if index >= len(runtime):
+                shape = tuple(pythonic_expr(s) if not isinstance(s, tvm.tirx.IntImm) else str(int(s)) for s in buffer.shape)
+                outputs.append(OutputSpec(shape, _torch_dtype(str(buffer.dtype))))
+        else:
+            if index >= len(runtime) or runtime[index].kind is Kind.TENSOR:
+                raise ABIError(f"{signature.name}: parameter {index} ({var.name}) is a scalar where a buffer was expected")
+            dtype = str(var.dtype)
+            args.append(_scalar_arg(runtime[index].name, cname, dtype, wrapper._lookup_type(dtype) if dtype != "handle" else "void*"))
+            cname_of[var.name] = cname
+    dyn_dims = list(signature.dyn_dims)
+    for offset, name in enumerate(dyn_dims):
+        cname = f"d{offset}"
+        args.append(_scalar_arg(f"dim {name}", cname, "int32", "int"))
+        cname_of.setdefault(name, cname)
+    call_args = []
+    for var in params:
+        key = pf.buffer_map[var].data.name if var in pf.buffer_map else var.name
+        call_args.append(cname_of[key])
+    for name, _dtype in wrapper.get_dynamic_symbolic_set(pf):
+        if name not in cname_of:
+            raise ABIError(f"{signature.name}: the kernel needs dyn symbol {name!r}, which is not a declared dyn dim")
+        call_args.append(cname_of[name])
+    out_idx = list(pf.attrs["tilelang_out_idx"]) if pf.attrs and "tilelang_out_idx" in pf.attrs else []
+    returns = tuple(len(outputs) + int(i) for i in out_idx)
+    return args, call_args, tuple(outputs), returns
+
+
+def _torch_dtype(name: str) -> torch.dtype:
+    import tilelang.language as tl_language
+
+    dtype: torch.dtype = tl_language.dtype(name).as_torch()
+    return dtype
+
+
+def compile_kernel(lowered: LoweredKernel, signature: KernelSignature) -> CompiledKernel:
+    args, call_args, outputs, returns = describe_abi(lowered, signature)
+    source = render(
+        "launcher.cu.j2", name=signature.name, module=nvcc.MODULE_NAME, host_source=lowered.host_source,
+        args=args, call_args=call_args,
+    )
+    module, compiled = nvcc.build(signature.name, source, lowered.target["arch"], lowered.compile_flags)
+    return CompiledKernel(lowered, module.launch, outputs, returns, compiled)

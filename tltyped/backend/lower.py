@@ -1,0 +1,88 @@
+"""Lowering: TileLang's pipeline from a PrimFunc to CUDA source and a C host launcher.
+
+The host launcher is TileLang's own (`TLCUDASourceWrapper`, the one its
+ctypes/cython backends compile): it computes the grid from the dyn dims,
+encodes TMA descriptors and launches on the given stream. tltyped adds only
+the Python binding around it (see `launcher.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import tilelang
+from tilelang import tvm
+from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
+
+
+class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
+    """TileLang's CUDA host wrapper, also taking raw pointer (`tl.ptr`) parameters."""
+
+    _TYPE_MAP = {**TLCUDASourceWrapper._TYPE_MAP, "handle": "void*"}
+
+
+class LoweringError(RuntimeError):
+    """TileLang/TVM rejected the kernel while lowering it."""
+
+
+@dataclass
+class LoweredKernel:
+    """One specialisation, lowered for one target: what `fn.lower(...)` returns."""
+
+    name: str
+    prim_func: Any
+    target: dict[str, Any]
+    artifact: Any
+
+    @cached_property
+    def tir(self) -> str:
+        """The elaborated TIR, before TileLang's passes: the kernel as the body built it."""
+        text: str = self.prim_func.script()
+        return text
+
+    @property
+    def cuda_source(self) -> str:
+        """The generated CUDA C++ of the device kernel(s)."""
+        source: str = self.artifact.kernel_source
+        return source
+
+    @cached_property
+    def wrapper(self) -> Any:
+        with tvm.target.Target(self.target):
+            module = tvm.IRModule({self.prim_func.attrs["global_symbol"]: self.prim_func})
+            return _HostWrapper(
+                module, self.cuda_source, tvm.target.Target(self.target),
+                device_mod=self.artifact.device_mod, host_mod=self.artifact.host_mod, pass_configs=self.pass_configs,
+            )
+
+    @property
+    def host_source(self) -> str:
+        """CUDA source of the kernel plus TileLang's C host launcher (`call`, `init`)."""
+        code: str = self.wrapper.lib_code
+        return code
+
+    @property
+    def pass_configs(self) -> dict[str, Any]:
+        attrs = self.prim_func.attrs
+        return dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
+
+    @property
+    def compile_flags(self) -> list[str]:
+        attrs = self.prim_func.attrs
+        return [str(f) for f in attrs["tilelang_compile_flags"]] if attrs and "tilelang_compile_flags" in attrs else []
+
+    def __repr__(self) -> str:
+        return f"<LoweredKernel {self.name} for {self.target['arch']}>"
+
+
+def lower(name: str, prim_func: Any, target: dict[str, Any]) -> LoweredKernel:
+    attrs = prim_func.attrs
+    pass_configs = dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
+    try:
+        with tvm.transform.PassContext(opt_level=3, config=pass_configs), tvm.target.Target(target):
+            artifact = tilelang.lower(prim_func, target=target)
+    except Exception as exc:
+        raise LoweringError(f"{name}: TileLang could not lower the kernel for {target['arch']}: {exc}") from exc
+    return LoweredKernel(name, prim_func, target, artifact)

@@ -1,0 +1,51 @@
+"""Which GPU architecture to compile for.
+
+In order: `tl.jit(target=...)`, the `TLTYPED_TARGET` environment variable,
+then the compute capability of the device holding the call's tensors. Targets
+are TileLang's dicts, e.g. `{"kind": "cuda", "arch": "sm_90a"}`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Union
+
+import torch
+
+TargetLike = Union[str, dict[str, Any], None]
+ENV_VAR = "TLTYPED_TARGET"
+
+
+class TargetError(RuntimeError):
+    """No target was named and none can be detected."""
+
+
+def normalize(target: str | dict[str, Any]) -> dict[str, Any]:
+    """`"sm_90a"`, `"cuda:sm_90a"` or a target dict -> a target dict."""
+    if isinstance(target, dict):
+        return dict(target)
+    arch = target.strip().removeprefix("cuda").lstrip(":- ").removeprefix("-arch=")
+    if not arch.startswith("sm_") or not arch[3:5].isdigit():
+        raise TargetError(f"unknown target {target!r}; name a CUDA architecture such as 'sm_90a' or 'sm_80'")
+    return {"kind": "cuda", "arch": arch}
+
+
+def arch_of(device: torch.device) -> str:
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}{'a' if major >= 9 else ''}"
+
+
+def resolve(explicit: TargetLike, device: torch.device | None) -> dict[str, Any]:
+    if explicit is not None:
+        return normalize(explicit)
+    from_env = os.environ.get(ENV_VAR)
+    if from_env:
+        return normalize(from_env)
+    if device is not None and device.type == "cuda":
+        return normalize(arch_of(device))
+    if torch.cuda.is_available():
+        return normalize(arch_of(torch.device("cuda", torch.cuda.current_device())))
+    raise TargetError(
+        "no CUDA GPU is visible, so the compile target cannot be detected; name one with "
+        f"tl.jit(target='sm_90a') or the {ENV_VAR} environment variable (e.g. {ENV_VAR}=sm_90a)"
+    )

@@ -1,0 +1,106 @@
+"""Render and build the generated Python of the call path.
+
+`build_fast_path` makes a jit function's fast path (and its `key` twin) from
+the KernelSignature; `build_kernel_call` makes, for a compiled kernel with
+outputs, the small function that allocates them around the launch.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tltyped.backend.launcher import CompiledKernel
+from tltyped.codegen.render import render
+from tltyped.frontend import dims as dimlib
+from tltyped.frontend.binding import ALIGNMENT
+from tltyped.frontend.signature import KernelSignature, Kind
+
+
+@dataclass
+class _TensorView:
+    name: str
+    dims: list[str]
+    ptr: str
+
+    @property
+    def unpack(self) -> str:
+        """The left-hand side unpacking `t.shape` (which also checks the rank)."""
+        return "()" if not self.dims else ", ".join(self.dims) + ("," if len(self.dims) == 1 else "")
+
+
+def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
+    tensors: list[_TensorView] = []
+    key_items: list[str] = []
+    checks: list[str] = []
+    source: dict[str, str] = {}  # dim symbol -> the variable holding it
+    derived: list[tuple[str, dimlib.Dim]] = []
+    for p in signature.tensors:
+        assert p.tensor is not None
+        view = _TensorView(p.name, [f"_tl_{p.name}_{axis}" for axis in range(len(p.tensor.dims))], f"_tl_{p.name}_p")
+        tensors.append(view)
+        key_items += [f"{p.name}.dtype", f"{p.name}.get_device()", f"{p.name}.is_contiguous() or {p.name}.stride()"]
+        for var, dim in zip(view.dims, p.tensor.dims):
+            is_dyn = any(signature.dims[s] for s in dim.symbols)
+            if not is_dyn:
+                key_items.append(var)
+            elif dim.is_symbol and dim.text in source:
+                checks.append(f"{var} != {source[dim.text]}")
+            elif dim.is_symbol:
+                source[dim.text] = var
+            else:
+                derived.append((var, dim))
+    checks += [f"{var} != {dimlib.render(dim, source)}" for var, dim in derived]
+    key_items += [p.name for p in signature.params if p.kind is Kind.CONST]
+    launch_args = [f"_tl_{p.name}_p" if p.kind is Kind.TENSOR else p.name for p in signature.params if p.is_runtime]
+    launch_args += [source[d] for d in signature.dyn_dims]
+    defaults = {p.name: f"_tl_default_{i}" for i, p in enumerate(signature.params) if p.has_default}
+    parameters = ", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in signature.params)
+    return dict(
+        name=signature.name, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
+        defaults=list(defaults.values()), parameters=parameters, names=", ".join(p.name for p in signature.params),
+        alignment=ALIGNMENT,
+    )
+
+
+def _exec(source: str, filename: str, *closure: Any) -> Any:
+    """Run generated source; its text stays visible to tracebacks and `inspect`."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    return namespace["_tl_make"](*closure)
+
+
+def render_fast_path(signature: KernelSignature) -> str:
+    return render("fast_path.py.j2", **fast_path_context(signature))
+
+
+def build_fast_path(
+    signature: KernelSignature, source: str, cache: dict[Any, Any], slow: Callable[..., Any], hit: Callable[[], Any]
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    defaults = [p.default for p in signature.params if p.has_default]
+    stream = torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else _no_stream
+    key, call = _exec(source, f"<tltyped fast path of {signature.name}>", cache, slow, stream, hit, *defaults)
+    return key, call
+
+
+def _no_stream(device: int) -> int:
+    raise RuntimeError("CUDA is not available in this process")
+
+
+def build_kernel_call(signature: KernelSignature, kernel: CompiledKernel, device: torch.device) -> Callable[..., Any]:
+    """The cache entry's launch: the C launch itself, or allocate outputs around it."""
+    if not kernel.outputs:
+        return kernel.launch
+    args = [f"_tl_a{i}" for i, p in enumerate(p for p in signature.params if p.is_runtime)]
+    source = render(
+        "kernel_call.py.j2", args=args, dims=list(signature.dyn_dims), outputs=kernel.outputs, returns=kernel.returns
+    )
+    return _exec(  # type: ignore[no-any-return]
+        source, f"<tltyped outputs of {signature.name}>", kernel.launch, torch.empty, device,
+        *(o.dtype for o in kernel.outputs),
+    )

@@ -1,0 +1,1 @@
+"""Signature and in-body annotation analysis, call binding, and elaboration to TIR."""

@@ -1,0 +1,165 @@
+"""The slow path's view of a call: validate every argument and bind the dims.
+
+The fast path checks nothing static: a call whose dtypes, ranks, const dims,
+layouts, devices or const values differ from a compiled kernel's misses the
+cache and lands here, where each mismatch becomes an error that names the
+parameter, what was expected and what came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from tltyped.frontend.signature import KernelSignature, Kind, Param
+from tltyped.types.dtypes import DType, as_dtype
+from tltyped.types.params import Tune
+
+ALIGNMENT = 16  # bytes; vectorised and TMA accesses assume it
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+@dataclass
+class Bound:
+    """A validated call: values, dims and tensor facts, keyed by parameter name."""
+
+    values: dict[str, Any]
+    dims: dict[str, int] = field(default_factory=dict)
+    dim_origin: dict[str, str] = field(default_factory=dict)  # dim -> "A, axis 1"
+    dtypes: dict[str, type[DType]] = field(default_factory=dict)
+    dtype_vars: dict[str, type[DType]] = field(default_factory=dict)  # dtype TypeVar -> bound dtype
+    strides: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
+    device: torch.device | None = None
+
+    @property
+    def tuned(self) -> dict[str, Tune]:
+        return {k: v for k, v in self.values.items() if isinstance(v, Tune)}
+
+
+class Binder:
+    def __init__(self, signature: KernelSignature, env: Mapping[str, Any]) -> None:
+        self.signature = signature
+        self.env = env
+
+    def _fail(self, kind: type[Exception], message: str) -> Exception:
+        return kind(f"{self.signature.name}: {message}")
+
+    def bind(self, args: Sequence[Any], *, allow_meta: bool = False) -> Bound:
+        params = self.signature.params
+        if len(args) != len(params):  # the generated fast path always passes every parameter
+            raise self._fail(TypeError, f"expected {len(params)} arguments, got {len(args)}")
+        bound = Bound(dict(zip((p.name for p in params), args)))
+        for p in params:
+            if p.kind is Kind.CONST:
+                self._check_const(p, bound.values[p.name])
+            elif p.kind in (Kind.DYN, Kind.PTR):
+                self._check_scalar(p, bound.values[p.name])
+        for p in self.signature.tensors:
+            self._bind_tensor(p, bound.values[p.name], bound, allow_meta)
+        for p in self.signature.tensors:
+            self._check_derived_dims(p, bound.values[p.name], bound)
+        return bound
+
+    def _check_const(self, p: Param, value: Any) -> None:
+        try:
+            hash(value)
+        except TypeError:
+            raise self._fail(
+                TypeError,
+                f"const parameter {p.name!r} must be hashable (it is part of the kernel's cache key); "
+                f"got {type(value).__name__} {value!r}",
+            ) from None
+
+    def _check_scalar(self, p: Param, value: Any) -> None:
+        if p.kind is Kind.PTR:
+            if type(value) is not int or value < 0:
+                raise self._fail(TypeError, f"ptr parameter {p.name!r} expects a device address (int), got {value!r}")
+        elif p.scalar == "float32":
+            if type(value) not in (int, float):
+                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a float, got {type(value).__name__} {value!r}")
+        elif type(value) is not int:
+            raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {type(value).__name__} {value!r}")
+        elif not _INT32[0] <= value <= _INT32[1]:
+            raise self._fail(ValueError, f"dyn parameter {p.name!r} = {value} does not fit in int32")
+
+    def _bind_tensor(self, p: Param, t: Any, bound: Bound, allow_meta: bool) -> None:
+        spec = p.tensor
+        assert spec is not None
+        if not isinstance(t, torch.Tensor):
+            raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {type(t).__name__}")
+        self._check_device(p, t, bound, allow_meta)
+        dtype = self._check_dtype(p, t, bound)
+        if t.dim() != len(spec.dims):
+            raise self._fail(
+                ValueError, f"argument {p.name!r} expects rank {len(spec.dims)} ({spec}), got rank {t.dim()} with shape {tuple(t.shape)}"
+            )
+        for axis, (dim, size) in enumerate(zip(spec.dims, t.shape)):
+            if dim.is_literal and dim.value != size:
+                raise self._fail(ValueError, f"argument {p.name!r}: dim {axis} must be {dim.value}, got {size}")
+            if dim.is_symbol:
+                seen = bound.dims.setdefault(dim.text, size)
+                origin = bound.dim_origin.setdefault(dim.text, f"{p.name}, axis {axis}")
+                if seen != size:
+                    raise self._fail(ValueError, f"dim {dim.text}: {seen} (from {origin}) vs {size} (from {p.name}, axis {axis})")
+        bound.dtypes[p.name] = dtype
+        bound.strides[p.name] = None if t.is_contiguous() else tuple(t.stride())
+        has_dyn = any(self.signature.dims.get(s, False) for d in spec.dims for s in d.symbols)
+        if has_dyn and bound.strides[p.name] is not None:
+            raise self._fail(
+                ValueError,
+                f"argument {p.name!r} has dyn dims, so it must be contiguous; got strides {tuple(t.stride())} "
+                f"for shape {tuple(t.shape)} (pass {p.name}.contiguous())",
+            )
+        if t.device.type != "meta" and t.data_ptr() % ALIGNMENT:
+            raise self._fail(
+                ValueError,
+                f"argument {p.name!r}: data pointer is not {ALIGNMENT}-byte aligned "
+                f"(a view at storage offset {t.storage_offset()}); pass a copy ({p.name}.clone())",
+            )
+
+    def _check_device(self, p: Param, t: torch.Tensor, bound: Bound, allow_meta: bool) -> None:
+        kinds = ("cuda", "meta") if allow_meta else ("cuda",)
+        if t.device.type not in kinds:
+            where = "CUDA or meta" if allow_meta else "CUDA"
+            raise self._fail(ValueError, f"argument {p.name!r} is on {t.device}; kernels take {where} tensors")
+        if bound.device is None:
+            bound.device = t.device
+        elif t.device != bound.device:
+            first = next(n for n, v in bound.values.items() if isinstance(v, torch.Tensor))
+            raise self._fail(ValueError, f"argument {p.name!r} is on {t.device} but {first!r} is on {bound.device}")
+
+    def _check_dtype(self, p: Param, t: torch.Tensor, bound: Bound) -> type[DType]:
+        spec = p.tensor
+        assert spec is not None
+        try:
+            actual = as_dtype(t.dtype)
+        except ValueError:
+            raise self._fail(TypeError, f"argument {p.name!r} has unsupported dtype {t.dtype}") from None
+        expected: type[DType] | None = spec.dtype.fixed
+        if spec.dtype.source is not None:
+            expected = self._evaluate_dtype(p, spec.dtype.source, bound)
+        if spec.dtype.var is not None:
+            expected = bound.dtype_vars.setdefault(spec.dtype.var, actual)
+        if expected is not None and expected is not actual:
+            raise self._fail(TypeError, f"argument {p.name!r} expects dtype {expected.name}, got {actual.name}")
+        return actual
+
+    def _evaluate_dtype(self, p: Param, source: str, bound: Bound) -> type[DType]:
+        consts = {q.name: bound.values[q.name] for q in self.signature.params if q.kind is Kind.CONST}
+        try:
+            return as_dtype(eval(source, dict(self.env), consts))  # noqa: S307
+        except Exception as exc:
+            raise self._fail(TypeError, f"argument {p.name!r}: dtype `{source}` did not evaluate to a dtype: {exc}") from None
+
+    def _check_derived_dims(self, p: Param, t: torch.Tensor, bound: Bound) -> None:
+        assert p.tensor is not None
+        for axis, dim in enumerate(p.tensor.dims):
+            if dim.is_derived:
+                expected = dim.evaluate(bound.dims)
+                if expected != t.shape[axis]:
+                    raise self._fail(
+                        ValueError, f"argument {p.name!r}: dim {axis} is {dim.text} = {expected}, got {t.shape[axis]}"
+                    )

@@ -1,0 +1,162 @@
+"""Static analysis of a kernel's source: the in-body form and the seeds' rules.
+
+Reads the function's AST once, at decoration, without running it:
+- dim declarations: `M, N = T.const("M, N")`, `K = T.dynamic("K")`, and names
+  bound to expressions of dims (`M = N * 2 + 1`);
+- in-body parameter annotations: `A: T.Tensor[[M, K], T.float16]`, `n: T.int32`;
+- rule violations, reported with the user's file and line: a `T.alloc_*`
+  passed straight into a call, a `return` of something other than buffers.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tltyped.frontend import dims as dimlib
+from tltyped.frontend.signature import DefinitionError
+
+
+@dataclass
+class BodyAnnotation:
+    """An in-body annotation of parameter `name`, still as source."""
+
+    name: str
+    node: ast.expr
+    line: int
+
+
+@dataclass
+class BodyInfo:
+    filename: str
+    dim_kinds: dict[str, bool] = field(default_factory=dict)  # declared symbol -> dyn
+    dims: dict[str, dimlib.Dim] = field(default_factory=dict)  # usable name -> its dim
+    annotations: dict[str, BodyAnnotation] = field(default_factory=dict)
+
+    def where(self, line: int) -> str:
+        return f"{self.filename}:{line}"
+
+
+def function_ast(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str]:
+    """The function's definition as an AST with the file's own line numbers."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError) as exc:
+        raise DefinitionError(f"{fn.__qualname__}: kernels must be defined in a source file ({exc})") from None
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    ast.increment_lineno(tree, first - 1)
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise DefinitionError(f"{fn.__qualname__}: @tl.jit takes a plain `def` function")
+    return node, filename
+
+
+def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyInfo:
+    node, filename = function_ast(fn)
+    info = BodyInfo(filename)
+    for stmt in node.body:
+        _declaration(stmt, params, info)
+    _check_rules(node, info)
+    return info
+
+
+def _call_name(node: ast.expr) -> str | None:
+    """`T.const(...)` -> "const"; `const(...)` -> "const"."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
+
+
+def _target_names(target: ast.expr) -> list[str] | None:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return None
+
+
+def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -> None:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        names = _target_names(stmt.targets[0])
+        kind = _call_name(stmt.value)
+        if names is not None and kind in ("const", "dynamic"):
+            assert isinstance(stmt.value, ast.Call)
+            _declare_dims(stmt.value, names, kind == "dynamic", stmt.lineno, info)
+        elif names is not None and len(names) == 1 and names[0] not in params:
+            _declare_alias(names[0], stmt.value, info)
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
+        name = stmt.target.id
+        if name in params:
+            if name in info.annotations:
+                raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
+            info.annotations[name] = BodyAnnotation(name, stmt.annotation, stmt.lineno)
+
+
+def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, info: BodyInfo) -> None:
+    fn = "T.dynamic" if is_dyn else "T.const"
+    if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
+        raise DefinitionError(f"{info.where(line)}: {fn}() takes the dim names as a string literal")
+    declared = [n for n in call.args[0].value.replace(",", " ").split() if n]
+    if declared != names:
+        raise DefinitionError(
+            f"{info.where(line)}: {fn}({call.args[0].value!r}) declares {', '.join(declared)} "
+            f"but assigns to {', '.join(names)}; use the same names in the same order"
+        )
+    for name in names:
+        if name in info.dim_kinds:
+            raise DefinitionError(f"{info.where(line)}: dim {name!r} is declared twice")
+        info.dim_kinds[name] = is_dyn
+        info.dims[name] = dimlib.symbol(name)
+
+
+def _declare_alias(name: str, value: ast.expr, info: BodyInfo) -> None:
+    """`M = N * 2 + 1`: a name for an expression of declared dims (derived dim)."""
+    used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    if not used & set(info.dims):
+        return
+    try:
+        info.dims[name] = dimlib.from_ast(value, info.dims)
+    except dimlib.DimSyntaxError:
+        info.dims.pop(name, None)
+
+
+def _check_rules(fn_node: ast.FunctionDef, info: BodyInfo) -> None:
+    for node in _walk_own(fn_node):
+        if isinstance(node, ast.Call):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                name = _call_name(arg)
+                if name is not None and (name.startswith("alloc_") or name == "empty"):
+                    raise DefinitionError(
+                        f"{info.where(arg.lineno)}: `{ast.unparse(arg)}` is passed straight into a call; "
+                        f"assign it to a name first (buf = T.{name}(...))"
+                    )
+        if isinstance(node, ast.Return) and node.value is not None:
+            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            for value in values:
+                if not isinstance(value, ast.Name):
+                    raise DefinitionError(
+                        f"{info.where(node.lineno)}: a kernel returns global buffers (T.empty / T.alloc_global) "
+                        f"only, not the Python value `{ast.unparse(value)}`"
+                    )
+
+
+def _walk_own(fn_node: ast.FunctionDef) -> list[ast.AST]:
+    """Every node of the function's own body, not of functions nested in it."""
+    found: list[ast.AST] = []
+    todo: list[ast.AST] = list(fn_node.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.append(child)
+    return found

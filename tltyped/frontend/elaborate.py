@@ -1,0 +1,135 @@
+"""Elaboration: run the kernel's Python body once per static signature to build TIR.
+
+This is the one module that touches TileLang internals (`mutate`, `Builder`,
+`_patch_prim_func_attrs` from `tilelang.language.eager`); tests in
+`tests/unit/test_tilelang_contract.py` fail loudly if an upgrade changes them.
+
+TileLang's `mutate` rewrites the body once per jit function (keeping the
+user's file and line numbers); each specialisation then runs it through a
+Builder with every tensor parameter passed as a TIR buffer (const dims as
+ints, each dyn dim as one shared TIR variable) and every const as its Python
+value, so Python control flow on consts and on `A.shape` runs as Python.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import tilelang.language as tl_language
+from tilelang import tvm
+from tilelang.language.eager import ast as tl_ast
+from tilelang.language.eager import builder as tl_builder
+
+from tltyped.frontend.signature import KernelSignature, Kind
+from tltyped.types.dtypes import DType, to_tilelang
+
+tirx = tvm.tirx
+_INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
+
+
+class KernelBuildError(RuntimeError):
+    """The kernel body failed to elaborate; the message names the user's source line."""
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """Everything one compiled kernel is specialised on (the meaning of a cache key)."""
+
+    consts: Mapping[str, Any]  # const parameter -> value (tuning already resolved)
+    dims: Mapping[str, int]  # const dim -> size
+    dtypes: Mapping[str, type[DType]]  # tensor parameter -> element type
+    strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides, None if contiguous
+
+
+class _Builder(tl_builder.Builder):  # type: ignore[misc]
+    """TileLang's Builder, told which names are the signature's dims and tensors.
+
+    In the body, an annotation of a tensor parameter keeps the buffer already
+    built from the signature, and a dim declared with `T.const`/`T.dynamic`
+    takes this specialisation's value (an int, or the dim's one TIR variable).
+    """
+
+    def __init__(self, tensors: frozenset[str], dims: dict[str, Any]) -> None:
+        super().__init__()
+        self.eager_jit = "phase2"
+        self.eager_jit_subs = dims
+        self._tensors = tensors
+        self._dims = dims
+
+    def get_parent_locals(self) -> dict[str, Any]:
+        """The locals of the kernel body being run (the first frame outside the builder)."""
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename in _INTERNAL_FILES:
+            frame = frame.f_back
+        assert frame is not None
+        return frame.f_locals
+
+    def bind(self, name: str, value: Any, annot: Any = tl_ast.BaseBuilder.empty, *, loop_target: bool = False) -> Any:
+        if isinstance(self.frames[-1], tl_builder.tirx.frame.PrimFuncFrame):
+            if value is self.empty and name in self._tensors:
+                return self.get_parent_locals()[name]
+            if name in self._dims and isinstance(value, tirx.Var) and value.name == name:
+                return self._dims[name]
+        return super().bind(name, value, annot, loop_target=loop_target)
+
+
+class Elaborator:
+    """Builds the PrimFunc of one specialisation of a jit function."""
+
+    def __init__(self, fn: Callable[..., Any], signature: KernelSignature) -> None:
+        self._fn = fn
+        self._signature = signature
+        self._generator: Any = None
+        self._lock = threading.Lock()
+        self.dyn_vars = {name: tirx.Var(name, "int32") for name in signature.dyn_dims}
+
+    def _ir_generator(self) -> Any:
+        with self._lock:
+            if self._generator is None:
+                self._generator = tl_ast.mutate(self._fn)
+            return self._generator
+
+    def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The body's keyword arguments and the dims' values for one specialisation."""
+        dims: dict[str, Any] = {**spec.dims, **self.dyn_vars}
+        kwargs: dict[str, Any] = {}
+        for p in self._signature.params:
+            if p.kind is Kind.TENSOR:
+                assert p.tensor is not None
+                shape = [d.evaluate(dims) for d in p.tensor.dims]
+                dtype = to_tilelang(spec.dtypes[p.name])
+                strides = spec.strides[p.name]
+                kwargs[p.name] = (
+                    tl_language.Tensor(shape, dtype) if strides is None
+                    else tl_language.StridedTensor(shape, strides, dtype)
+                )
+            elif p.kind in (Kind.DYN, Kind.PTR):
+                assert p.scalar is not None
+                kwargs[p.name] = tirx.Var(p.name, p.scalar)
+            else:
+                kwargs[p.name] = spec.consts[p.name]
+        return kwargs, dims
+
+    def elaborate(self, spec: Specialization) -> Any:
+        generator = self._ir_generator()
+        kwargs, dims = self.arguments(spec)
+        builder = _Builder(frozenset(p.name for p in self._signature.tensors), dims)
+        try:
+            with builder.prim_func(self._signature.name):
+                generator.gen(builder)(**kwargs)
+            return tl_builder._patch_prim_func_attrs(builder.get(), builder)
+        except Exception as exc:
+            where = f"{builder.current_file}:{builder.current_line}" if builder.current_line else self._signature.name
+            raise KernelBuildError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if "Only tensor allocated from `T.empty` can be returned" in text:
+        return "a kernel returns global buffers (T.empty / T.alloc_global) only; " + text
+    return f"{type(exc).__name__}: {text}"

@@ -1,0 +1,60 @@
+"""Parameter kinds a kernel signature can state: dyn, ptr, const and tune.
+
+`dyn[int]` and `ptr` mean `int` to a type checker (they are `Annotated`
+aliases), so a dyn dim TypeVar bound to `dyn[int]` still binds to sizes. The
+runtime reads the marker out of the `Annotated` metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar, cast
+
+_T = TypeVar("_T")
+
+
+class Marker:
+    """Metadata tag inside `Annotated[...]` naming a parameter kind."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"tltyped.{self.kind}"
+
+
+DYN = Marker("dyn")
+PTR = Marker("ptr")
+CONST = Marker("const")
+
+dyn = Annotated[_T, DYN]
+"""A run-time scalar (`dyn[int]`, `dyn[float]`): passed to the kernel, never specialised on."""
+
+ptr = Annotated[int, PTR]
+"""A raw device pointer, e.g. `t.data_ptr()`; a dyn scalar."""
+
+const = Annotated[_T, CONST]
+"""A compile-time value (the default kind): part of the cache key, must be hashable."""
+
+
+@dataclass(frozen=True)
+class Tune:
+    """The candidates of a tuned const parameter, searched on first use."""
+
+    values: tuple[Hashable, ...]
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError("tl.tune() needs at least one candidate value")
+        for value in self.values:
+            hash(value)
+
+
+def tune(values: Sequence[_T]) -> _T:
+    """Declare a tuning space: `block_M: int = tl.tune([64, 128])`.
+
+    Typed as returning one candidate, so the default fits the parameter's
+    annotation; the runtime object is a `Tune`.
+    """
+    return cast(_T, Tune(tuple(cast(Sequence[Any], values))))

@@ -29,7 +29,7 @@ from typing_extensions import ParamSpec
 from tltyped.backend import lower as lowering
 from tltyped.backend import target as targets
 from tltyped.backend.launcher import CompiledKernel, compile_kernel
-from tltyped.codegen.fastpath import build_fast_path, build_kernel_call, render_fast_path
+from tltyped.codegen.fastpath import build_fast_path, build_kernel_call, current_raw_stream, render_fast_path
 from tltyped.frontend.analyze import analyze
 from tltyped.frontend.binding import Binder, Bound
 from tltyped.frontend.elaborate import Elaborator, Specialization
@@ -92,7 +92,7 @@ class Dispatcher:
         self.hits = itertools.count()
         self.fast_path_source = render_fast_path(self.signature)
         self.key, self.fast = build_fast_path(
-            self.signature, self.fast_path_source, self.cache, self.slow, self.hits.__next__
+            self.signature, self.fast_path_source, self.cache, self.slow, self.hits.__next__, current_raw_stream()
         )
 
     # -- the slow path -------------------------------------------------------------

@@ -29,7 +29,7 @@ from typing_extensions import ParamSpec
 from tltyped.backend import lower as lowering
 from tltyped.backend import target as targets
 from tltyped.backend.launcher import CompiledKernel, compile_kernel
-from tltyped.codegen.fastpath import build_fast_path, build_kernel_call, current_raw_stream, render_fast_path
+from tltyped.codegen.fastpath import build_fast_path, build_kernel_call, render_fast_path
 from tltyped.frontend.analyze import analyze
 from tltyped.frontend.binding import Binder, Bound
 from tltyped.frontend.elaborate import Elaborator, Specialization
@@ -85,14 +85,14 @@ class Dispatcher:
         env = dict(fn.__globals__)
         self.binder = Binder(self.signature, env)
         self.elaborator = Elaborator(fn, self.signature)
-        self.cache: dict[Any, tuple[Callable[..., Any], int]] = {}
+        self.cache: dict[Any, Callable[..., Any]] = {}
         self.kernels: dict[tuple[Any, ...], CompiledKernel] = {}
         self.locks: dict[Any, threading.Lock] = {}
         self.counters = _Counters()
         self.hits = itertools.count()
         self.fast_path_source = render_fast_path(self.signature)
         self.key, self.fast = build_fast_path(
-            self.signature, self.fast_path_source, self.cache, self.slow, self.hits.__next__, current_raw_stream()
+            self.signature, self.fast_path_source, self.cache, self.slow, self.hits.__next__
         )
 
     # -- the slow path -------------------------------------------------------------
@@ -107,14 +107,14 @@ class Dispatcher:
                     self.cache[key] = self.entry(bound)
         return self.fast(*args)
 
-    def entry(self, bound: Bound) -> tuple[Callable[..., Any], int]:
+    def entry(self, bound: Bound) -> Callable[..., Any]:
         device = bound.device
         assert device is not None and device.index is not None
         consts = self.consts(bound)
         if bound.tuned:
             consts.update(self.tune(bound, consts))
         kernel = self.kernel(bound, consts, device)
-        return build_kernel_call(self.signature, kernel, device), device.index
+        return build_kernel_call(self.signature, kernel, device)
 
     def tune(self, bound: Bound, consts: dict[str, Any]) -> dict[str, Hashable]:
         device = bound.device
@@ -185,7 +185,7 @@ class Dispatcher:
         return compile_kernel(self.lowered(bound, consts), self.signature)
 
     def cache_info(self) -> CacheInfo:
-        hits: int = self.hits.__reduce__()[1][0]  # type: ignore[assignment]  # the count, not advanced
+        hits = int(repr(self.hits)[len("count(") : -1])  # the counter's value, without advancing it
         return CacheInfo(hits, self.counters.misses, self.counters.compiles, len(self.cache))
 
 

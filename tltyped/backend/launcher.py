@@ -17,11 +17,12 @@ import torch
 from tilelang import tvm
 from tilelang.jit.adapter.utils import pythonic_expr
 
-from tltyped.backend import nvcc
+from tltyped.backend import build
 from tltyped.backend.lower import LoweredKernel
 from tltyped.codegen.render import render
 from tltyped.frontend.signature import KernelSignature, Kind
 
+MODULE = "tltyped_kernel"  # every kernel's extension module has this name, each at its own path
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "bool": (0, 1)}
 
 
@@ -122,8 +123,9 @@ def _torch_dtype(name: str) -> torch.dtype:
 def compile_kernel(lowered: LoweredKernel, signature: KernelSignature) -> CompiledKernel:
     args, call_args, outputs, returns = describe_abi(lowered, signature)
     source = render(
-        "launcher.cu.j2", name=signature.name, module=nvcc.MODULE_NAME, host_source=lowered.host_source,
+        "launcher.cu.j2", name=signature.name, module=MODULE, host_source=lowered.host_source,
         args=args, call_args=call_args,
     )
-    module, compiled = nvcc.build(signature.name, source, lowered.target["arch"], lowered.compile_flags)
+    command = build.nvcc_command(lowered.target["arch"], lowered.compile_flags)
+    module, compiled = build.build(signature.name, MODULE, source, ".cu", command)
     return CompiledKernel(lowered, module.launch, outputs, returns, compiled)

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from tltyped.backend.facts import tensor_facts
 from tltyped.backend.launcher import CompiledKernel
 from tltyped.codegen.render import render
 from tltyped.frontend import dims as dimlib
@@ -23,14 +24,18 @@ from tltyped.frontend.signature import KernelSignature, Kind
 
 @dataclass
 class _TensorView:
+    """The fast path's variables for one tensor parameter."""
+
     name: str
     dims: list[str]
-    ptr: str
 
     @property
-    def unpack(self) -> str:
-        """The left-hand side unpacking `t.shape` (which also checks the rank)."""
-        return "()" if not self.dims else ", ".join(self.dims) + ("," if len(self.dims) == 1 else "")
+    def ptr(self) -> str:
+        return f"_tl_{self.name}_p"
+
+    @property
+    def sig(self) -> str:
+        return f"_tl_{self.name}_s"
 
 
 def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
@@ -41,9 +46,9 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
     derived: list[tuple[str, dimlib.Dim]] = []
     for p in signature.tensors:
         assert p.tensor is not None
-        view = _TensorView(p.name, [f"_tl_{p.name}_{axis}" for axis in range(len(p.tensor.dims))], f"_tl_{p.name}_p")
+        view = _TensorView(p.name, [f"_tl_{p.name}_{axis}" for axis in range(len(p.tensor.dims))])
         tensors.append(view)
-        key_items += [f"{p.name}.dtype", f"{p.name}.get_device()", f"{p.name}.is_contiguous() or {p.name}.stride()"]
+        key_items.append(view.sig)
         for var, dim in zip(view.dims, p.tensor.dims):
             is_dyn = any(signature.dims[s] for s in dim.symbols)
             if not is_dyn:
@@ -79,27 +84,19 @@ def render_fast_path(signature: KernelSignature) -> str:
     return render("fast_path.py.j2", **fast_path_context(signature))
 
 
-def current_raw_stream() -> Callable[[int], int]:
-    """torch's current stream of a device, as a raw handle (0.1 us; torch.cuda.current_stream() is 4 us)."""
-    return torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else _no_stream
-
-
 def build_fast_path(
     signature: KernelSignature,
     source: str,
     cache: dict[Any, Any],
     slow: Callable[..., Any],
     hit: Callable[[], Any],
-    stream: Callable[[int], int],
+    facts: Callable[..., tuple[Any, ...]] = tensor_facts,
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """Exec the rendered fast path; returns (key, fast path)."""
     defaults = [p.default for p in signature.params if p.has_default]
-    key, call = _exec(source, f"<tltyped fast path of {signature.name}>", cache, slow, stream, hit, *defaults)
+    ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
+    key, call = _exec(source, f"<tltyped fast path of {signature.name}>", cache, slow, facts, ranks, hit, *defaults)
     return key, call
-
-
-def _no_stream(device: int) -> int:
-    raise RuntimeError("CUDA is not available in this process")
 
 
 def build_kernel_call(signature: KernelSignature, kernel: CompiledKernel, device: torch.device) -> Callable[..., Any]:

@@ -1,0 +1,56 @@
+"""The timing harness shared by the benchmarks.
+
+A call is timed inside a loop generated for that one statement, with every
+name it uses bound as a local: the harness then adds one `for` step per call
+and nothing else (no lambda, no `*args` unpacking), so figures of a few
+hundred nanoseconds still mean something, and every competitor pays the same.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def make_loop(stmt: str, names: dict[str, Any]) -> Callable[[int], None]:
+    """A function running `stmt` n times, e.g. make_loop("f(A, B)", {"f": f, "A": a, "B": b})."""
+    params = "".join(f", {name}" for name in names)
+    source = f"def _loop(_n{params}):\n    for _ in range(_n):\n        {stmt}\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<loop: {stmt}>", "exec"), namespace)  # noqa: S102
+    loop = namespace["_loop"]
+    return lambda n: loop(n, **names)
+
+
+def best_per_call(loop: Callable[[int], None], calls: int, loops: int, sync: Callable[[], None]) -> float:
+    """Seconds per call: the best of `loops` runs of `calls` calls, each run ending in one `sync()`.
+
+    The best run, not the mean: interference only ever adds time. GC is off
+    while timing, as in `timeit`, so a collection does not land in one run.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        best = float("inf")
+        for _ in range(loops):
+            start = time.perf_counter()
+            loop(calls)
+            sync()
+            best = min(best, time.perf_counter() - start)
+    finally:
+        if enabled:
+            gc.enable()
+    return best / calls
+
+
+def short(exc: BaseException, limit: int = 90) -> str:
+    """One line of an exception, for an `n/a (...)` cell."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = f"{type(exc).__name__}: {text}" if not isinstance(exc, NotLaunched) else text
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class NotLaunched(Exception):
+    """Raised by a competitor that was built but cannot run here (no GPU, dry run)."""

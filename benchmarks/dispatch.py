@@ -1,0 +1,455 @@
+"""Host cost of a launch-bound call: tltyped against torch, TileLang, Triton and a C floor.
+
+Every kernel here works on 128 fp16 elements (one block), so the GPU work is
+negligible and the time per call is the cost of getting from Python to a
+launch. Three cases separate the fixed cost from the per-argument cost:
+
+  (a) C = A + B          3 tensors          (the anchors' case)
+  (b) B = A * alpha      2 tensors, a dyn float
+  (c) h = a + ... + g    8 tensors
+
+Each call is timed as the best of LOOPS loops of CALLS calls, with one
+torch.cuda.synchronize at the end of each loop, after a warm-up; every
+competitor's first result is checked against torch. Figures are compared as
+ratios to torch `A + B` measured in the same run (absolute times drift between
+hosts). The C floor (launch_floor.cu, no Python) is built with nvcc here and
+run as a subprocess.
+
+    python3 benchmarks/dispatch.py [--calls 20000] [--loops 5] [--out table.md]
+
+Without a GPU (or with --dry-run) every kernel is still built, for sm_90a, and
+torch is timed on the CPU, so the whole script runs; nothing else is launched.
+"""
+
+# No `from __future__ import annotations`: tltyped reads the annotations of the
+# kernels below as objects, and they refer to a TypeVar local to a function.
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import torch
+
+from _timing import NotLaunched, best_per_call, make_loop, short
+
+SIZE = 128  # elements: one block of 128 threads
+ALPHA = 1.5
+HERE = Path(__file__).resolve().parent
+DRY_TARGET = "sm_90a"
+CASES = {"a": "C = A + B, 3 fp16 tensors", "b": "B = A * alpha, 2 tensors + dyn float", "c": "h = a+b+..+g, 8 tensors"}
+
+
+@dataclass
+class Bench:
+    """One competitor's timed call: a statement, the names it uses, and what to check."""
+
+    stmt: str
+    names: dict[str, Any]
+    out: Optional[torch.Tensor] = None  # zeroed, then compared with `expected` after the first call
+    expected: Optional[torch.Tensor] = None
+    after: Optional[Callable[[], str]] = None  # a note computed once timing is done
+
+
+@dataclass
+class Row:
+    case: str
+    who: str
+    call: str
+    us: Optional[float] = None
+    first_s: Optional[float] = None
+    note: str = ""
+
+
+class Inputs:
+    """The arguments of each case, by parameter name, and the result torch expects."""
+
+    def __init__(self, device: str) -> None:
+        gen = torch.Generator().manual_seed(0)
+        xs = [torch.randn(SIZE, generator=gen).to(device, torch.float16) for _ in range(7)]
+        out = torch.zeros(SIZE, device=device, dtype=torch.float16)
+        self.out = out
+        self.args = {
+            "a": {"A": xs[0], "B": xs[1], "C": out},
+            "b": {"A": xs[0], "B": out, "alpha": ALPHA},
+            "c": {**dict(zip("abcdefg", xs)), "h": out},
+        }
+        total = xs[0]
+        for x in xs[1:]:
+            total = total + x
+        self.expected = {"a": xs[0] + xs[1], "b": xs[0] * ALPHA, "c": total}
+
+    def call(self, case: str, fn: str = "fn_", extra: str = "") -> str:
+        return f"{fn}({', '.join(self.args[case])}{extra})"
+
+
+def on_meta(args: dict[str, Any]) -> list[Any]:
+    return [v.to("meta") if isinstance(v, torch.Tensor) else v for v in args.values()]
+
+
+# -- competitors: each returns a Bench, or raises (NotLaunched in a dry run) --------------
+
+
+def tltyped_kernels() -> dict[str, Any]:
+    """The three kernels, written with tltyped's signature form and a dyn length N."""
+    import tltyped as tl
+    import tltyped.language as T
+
+    N = TypeVar("N", bound=tl.dyn[int])
+    F16 = tl.Tensor[tl.float16, N]
+
+    @tl.jit
+    def add(A: F16, B: F16, C: F16):
+        (n,) = A.shape
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < n:
+                    C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+
+    @tl.jit
+    def scale(A: F16, B: F16, alpha: tl.dyn[float]):
+        (n,) = A.shape
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < n:
+                    B[bx * 128 + i] = A[bx * 128 + i] * alpha
+
+    @tl.jit
+    def add7(a: F16, b: F16, c: F16, d: F16, e: F16, f: F16, g: F16, h: F16):
+        (n,) = a.shape
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                j = bx * 128 + i
+                if j < n:
+                    h[j] = a[j] + b[j] + c[j] + d[j] + e[j] + f[j] + g[j]
+
+    return {"a": add, "b": scale, "c": add7}
+
+
+def tilelang_kernels(target: Any) -> dict[str, Any]:
+    """The same kernels with TileLang 0.1.15's `@tilelang.jit`, annotations in the body."""
+    import tilelang
+    import tilelang.language as T
+
+    jit = tilelang.jit(target=target, execution_backend="tvm_ffi")
+
+    @jit
+    def add(A, B, C):
+        N = T.dynamic("N")
+        A: T.Tensor[[N], T.float16]
+        B: T.Tensor[[N], T.float16]
+        C: T.Tensor[[N], T.float16]
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < N:
+                    C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+
+    @jit
+    def scale(A, B, alpha):
+        N = T.dynamic("N")
+        A: T.Tensor[[N], T.float16]
+        B: T.Tensor[[N], T.float16]
+        alpha: T.float32
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < N:
+                    B[bx * 128 + i] = A[bx * 128 + i] * alpha
+
+    @jit
+    def add7(a, b, c, d, e, f, g, h):
+        N = T.dynamic("N")
+        a: T.Tensor[[N], T.float16]
+        b: T.Tensor[[N], T.float16]
+        c: T.Tensor[[N], T.float16]
+        d: T.Tensor[[N], T.float16]
+        e: T.Tensor[[N], T.float16]
+        f: T.Tensor[[N], T.float16]
+        g: T.Tensor[[N], T.float16]
+        h: T.Tensor[[N], T.float16]
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < N:
+                    j = bx * 128 + i
+                    h[j] = a[j] + b[j] + c[j] + d[j] + e[j] + f[j] + g[j]
+
+    return {"a": add, "b": scale, "c": add7}
+
+
+class Competitors:
+    """Builds each competitor's Bench; kernels are defined once and shared between cases."""
+
+    def __init__(self, inputs: Inputs, dry_run: bool) -> None:
+        self.inputs = inputs
+        self.dry_run = dry_run
+        self._tltyped: Optional[dict[str, Any]] = None
+        self._tilelang: Optional[dict[str, Any]] = None
+
+    def _bench(self, case: str, fn: Any, stmt: Optional[str] = None, **more: Any) -> Bench:
+        inp = self.inputs
+        names = {"fn_": fn, **inp.args[case]}  # `fn_`: case (c) has a parameter named `f`
+        return Bench(stmt or inp.call(case), names, inp.out, inp.expected[case], **more)
+
+    def tltyped(self, case: str) -> Bench:
+        if self._tltyped is None:
+            self._tltyped = tltyped_kernels()
+        fn = self._tltyped[case]
+        if self.dry_run:
+            fn.compile(*on_meta(self.inputs.args[case]))
+            raise NotLaunched(f"compiled for {DRY_TARGET}; not launched (dry run)")
+
+        def cache_note() -> str:
+            info = fn.cache_info()
+            slow = f"; SLOW PATH TAKEN {info.misses - 1} extra times" if info.misses > 1 else ""
+            return f"hits={info.hits} misses={info.misses}{slow}"
+
+        return self._bench(case, fn, after=cache_note)
+
+    def _tilelang_jit(self, case: str) -> Any:
+        if self._tilelang is None:
+            self._tilelang = tilelang_kernels({"kind": "cuda", "arch": DRY_TARGET} if self.dry_run else None)
+        return self._tilelang[case]
+
+    def tilelang_jit(self, case: str) -> Bench:
+        fn = self._tilelang_jit(case)
+        if self.dry_run:
+            fn.compile(*self.inputs.args[case].values())
+            raise NotLaunched(f"compiled for {DRY_TARGET}; not launched (dry run)")
+        return self._bench(case, fn)
+
+    def tilelang_kernel(self, case: str) -> Bench:
+        kernel = self._tilelang_jit(case).compile(*self.inputs.args[case].values())
+        if self.dry_run:
+            raise NotLaunched(f"compiled ({type(kernel).__name__}); not launched (dry run)")
+        return self._bench(case, kernel)
+
+    def triton(self, case: str) -> Bench:
+        import triton
+
+        import _triton_kernels
+
+        kernel = _triton_kernels.KERNELS[case]
+        if self.dry_run:
+            from triton.backends.compiler import GPUTarget
+            from triton.compiler import ASTSource
+
+            source = ASTSource(kernel, _triton_kernels.SIGNATURES[case], {"BLOCK": 128})
+            triton.compile(source, target=GPUTarget("cuda", 90, 32))
+            raise NotLaunched(f"compiled for sm_90 (triton {triton.__version__}); not launched (dry run)")
+        names = {"k_": kernel, "grid_": (triton.cdiv(SIZE, 128),), "n_": SIZE, **self.inputs.args[case]}
+        stmt = self.inputs.call(case, "k_[grid_]", ", n_, BLOCK=128")
+        return Bench(stmt, names, self.inputs.out, self.inputs.expected[case])
+
+    def torch_op(self, case: str, stmt: str, check: bool = True) -> Bench:
+        names = dict(self.inputs.args[case], torch=torch)
+        if not check:
+            return Bench(stmt, names)
+        return Bench(stmt, names, self.inputs.out, self.inputs.expected[case])
+
+
+def noop(*args: Any) -> None:
+    """The harness row's callee: what a Python call with these arguments costs by itself."""
+
+
+def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
+    """(case, who, call, build) for every row, in table order."""
+    rows: list[tuple[str, str, str, Callable[[], Bench]]] = [
+        ("a", "harness", "no-op Python function f(A, B, C)", lambda: Bench(c.inputs.call("a"), {"fn_": noop, **c.inputs.args["a"]})),
+        ("a", "torch", "A + B (allocates)", lambda: c.torch_op("a", "A + B", check=False)),
+        ("a", "torch", "torch.add(A, B, out=C)", lambda: c.torch_op("a", "torch.add(A, B, out=C)")),
+        ("b", "torch", "torch.mul(A, alpha, out=B)", lambda: c.torch_op("b", "torch.mul(A, alpha, out=B)")),
+    ]
+    for case in CASES:
+        shown = c.inputs.call(case, "f")
+        rows += [
+            (case, "tltyped", f"@tl.jit {shown}", lambda case=case: c.tltyped(case)),
+            (case, "TileLang jit", f"@tilelang.jit {shown}", lambda case=case: c.tilelang_jit(case)),
+            (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
+            (case, "Triton", f"@triton.jit {c.inputs.call(case, 'k[(1,)]', ', n, BLOCK=128')}", lambda case=case: c.triton(case)),
+        ]
+    order = {"a": 0, "b": 1, "c": 2}
+    return sorted(rows, key=lambda r: order[r[0]])  # stable: within a case, the order above
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+def run_row(case: str, who: str, call: str, build: Callable[[], Bench], opts: argparse.Namespace, sync: Callable[[], None]) -> Row:
+    row = Row(case, who, call)
+    try:
+        bench = build()
+    except NotLaunched as exc:
+        row.note = str(exc)
+        return row
+    except Exception as exc:
+        row.note = f"n/a ({short(exc)})"
+        return row
+    try:
+        loop = make_loop(bench.stmt, bench.names)
+        if bench.out is not None:
+            bench.out.zero_()
+        sync()
+        start = time.perf_counter()
+        loop(1)  # the first call: compiles (or loads from a disk cache) where the competitor does
+        sync()
+        row.first_s = time.perf_counter() - start
+        notes = [check(bench)]
+        loop(opts.warmup)
+        sync()
+        row.us = best_per_call(loop, opts.calls, opts.loops, sync) * 1e6
+        if bench.after is not None:
+            notes.append(bench.after())
+        row.note = "; ".join(n for n in notes if n)
+    except Exception as exc:
+        row.note = f"n/a ({short(exc)})"
+    return row
+
+
+def check(bench: Bench) -> str:
+    if bench.out is None or bench.expected is None:
+        return ""
+    err = (bench.out.float() - bench.expected.float()).abs().max().item()
+    return "" if err <= 0.05 else f"WRONG RESULT (max abs err {err:.3g})"
+
+
+def launch_floor(opts: argparse.Namespace) -> list[Row]:
+    """Build launch_floor.cu with nvcc and run it: the same add launched from C++, three ways."""
+    labels = {
+        "runtime": "C++ add<<<1, 128>>>, no Python",
+        "driver": "C++ cuLaunchKernel, no Python",
+        "tilelang": "C++ cudaLaunchKernelEx+PDL+checks (tltyped's C side)",
+    }
+    try:
+        nvcc = shutil.which("nvcc") or os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
+        if opts.dry_run:
+            arch = DRY_TARGET
+        else:
+            major, minor = torch.cuda.get_device_capability()
+            arch = f"sm_{major}{minor}{'a' if major >= 9 else ''}"
+        with tempfile.TemporaryDirectory(prefix="launch-floor-") as tmp:
+            exe = os.path.join(tmp, "launch_floor")
+            build = subprocess.run(
+                [nvcc, "-O3", f"-arch={arch}", "-o", exe, str(HERE / "launch_floor.cu")],
+                capture_output=True, text=True, timeout=300,
+            )
+            if build.returncode != 0:
+                raise RuntimeError(f"nvcc failed: {(build.stderr or build.stdout).strip()[-300:]}")
+            if opts.dry_run:
+                return [Row("a", "C floor", label, note=f"built for {arch}; not run (dry run)") for label in labels.values()]
+            run = subprocess.run([exe, str(opts.calls), str(opts.loops)], capture_output=True, text=True, timeout=300)
+            if run.returncode != 0:
+                raise RuntimeError(f"launch_floor exited {run.returncode}: {run.stderr.strip()[-300:]}")
+    except Exception as exc:
+        return [Row("a", "C floor", "launch_floor.cu", note=f"n/a ({short(exc)})")]
+    times = {}
+    for line in run.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "launch":
+            times[parts[1]] = float(parts[2])
+    return [Row("a", "C floor", label, us=times.get(way), note="" if way in times else "n/a (no figure)") for way, label in labels.items()]
+
+
+# -- reporting -------------------------------------------------------------------------------
+
+
+def find(rows: list[Row], case: str, who: str, call_prefix: str = "") -> Optional[float]:
+    for row in rows:
+        if row.case == case and row.who == who and row.call.startswith(call_prefix) and row.us is not None:
+            return row.us
+    return None
+
+
+def summary(rows: list[Row]) -> list[str]:
+    lines = []
+    for who in ("tltyped", "TileLang jit", "TileLang kernel", "Triton"):
+        a, c = find(rows, "a", who), find(rows, "c", who)
+        cost = f"{(c - a) / 5:.3f} us" if a is not None and c is not None else "n/a"
+        lines.append(f"per extra tensor ((c)-(a))/5, {who}: {cost}")
+    ours = find(rows, "a", "tltyped")
+    for row in rows:
+        if row.who == "C floor":
+            if ours is not None and row.us is not None:
+                lines.append(f"tltyped (a) above {row.call}: {ours - row.us:.2f} us ({ours / row.us:.2f}x)")
+            else:
+                lines.append(f"tltyped (a) above {row.call}: n/a")
+    return lines
+
+
+def table(rows: list[Row], base: Optional[float], markdown: bool) -> list[str]:
+    def cells(row: Row) -> list[str]:
+        us = f"{row.us:.2f}" if row.us is not None else "-"
+        ratio = f"{row.us / base:.2f}" if row.us is not None and base else "-"
+        first = f"{row.first_s:.3f}" if row.first_s is not None else "-"
+        return [row.case, row.who, row.call, us, ratio, first, row.note]
+
+    head = ["case", "who", "call", "us/call", "vs A+B", "1st call s", "note"]
+    body = [cells(r) for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return lines + ["| " + " | ".join(c.replace("|", "\\|") for c in cells_) + " |" for cells_ in body]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head) - 1)]
+    fmt = lambda cs: "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cs, widths))) + "  " + cs[-1]
+    return [fmt(head)] + [fmt(r) for r in body]
+
+
+def environment(dry_run: bool) -> str:
+    parts = [f"python {sys.version.split()[0]}", f"torch {torch.__version__}"]
+    for mod in ("tilelang", "triton"):
+        try:
+            parts.append(f"{mod} {__import__(mod).__version__}")
+        except Exception:
+            parts.append(f"{mod} missing")
+    parts.append("DRY RUN (no GPU): nothing launched but torch on CPU" if dry_run else torch.cuda.get_device_name())
+    return ", ".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=None, help="calls per timed loop (20000; 2000 in a dry run)")
+    parser.add_argument("--loops", type=int, default=5, help="timed loops; the best counts")
+    parser.add_argument("--warmup", type=int, default=1000, help="calls before timing")
+    parser.add_argument("--out", help="also write the table as markdown to this path")
+    parser.add_argument("--dry-run", action="store_true", help="build everything, launch nothing (implied without a GPU)")
+    parser.add_argument("--fresh-cache", action="store_true", help="empty kernel caches, so first calls show compile time")
+    opts = parser.parse_args()
+    if not torch.cuda.is_available() and not opts.dry_run:
+        print("no CUDA device: running as --dry-run", flush=True)
+        opts.dry_run = True
+    if opts.calls is None:
+        opts.calls = 2000 if opts.dry_run else 20000
+    if opts.fresh_cache:  # before tilelang is imported: it reads its cache directory once
+        fresh = tempfile.mkdtemp(prefix="dispatch-cache-")
+        os.environ["TILELANG_CACHE_DIR"] = os.path.join(fresh, "tilelang")
+        os.environ["TLTYPED_CACHE_DIR"] = os.path.join(fresh, "tltyped")
+    if opts.dry_run:
+        os.environ.setdefault("TLTYPED_TARGET", DRY_TARGET)
+    sync = torch.cuda.synchronize if not opts.dry_run else (lambda: None)
+
+    competitors = Competitors(Inputs("cpu" if opts.dry_run else "cuda"), opts.dry_run)
+    rows = launch_floor(opts)
+    for case, who, call, build in plan(competitors):
+        row = run_row(case, who, call, build, opts, sync)
+        rows.append(row)
+        us = f"{row.us:.2f} us" if row.us is not None else "-"
+        print(f"[{case}] {who:16s} {us:>10s}  {row.note}", flush=True)
+
+    base = find(rows, "a", "torch", "A + B")
+    title = f"dispatch: {opts.calls} calls x best of {opts.loops}; {environment(opts.dry_run)}"
+    legend = "; ".join(f"({k}) {v}" for k, v in CASES.items())
+    print("\n" + title + "\n" + legend)
+    print("\n".join(table(rows, base, markdown=False)))
+    print("\n".join(summary(rows)))
+    if opts.out:
+        text = [f"# {title}", "", legend, "", *table(rows, base, markdown=True), "", *(f"- {s}" for s in summary(rows))]
+        Path(opts.out).write_text("\n".join(text) + "\n")
+        print(f"wrote {opts.out}")
+
+
+if __name__ == "__main__":
+    main()

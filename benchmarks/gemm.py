@@ -1,0 +1,262 @@
+"""GEMM throughput: tltyped's examples/gemm.py against cuBLAS and TileLang's own jit.
+
+fp16 inputs with fp32 accumulation, M = N = K, for a few block configurations
+of the example. Next to it: torch.matmul (cuBLAS, fp16 out) as the bar, and
+the same kernel written for `@tilelang.jit` (annotations in the body, fp32
+output from `T.empty`, same grid and threads), so that a difference between
+the two TileLang-backed rows is the frontend's doing, not the kernel's.
+
+For each row: the first call's time (compile, or a disk-cache load), the host
+time of a warm call, a correctness check against an fp32 torch matmul (relative
+Frobenius error, before any timing), and the kernel time as the median over
+batches of calls between CUDA events, as TFLOP/s. Inputs are random normal.
+
+    python3 benchmarks/gemm.py [--sizes 4096,8192] [--configs 128x128x32x3,...] [--out table.md]
+
+Without a GPU (or with --dry-run) the kernels of the first size are compiled
+for sm_90a and nothing runs.
+"""
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+
+from _timing import NotLaunched, short
+
+ROOT = Path(__file__).resolve().parent.parent
+DRY_TARGET = "sm_90a"
+CONFIGS = "128x128x32x3,128x128x64x3,128x256x64x3"  # block_M x block_N x block_K x num_stages
+TOLERANCE = 1e-2  # relative Frobenius error vs an fp32 matmul; fp16 inputs, fp32 accumulation sit near 1e-3 or below
+
+
+@dataclass
+class Row:
+    size: int
+    who: str
+    config: str
+    ms: Optional[float] = None
+    first_s: Optional[float] = None
+    warm_us: Optional[float] = None
+    rel_err: Optional[float] = None
+    note: str = ""
+
+    def tflops(self) -> Optional[float]:
+        return 2 * self.size**3 / (self.ms * 1e-3) / 1e12 if self.ms else None
+
+
+def tltyped_gemm() -> Any:
+    """examples/gemm.py's `gemm`, loaded by path (this file is also called gemm)."""
+    spec = importlib.util.spec_from_file_location("tltyped_example_gemm", ROOT / "examples" / "gemm.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.gemm
+
+
+def tilelang_gemm(target: Any) -> Any:
+    """The example's kernel for TileLang 0.1.15's `@tilelang.jit`: M, N const, K dyn, C from T.empty."""
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit(target=target, execution_backend="tvm_ffi")
+    def gemm(A, B, block_M: int = 128, block_N: int = 128, block_K: int = 32, num_stages: int = 3):
+        M, N = T.const("M, N")
+        K = T.dynamic("K")
+        A: T.Tensor[[M, K], T.float16]
+        B: T.Tensor[[K, N], T.float16]
+        C = T.empty((M, N), T.float32)
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), T.float16)
+            B_shared = T.alloc_shared((block_K, block_N), T.float16)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[ko * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+        return C
+
+    return gemm
+
+
+def kernel_ms(fn: Callable[[], Any], batches: int, per_batch: int) -> float:
+    """Median over `batches` of the mean time of `per_batch` back-to-back calls, between CUDA events.
+
+    Calls queue up behind each other, so the host's dispatch cost is hidden
+    as long as it is shorter than the kernel (it is, by orders of magnitude).
+    """
+    events = []
+    for _ in range(batches):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_batch):
+            fn()
+        end.record()
+        events.append((start, end))
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) / per_batch for s, e in events)
+
+
+def measure(row: Row, fn: Callable[[], torch.Tensor], ref: torch.Tensor, opts: argparse.Namespace) -> Row:
+    """First call, correctness, warm host time, then kernel time; fills `row`, never raises."""
+    try:
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        out = fn()
+        torch.cuda.synchronize()
+        row.first_s = time.perf_counter() - start
+        row.rel_err = ((out.float() - ref).norm() / ref.norm()).item()
+        del out
+        if not row.rel_err <= TOLERANCE:  # also catches NaN
+            row.note = f"WRONG RESULT (rel err {row.rel_err:.2e}); not timed"
+            return row
+        fn()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(10):
+            fn()
+        row.warm_us = (time.perf_counter() - start) / 10 * 1e6  # host time only: the GPU is still busy
+        torch.cuda.synchronize()
+        row.ms = kernel_ms(fn, opts.batches, opts.per_batch)
+    except Exception as exc:
+        row.note = f"n/a ({short(exc)})"
+    return row
+
+
+def parse_configs(text: str) -> list[tuple[int, int, int, int]]:
+    configs = []
+    for item in text.split(","):
+        parts = [int(p) for p in item.lower().split("x")]
+        if len(parts) != 4:
+            raise SystemExit(f"--configs: {item!r} is not block_M x block_N x block_K x num_stages")
+        configs.append((parts[0], parts[1], parts[2], parts[3]))
+    return configs
+
+
+def build(name: str, make: Callable[[], Any]) -> tuple[Any, str]:
+    """Define one frontend's kernel; on failure its rows say why."""
+    try:
+        return make(), ""
+    except Exception as exc:
+        return None, f"n/a ({short(exc)})"
+
+
+def dry_run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> list[Row]:
+    """Compile every configuration of the first size for sm_90a; launch nothing."""
+    os.environ.setdefault("TLTYPED_TARGET", DRY_TARGET)
+    size = opts.sizes[0]
+    rows = []
+    a = torch.empty(size, size, dtype=torch.float16, device="meta")
+    ours, why = build("tltyped", tltyped_gemm)
+    theirs, why_tl = build("TileLang", lambda: tilelang_gemm({"kind": "cuda", "arch": DRY_TARGET}))
+    for cfg in configs:
+        label = "x".join(map(str, cfg))
+        for who, fn, failed in (("tltyped", ours, why), ("TileLang jit", theirs, why_tl)):
+            row = Row(size, who, label, note=failed)
+            if fn is not None:
+                try:
+                    start = time.perf_counter()
+                    fn.compile(a, a, *cfg)
+                    row.first_s = time.perf_counter() - start
+                    raise NotLaunched(f"compiled for {DRY_TARGET} (1st call s = compile); not launched (dry run)")
+                except Exception as exc:
+                    row.note = str(exc) if isinstance(exc, NotLaunched) else f"n/a ({short(exc)})"
+            rows.append(row)
+            print(f"[{size}] {who:13s} {label:14s} {row.note}", flush=True)
+    return rows
+
+
+def run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> list[Row]:
+    torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 reference is a true fp32 matmul
+    ours, why = build("tltyped", tltyped_gemm)
+    theirs, why_tl = build("TileLang", lambda: tilelang_gemm(None))
+    rows = []
+    for size in opts.sizes:
+        gen = torch.Generator(device="cuda").manual_seed(size)
+        A = torch.randn(size, size, device="cuda", dtype=torch.float16, generator=gen)
+        B = torch.randn(size, size, device="cuda", dtype=torch.float16, generator=gen)
+        ref = A.float() @ B.float()
+        candidates: list[tuple[str, str, Any, str]] = [("torch.matmul", "cuBLAS, fp16 out", lambda: torch.matmul(A, B), "")]
+        for cfg in configs:
+            label = "x".join(map(str, cfg))
+            candidates.append(("tltyped", label, ours and (lambda cfg=cfg: ours(A, B, *cfg)), why))
+            candidates.append(("TileLang jit", label, theirs and (lambda cfg=cfg: theirs(A, B, *cfg)), why_tl))
+        for who, label, fn, failed in candidates:
+            row = Row(size, who, label, note=failed)
+            if fn is not None:
+                measure(row, fn, ref, opts)
+            rows.append(row)
+            tf = f"{row.tflops():.0f} TFLOP/s" if row.ms else "-"
+            print(f"[{size}] {who:13s} {label:16s} {tf:>14s}  {row.note}", flush=True)
+        del A, B, ref
+        torch.cuda.empty_cache()
+    return rows
+
+
+def table(rows: list[Row], markdown: bool) -> list[str]:
+    bars = {r.size: r.tflops() for r in rows if r.who == "torch.matmul" and r.ms}
+    head = ["size", "who", "config", "TFLOP/s", "vs cuBLAS", "ms", "1st call s", "warm call us", "rel err", "note"]
+    body = []
+    for r in rows:
+        tf, bar = r.tflops(), bars.get(r.size)
+        body.append([
+            str(r.size), r.who, r.config,
+            f"{tf:.0f}" if tf else "-",
+            f"{tf / bar:.3f}" if tf and bar else "-",
+            f"{r.ms:.3f}" if r.ms else "-",
+            f"{r.first_s:.2f}" if r.first_s is not None else "-",
+            f"{r.warm_us:.1f}" if r.warm_us is not None else "-",
+            f"{r.rel_err:.1e}" if r.rel_err is not None else "-",
+            r.note,
+        ])
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return lines + ["| " + " | ".join(cells) + " |" for cells in body]
+    widths = [max(len(row[i]) for row in [head, *body]) for i in range(len(head) - 1)]
+    fmt = lambda cs: "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cs, widths))) + "  " + cs[-1]
+    return [fmt(head)] + [fmt(row) for row in body]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="4096,8192", help="comma-separated M = N = K")
+    parser.add_argument("--configs", default=CONFIGS, help="comma-separated block_M x block_N x block_K x num_stages")
+    parser.add_argument("--batches", type=int, default=20, help="timed batches; the median counts")
+    parser.add_argument("--per-batch", type=int, default=10, help="calls per timed batch")
+    parser.add_argument("--out", help="also write the table as markdown to this path")
+    parser.add_argument("--dry-run", action="store_true", help="compile only (implied without a GPU)")
+    parser.add_argument("--fresh-cache", action="store_true", help="empty kernel caches, so first calls show compile time")
+    opts = parser.parse_args()
+    opts.sizes = [int(s) for s in opts.sizes.split(",")]
+    configs = parse_configs(opts.configs)
+    if not torch.cuda.is_available() and not opts.dry_run:
+        print("no CUDA device: running as --dry-run", flush=True)
+        opts.dry_run = True
+    if opts.fresh_cache:  # before tilelang is imported: it reads its cache directory once
+        fresh = tempfile.mkdtemp(prefix="gemm-cache-")
+        os.environ["TILELANG_CACHE_DIR"] = os.path.join(fresh, "tilelang")
+        os.environ["TLTYPED_CACHE_DIR"] = os.path.join(fresh, "tltyped")
+
+    rows = dry_run(opts, configs) if opts.dry_run else run(opts, configs)
+    where = "DRY RUN (no GPU): compiled only" if opts.dry_run else torch.cuda.get_device_name()
+    title = f"gemm: fp16 in, fp32 accumulate; median of {opts.batches} batches of {opts.per_batch}; torch {torch.__version__}, {where}"
+    print("\n" + title)
+    print("\n".join(table(rows, markdown=False)))
+    if opts.out:
+        Path(opts.out).write_text("\n".join([f"# {title}", "", *table(rows, markdown=True)]) + "\n")
+        print(f"wrote {opts.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The call path on a GPU: streams, graphs, devices, threads, tuning and errors."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from examples.add import add
+from examples.gemm import gemm
+from tests.gpu.conftest import rel_err
+from tests.gpu.kernels import axpy, row_sum
+
+
+def test_runs_on_the_current_stream() -> None:
+    x = torch.randn(1 << 20, device="cuda")
+    y = torch.randn(1 << 20, device="cuda")
+    expected = y.double() + 2.0 * x.double()
+    axpy(x, y.clone())  # compile outside the timed region
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(50_000_000)  # delay the side stream so a wrong-stream launch would run first
+        out = torch.full_like(y, float("nan"))
+        out.copy_(y)
+        axpy(x, out)
+    stream.synchronize()
+    torch.cuda.synchronize()
+    assert rel_err(out, expected) < 1e-6
+
+
+def test_cuda_graph_capture_and_replay() -> None:
+    n = 4096
+    a = torch.randn(n, dtype=torch.float16, device="cuda")
+    b = torch.randn(n, dtype=torch.float16, device="cuda")
+    c = torch.empty_like(a)
+    add(a, b, c)  # compile and warm up before capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        add(a, b, c)
+    for _ in range(3):
+        a.copy_(torch.randn(n, dtype=torch.float16, device="cuda"))
+        c.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_err(c, a.double() + b.double()) < 1e-3
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_runs_on_the_tensors_device_not_the_current_one() -> None:
+    a = torch.randn(5000, dtype=torch.float16, device="cuda:1")
+    b = torch.randn(5000, dtype=torch.float16, device="cuda:1")
+    c = torch.full_like(a, float("nan"))
+    with torch.cuda.device(0):
+        add(a, b, c)
+        assert torch.cuda.current_device() == 0
+    torch.cuda.synchronize(1)
+    assert rel_err(c, a.double() + b.double()) < 1e-3
+
+
+def test_tensors_on_different_devices_are_rejected() -> None:
+    a = torch.randn(100, dtype=torch.float16, device="cuda")
+    b = torch.randn(100, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r"argument 'B' is on cpu"):
+        add(a, b, torch.empty_like(a))
+
+
+def test_eight_threads_mixed_shapes_compile_each_key_once() -> None:
+    from tests.gpu import kernels
+
+    fn = kernels.axpy
+    sizes = [1000, 2000, 3000, 4000]
+    errors: list[BaseException] = []
+    before = fn.cache_info().compiles
+
+    def worker(seed: int) -> None:
+        try:
+            gen = torch.Generator(device="cuda").manual_seed(seed)
+            for i in range(20):
+                n = sizes[(seed + i) % len(sizes)]
+                block = 128 if (seed + i) % 2 else 256
+                x = torch.randn(n, device="cuda", generator=gen)
+                y = torch.randn(n, device="cuda", generator=gen)
+                expected = y.double() + 0.5 * x.double()
+                fn(x, y, 0.5, block)
+                torch.cuda.current_stream().synchronize()
+                assert rel_err(y, expected) < 1e-6
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert fn.cache_info().compiles - before <= 2  # one per block size, whatever the thread interleaving
+
+
+def test_tune_default_picks_a_config_and_computes_right() -> None:
+    x = torch.randn(512, 64, device="cuda")
+    out = row_sum(x)
+    assert rel_err(out, x.double().sum(dim=1)) < 1e-5
+    info = row_sum.cache_info()
+    out2 = row_sum(torch.randn(512, 64, device="cuda"))
+    assert row_sum.cache_info().compiles == info.compiles
+    assert out2.shape == (512,)
+
+
+def test_misaligned_view_is_rejected() -> None:
+    base = torch.randn(1025, dtype=torch.float16, device="cuda")
+    a = base[1:]
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        add(a, a.clone(), a.clone())
+
+
+def test_dyn_dims_need_contiguous_tensors() -> None:
+    a = torch.randn(64, 256, dtype=torch.float16, device="cuda").t()  # (256, 64), K=64 dyn, strided
+    b = torch.randn(64, 128, dtype=torch.float16, device="cuda")
+    with pytest.raises(ValueError, match="must be contiguous"):
+        gemm(a, b)
+
+
+def test_wrong_dtype_on_gpu_names_parameter() -> None:
+    a = torch.randn(128, 64, device="cuda")
+    b = torch.randn(64, 128, dtype=torch.float16, device="cuda")
+    with pytest.raises(TypeError, match=r"argument 'A' expects dtype float16, got float32"):
+        gemm(a, b)
+
+
+def test_shared_dyn_dim_disagreement_on_the_fast_path() -> None:
+    a = torch.randn(128, 64, dtype=torch.float16, device="cuda")
+    b = torch.randn(64, 128, dtype=torch.float16, device="cuda")
+    gemm(a, b)  # compiled: the next call's key hits, only the dyn check can catch K
+    b_bad = torch.randn(32, 128, dtype=torch.float16, device="cuda")
+    a_k32 = torch.randn(128, 32, dtype=torch.float16, device="cuda")
+    gemm(a_k32, b_bad)
+    with pytest.raises(ValueError, match=r"dim K: 64 \(from A, axis 1\) vs 32 \(from B, axis 0\)"):
+        gemm(a, b_bad)

@@ -1,0 +1,107 @@
+"""The examples' kernels, run on the GPU and checked against torch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from examples.add import add, scale
+from examples.gemm import gemm
+from examples.gemm_in_body import gemm as gemm_in_body
+from examples.softmax import softmax
+from examples.split_k import matmul
+from examples.tuple_outputs import sum_and_difference
+from tests.gpu.conftest import poison_allocator, rel_err
+
+
+def test_gemm_signature_form_one_kernel_for_every_dyn_k() -> None:
+    before = gemm.cache_info().compiles
+    for k in (256, 512, 1024):
+        a = torch.randn(512, k, dtype=torch.float16, device="cuda")
+        b = torch.randn(k, 384, dtype=torch.float16, device="cuda")
+        poison_allocator(((512, 384), torch.float32))
+        c = gemm(a, b)
+        assert c.shape == (512, 384) and c.dtype == torch.float32
+        assert rel_err(c, a.double() @ b.double()) < 1e-3
+    assert gemm.cache_info().compiles - before == 1
+
+
+def test_gemm_in_body_form_writes_into_c() -> None:
+    a = torch.randn(512, 256, dtype=torch.float16, device="cuda")
+    b = torch.randn(256, 384, dtype=torch.float16, device="cuda")
+    c = torch.full((512, 384), float("nan"), dtype=torch.float32, device="cuda")
+    assert gemm_in_body(a, b, c) is None
+    assert rel_err(c, a.double() @ b.double()) < 1e-3
+
+
+def test_gemm_in_body_form_out_dtype_const() -> None:
+    a = torch.randn(256, 128, dtype=torch.float16, device="cuda")
+    b = torch.randn(128, 256, dtype=torch.float16, device="cuda")
+    c = torch.full((256, 256), float("nan"), dtype=torch.float16, device="cuda")
+    gemm_in_body(a, b, c, out_dtype=torch.float16)
+    assert rel_err(c, a.double() @ b.double()) < 1e-2
+
+
+@pytest.mark.parametrize("n", [1, 127, 1000, 4097, 65536])
+def test_add_dyn_length(n: int) -> None:
+    a = torch.randn(n, dtype=torch.float16, device="cuda")
+    b = torch.randn(n, dtype=torch.float16, device="cuda")
+    c = torch.full((n,), float("nan"), dtype=torch.float16, device="cuda")
+    add(a, b, c)
+    assert rel_err(c, a.double() + b.double()) < 1e-3
+
+
+def test_add_dyn_length_compiles_once() -> None:
+    n0 = 300
+    a, b = torch.randn(n0, dtype=torch.float16, device="cuda"), torch.randn(n0, dtype=torch.float16, device="cuda")
+    add(a, b, torch.empty_like(a), block=64)
+    before = add.cache_info()
+    for n in (5000, 77, 123_457):
+        a, b = torch.randn(n, dtype=torch.float16, device="cuda"), torch.randn(n, dtype=torch.float16, device="cuda")
+        c = torch.full_like(a, float("nan"))
+        add(a, b, c, block=64)
+        assert rel_err(c, a.double() + b.double()) < 1e-3
+    after = add.cache_info()
+    assert (after.compiles, after.misses, after.size) == (before.compiles, before.misses, before.size)
+    assert after.hits - before.hits == 3
+
+
+def test_scale_dyn_float() -> None:
+    x = torch.randn(3000, device="cuda")
+    poison_allocator(((3000,), torch.float32))
+    y = scale(x, 0.37)
+    assert rel_err(y, 0.37 * x.double()) < 1e-6
+    assert rel_err(scale(x, -2), -2 * x.double()) < 1e-6
+
+
+@pytest.mark.parametrize("m", [2, 37, 1000])
+def test_row_softmax(m: int) -> None:
+    x = torch.randn(m, 256, device="cuda") * 3
+    poison_allocator(((m, 256), torch.float32))
+    y = softmax(x)
+    assert rel_err(y, torch.softmax(x.double(), dim=1)) < 1e-5
+
+
+@pytest.mark.parametrize("split_k", [False, True])
+def test_const_branch_chooses_kernel(split_k: bool) -> None:
+    a = torch.randn(256, 512, dtype=torch.float16, device="cuda")
+    b = torch.randn(512, 192, dtype=torch.float16, device="cuda")
+    poison_allocator(((256, 192), torch.float32))
+    c = matmul(a, b, split_k)
+    assert rel_err(c, a.double() @ b.double()) < 1e-3
+
+
+def test_const_branch_bodies_differ() -> None:
+    a = torch.empty(256, 512, dtype=torch.float16, device="cuda")
+    b = torch.empty(512, 192, dtype=torch.float16, device="cuda")
+    assert "atomic" in matmul.lower(a, b, True).cuda_source.lower()
+    assert "atomic" not in matmul.lower(a, b, False).cuda_source.lower()
+
+
+def test_tuple_outputs_in_return_order() -> None:
+    a = torch.randn(999, device="cuda")
+    b = torch.randn(999, device="cuda")
+    poison_allocator(((999,), torch.float32), ((999,), torch.float32))
+    s, d = sum_and_difference(a, b)
+    assert rel_err(s, a.double() + b.double()) < 1e-6
+    assert rel_err(d, a.double() - b.double()) < 1e-6

@@ -1,0 +1,40 @@
+"""Kernels that decorate fine but fail while their body is elaborated.
+
+Each failing line carries a `# FAILS HERE` marker naming the kernel; the tests
+find the line by its marker, so edits above it do not break them.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+M = TypeVar("M")
+
+
+@tl.jit
+def typo_in_copy(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    C = T.empty((m,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((m,), tl.float32)
+        T.copy(A, S, dst_typo=1)  # FAILS HERE: typo_in_copy
+        T.copy(S, C)
+    return C
+
+
+@tl.jit
+def returns_an_input(A: tl.Tensor[tl.float32, M]):
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(4):
+            A[i] = 0
+    return A  # FAILS HERE: returns_an_input
+
+
+@tl.jit
+def returns_a_python_int(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    size = m + 1
+    return size  # FAILS HERE: returns_a_python_int

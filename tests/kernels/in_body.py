@@ -1,0 +1,35 @@
+"""In-body declarations (the second seed's form) beyond the seed GEMM."""
+
+from __future__ import annotations
+
+import tltyped as tl
+import tltyped.language as T
+
+
+@tl.jit
+def scale_rows(A, B, alpha, block_M: int = 64):
+    M = T.const("M")
+    N = T.dynamic("N")
+    A: T.Tensor[[M, N], T.float32]
+    B: T.Tensor[[M, N], T.float32]
+    alpha: T.float32
+    with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+        for j in T.serial(N):
+            for i in T.Parallel(block_M):
+                if bx * block_M + i < M:
+                    B[bx * block_M + i, j] = A[bx * block_M + i, j] * alpha
+
+
+@tl.jit
+def typed_scalars(A, half_value, double_value, big_count, enabled):
+    """Dyn scalars spelled with TileLang's dtypes other than int32/float32."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    half_value: T.float16
+    double_value: T.float64
+    big_count: T.int64
+    enabled: T.bool
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            if enabled:
+                A[i] = T.cast(double_value, T.float32) + T.cast(half_value, T.float32) + T.cast(big_count, T.float32)

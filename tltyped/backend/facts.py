@@ -1,0 +1,77 @@
+"""The per-call facts of a call's tensors: device, stream, and each tensor's pointer, signature and sizes.
+
+`tensor_facts(ranks, *tensors)` returns one flat tuple:
+
+    (device, stream, A_ptr, A_sig, A_0, ..., B_ptr, B_sig, B_0, ...)
+
+`device` is the first tensor's CUDA device index (-1 when it is not on CUDA),
+`stream` torch's current stream there; a tensor's signature encodes its
+device, dtype and layout (an int when contiguous, `(int, *strides)` when not),
+so it can go into a cache key as is. The C version (csrc/facts.c) reads all
+of it through torch's DLPack exchange API in one call; `python_facts` computes
+the same with torch's Python API and serves whatever the C version cannot
+(meta tensors, non-tensors, a torch without the exchange API).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+import torch
+
+from tltyped.backend import build
+
+logger = logging.getLogger(__name__)
+
+_DLPACK_CODES: dict[torch.dtype, tuple[int, int]] = {  # torch dtype -> DLPack (type code, bits)
+    torch.int8: (0, 8), torch.int16: (0, 16), torch.int32: (0, 32), torch.int64: (0, 64),
+    torch.uint8: (1, 8), torch.float16: (2, 16), torch.float32: (2, 32), torch.float64: (2, 64),
+    torch.bfloat16: (4, 16), torch.bool: (6, 8), torch.float8_e4m3fn: (10, 8), torch.float8_e5m2: (12, 8),
+}
+_DEVICE_TYPES = {"cpu": 1, "cuda": 2}
+
+
+def _signature(t: torch.Tensor) -> int | tuple[int, ...]:
+    code, bits = _DLPACK_CODES.get(t.dtype, (255, t.element_size() * 8))
+    device = t.device
+    sig = ((_DEVICE_TYPES.get(device.type, 0) * 65536 + (device.index or 0)) * 256 + code) * 256 + bits
+    return sig if t.is_contiguous() else (sig, *t.stride())
+
+
+def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
+    """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
+    first = tensors[0] if tensors else None
+    device = first.device.index if isinstance(first, torch.Tensor) and first.device.type == "cuda" else -1
+    if not tensors and torch.cuda.is_available():
+        device = torch.cuda.current_device()
+    out: list[Any] = [device, torch._C._cuda_getCurrentRawStream(device) if device >= 0 else 0]
+    for rank, t in zip(ranks, tensors):
+        if t.dim() != rank:
+            raise ValueError("rank mismatch")
+        out += [t.data_ptr() if t.device.type != "meta" else 0, _signature(t), *t.shape]
+    return tuple(out)
+
+
+def _load_c_facts() -> Callable[..., tuple[Any, ...]] | None:
+    if os.environ.get("TLTYPED_PYTHON_FACTS"):
+        return None
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        logger.info("torch has no DLPack exchange API; tensor facts use the Python fallback")
+        return None
+    source = resources.files("tltyped.backend").joinpath("csrc/facts.c").read_text()
+    torch_include = os.path.join(os.path.dirname(torch.__file__), "include")
+    try:
+        module, _ = build.build("tensor facts", "tltyped_facts", source, ".c", build.cc_command([torch_include]))
+    except (build.CompileError, OSError, ImportError) as exc:
+        logger.warning("tensor facts use the slower Python fallback: %s", exc)
+        return None
+    module.set_fallback(python_facts)
+    facts: Callable[..., tuple[Any, ...]] = module.facts
+    return facts
+
+
+tensor_facts: Callable[..., tuple[Any, ...]] = _load_c_facts() or python_facts

@@ -207,7 +207,7 @@ class Competitors:
         def cache_note() -> str:
             info = fn.cache_info()
             slow = f"; SLOW PATH TAKEN {info.misses - 1} extra times" if info.misses > 1 else ""
-            return f"hits={info.hits} misses={info.misses}{slow}"
+            return f"hits={info.hits} misses={info.misses}{slow}{facts_note()}"
 
         return self._bench(case, fn, after=cache_note)
 
@@ -251,6 +251,15 @@ class Competitors:
         if not check:
             return Bench(stmt, names)
         return Bench(stmt, names, self.inputs.out, self.inputs.expected[case])
+
+
+def facts_note() -> str:
+    """Which tensor-facts reader tltyped's fast path uses: the C one, or the much slower Python fallback."""
+    try:
+        from tltyped.backend import facts
+    except Exception:
+        return ""
+    return "; facts=Python FALLBACK" if facts.tensor_facts is facts.python_facts else "; facts=C"
 
 
 def noop(*args: Any) -> None:

@@ -1,21 +1,24 @@
 """The generated parser's own cost, measured without a GPU.
 
-A cached tltyped call is the generated fast path (unpack shapes, build the
-static key, look it up, read data pointers, check alignment) followed by the
-C launch. This times the fast path alone: the three kernels of dispatch.py
-are decorated (nothing is compiled), their fast paths are rebuilt with
-`build_fast_path` around a cache holding a no-op launch under the key of CPU
-(or meta) tensors, and each is called in a loop. A change to the template or
-to the key shows up here, in CI, with no device.
+A cached tltyped call is the generated fast path (one `facts` call reading
+every tensor's pointer, signature and sizes, the key lookup, the dim and
+alignment checks) followed by the C launch. This times the fast path alone:
+the three kernels of dispatch.py are decorated (nothing is compiled), their
+fast paths are rebuilt with `build_fast_path` around a cache holding a no-op
+launch under the key of CPU tensors, and each is called in a loop, once with
+the C `tensor_facts` (where it builds here) and once with `python_facts`. A
+change to the template, the key or the facts shows up here, in CI, with no
+device. Every call must hit: a miss raises.
 
-So that the nanoseconds can be read, the same run also times the pieces the
-parser is made of (`t.data_ptr()`, `t.shape`, a dict lookup, ...), the
-generated `key` twin, and the stand-ins the cached call ends in (the no-op
-launch, the stream function); "parser" is the fast path minus those stand-ins.
-CPU tensors answer `get_device()` with -1 and `data_ptr()` a little faster
-than CUDA ones, so compare runs with runs, not with GPU figures.
+So that the nanoseconds can be read, the same run times the pieces too:
+`facts(...)` alone, a key lookup, the no-op launch stand-in, a plain Python
+call, and torch's own accessors (`t.data_ptr()`, `t.shape`, ...) that a
+pure-Python parser would be made of. "parser" is the fast path minus the
+launch stand-in. CPU tensors report device -1 and stream 0, so on a GPU the
+facts cost a little more (the current-stream lookup): compare CPU runs with
+CPU runs.
 
-    python benchmarks/parser_cpu.py [--calls 100000] [--loops 5] [--device cpu|meta]
+    python benchmarks/parser_cpu.py [--calls 100000] [--loops 5]
 """
 
 # No `from __future__ import annotations`: see dispatch.py's kernels.
@@ -23,6 +26,7 @@ than CUDA ones, so compare runs with runs, not with GPU figures.
 import argparse
 import itertools
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -30,128 +34,126 @@ import torch
 from _timing import best_per_call, make_loop
 from dispatch import CASES, Inputs, tltyped_kernels
 
-STREAM = abs  # stands in for torch._C._cuda_getCurrentRawStream: a C function of the device index
-
 
 def noop_launch(*args: Any) -> None:
     """The cache entry's launch, doing nothing."""
 
 
 class Case:
-    """One kernel's fast path, rebuilt around our own cache, stream and slow path."""
+    """One kernel's fast path, rebuilt around our own cache, counter and slow path."""
 
-    def __init__(self, name: str, fn: Any, args: dict[str, Any]) -> None:
+    def __init__(self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]]) -> None:
         from tltyped.codegen.fastpath import build_fast_path
 
         self.name = name
-        self.args = args
+        self.args = list(args.values())
         self.signature = fn.signature
         self.cache: dict[Any, Any] = {}
         self.hits = itertools.count()
         self.key, self.fast = build_fast_path(
-            fn.signature, fn.fast_path_source, self.cache, self._slow, self.hits.__next__, STREAM
+            fn.signature, fn.fast_path_source, self.cache, self._slow, self.hits.__next__, facts
         )
-        values = list(args.values())
-        self.device = values[0].get_device()
-        self.key_value = self.key(*values)
-        self.launch_args = self._check_launch_args(values)
-        self.cache[self.key_value] = (noop_launch, self.device)
+        self.key_value = self.key(*self.args)
+        self.launch_args = self._launch_args()
+        self.cache[self.key_value] = noop_launch
 
     def _slow(self, *args: Any) -> None:
         raise AssertionError(f"{self.signature.name}: the fast path missed its cache (it must hit here)")
 
-    def _check_launch_args(self, values: list[Any]) -> tuple[Any, ...]:
+    def _launch_args(self) -> tuple[Any, ...]:
         """Call once through a recording launch: the parser must pass what the launcher expects."""
         seen: list[tuple[Any, ...]] = []
-        self.cache[self.key_value] = (lambda *a: seen.append(a), self.device)
-        self.fast(*values)
-        expected = [v.data_ptr() if isinstance(v, torch.Tensor) else v for v in values]
-        expected += [values[0].shape[0]] * len(self.signature.dyn_dims)  # every dyn dim here is the length
-        expected += [STREAM(self.device), self.device]
+        self.cache[self.key_value] = lambda *a: seen.append(a)
+        self.fast(*self.args)
+        expected = [v.data_ptr() if isinstance(v, torch.Tensor) else v for v in self.args]
+        expected += [len(self.args[0])] * len(self.signature.dyn_dims)  # every dyn dim here is the length
+        expected += [0, -1]  # stream, device: CPU tensors
         if list(seen[0]) != expected:
             raise AssertionError(f"{self.name}: the fast path launched with {seen[0]}, expected {tuple(expected)}")
         return seen[0]
 
+    def calls_made(self) -> int:
+        return next(self.hits)
+
 
 def time_ns(stmt: str, names: dict[str, Any], opts: argparse.Namespace) -> float:
+    """ns per call; a loop is up to --calls calls, fewer for slow statements (about 50 ms a loop)."""
     loop = make_loop(stmt, names)
-    loop(1000)
-    return best_per_call(loop, opts.calls, opts.loops, lambda: None) * 1e9
+    estimate = best_per_call(loop, 1000, 1, lambda: None)  # also the warm-up
+    calls = max(1000, min(opts.calls, int(0.05 / max(estimate, 1e-9))))
+    return best_per_call(loop, calls, opts.loops, lambda: None) * 1e9
 
 
-def call(fn: str, n: int) -> str:
-    return f"{fn}({', '.join(f'x{i}' for i in range(n))})"
+def call(fn: str, values: list[Any]) -> tuple[str, dict[str, Any]]:
+    names = {f"x{i}": v for i, v in enumerate(values)}
+    return f"{fn}({', '.join(names)})", names
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=100_000, help="calls per timed loop")
+    parser.add_argument("--calls", type=int, default=100_000, help="calls per timed loop, at most (fewer for slow calls)")
     parser.add_argument("--loops", type=int, default=5, help="timed loops; the best counts")
-    parser.add_argument("--device", default="cpu", choices=["cpu", "meta"], help="where the argument tensors live")
     opts = parser.parse_args()
 
+    from tltyped.backend.facts import python_facts, tensor_facts
+
+    variants = {"C facts": tensor_facts, "Python facts": python_facts}
+    if tensor_facts is python_facts:
+        variants = {"Python facts (the C facts did not build)": python_facts}
     inputs = Inputs("cpu")
     kernels = tltyped_kernels()
-    cases = {}
+
+    rows: list[tuple[str, str, float]] = []
+    parser_ns: dict[tuple[str, str], float] = {}
+    made = 0
     for name in CASES:
-        args = {k: v.to(opts.device) if isinstance(v, torch.Tensor) else v for k, v in inputs.args[name].items()}
-        cases[name] = Case(name, kernels[name], args)
+        cases = {v: Case(name, kernels[name], inputs.args[name], facts) for v, facts in variants.items()}
+        first = next(iter(cases.values()))
+        tensors = sum(isinstance(v, torch.Tensor) for v in first.args)
+        stmt, names = call("f", first.args)
+        launch_stmt, launch_names = call("f", list(first.launch_args))
+        launch = time_ns(launch_stmt, {"f": noop_launch, **launch_names}, opts)
+        for variant, case in cases.items():
+            fast = time_ns(stmt, {"f": case.fast, **names}, opts)
+            parser_ns[(name, variant)] = fast - launch
+            rows.append((name, f"fast path {case.signature.name}(...), {tensors} tensors, {variant}", fast))
+            rows.append((name, "  parser alone (minus the launch stand-in)", fast - launch))
+            made += case.calls_made()
+        rows.append((name, f"  launch stand-in: no-op Python function of {len(launch_names)} arguments", launch))
+        rows.append((name, f"  a no-op Python function of the same {len(names)} arguments", time_ns(stmt, {"f": noop_launch, **names}, opts)))
+        ranks = bytes(t.dim() for t in first.args if isinstance(t, torch.Tensor))
+        tensor_names = {f"t{i}": t for i, t in enumerate(t for t in first.args if isinstance(t, torch.Tensor))}
+        for variant, facts in variants.items():
+            rows.append((name, f"  facts(ranks, {tensors} tensors) alone, {variant}",
+                         time_ns(f"facts(ranks, {', '.join(tensor_names)})", {"facts": facts, "ranks": ranks, **tensor_names}, opts)))
 
-    rows = []  # (case, what, ns)
-    results: dict[str, dict[str, float]] = {}
-    for name, case in cases.items():
-        values = {f"x{i}": v for i, v in enumerate(case.args.values())}
-        launch = {f"x{i}": v for i, v in enumerate(case.launch_args)}
-        r = results[name] = {
-            "fast": time_ns(call("f", len(values)), {"f": case.fast, **values}, opts),
-            "key": time_ns(call("f", len(values)), {"f": case.key, **values}, opts),
-            "call": time_ns(call("f", len(values)), {"f": noop_launch, **values}, opts),
-            "launch": time_ns(call("f", len(launch)), {"f": noop_launch, **launch}, opts),
-            "stream": time_ns("s(d)", {"s": STREAM, "d": case.device}, opts),
-        }
-        r["parser"] = r["fast"] - r["launch"] - r["stream"]
-        tensors = sum(isinstance(v, torch.Tensor) for v in case.args.values())
-        rows += [
-            (name, f"fast path {case.signature.name}(...), {tensors} tensors, no-op launch", r["fast"]),
-            (name, "  parser alone (fast path - launch stand-in - stream stand-in)", r["parser"]),
-            (name, "  the generated key(...) twin (unpack + key tuple)", r["key"]),
-            (name, f"  a no-op Python function of the same {len(values)} arguments", r["call"]),
-            (name, f"  launch stand-in: no-op Python function of {len(launch)} arguments", r["launch"]),
-        ]
-    hits = sum(next(c.hits) for c in cases.values())  # each count has advanced past every timed call
-
-    a = cases["a"]
-    t, (x, y, z) = a.args["A"], a.args.values()
+    a = Case("a", kernels["a"], inputs.args["a"], next(iter(variants.values())))
+    t = a.args[0]
     pieces = {
+        f"cache[key] ({len(a.key_value)}-item key, hit)": ("cache[k]", {"cache": a.cache, "k": a.key_value}),
+        "hit counter next()": ("h()", {"h": itertools.count().__next__}),
         "t.data_ptr()": ("t.data_ptr()", {}),
-        "tuple(t.shape)": ("tuple(t.shape)", {}),
         "n, = t.shape": ("n, = t.shape", {}),
         "t.dtype": ("t.dtype", {}),
         "t.get_device()": ("t.get_device()", {}),
         "t.is_contiguous()": ("t.is_contiguous()", {}),
         "t.stride()": ("t.stride()", {}),
-        f"cache[key] ({len(a.key_value)}-tuple key, hit)": ("cache[k]", {"cache": a.cache, "k": a.key_value}),
-        f"build the (a) key tuple from 3 tensors": (
-            "(x.dtype, x.get_device(), x.is_contiguous() or x.stride(), y.dtype, y.get_device(), "
-            "y.is_contiguous() or y.stride(), z.dtype, z.get_device(), z.is_contiguous() or z.stride())",
-            {"x": x, "y": y, "z": z},
-        ),
-        "stream stand-in abs(device)": ("s(d)", {"s": STREAM, "d": a.device}),
-        "hit counter next()": ("h()", {"h": itertools.count().__next__}),
         "empty loop step (harness)": ("pass", {}),
     }
     for what, (stmt, names) in pieces.items():
         rows.append(("-", what, time_ns(stmt, {"t": t, **names}, opts)))
 
-    print(f"parser_cpu: {opts.calls} calls x best of {opts.loops}, {opts.device} tensors; "
+    print(f"parser_cpu: {opts.calls} calls x best of {opts.loops}, CPU tensors; "
           f"python {sys.version.split()[0]}, torch {torch.__version__}")
     width = max(len(w) for _, w, _ in rows)
     print(f"{'case':4s}  {'what':{width}s}  {'ns/call':>8s}")
     for case_name, what, ns in rows:
         print(f"{case_name:4s}  {what:{width}s}  {ns:8.0f}")
-    per_tensor = (results["c"]["parser"] - results["a"]["parser"]) / 5
-    print(f"parser per extra tensor ((c)-(a))/5: {per_tensor:.0f} ns")
-    print(f"parser, 3-tensor case (a): {results['a']['parser']:.0f} ns; fast-path calls made: {hits}, slow path: 0")
+    for variant in variants:
+        per_tensor = (parser_ns[("c", variant)] - parser_ns[("a", variant)]) / 5
+        print(f"{variant}: parser (a) {parser_ns[('a', variant)]:.0f} ns, (b) {parser_ns[('b', variant)]:.0f} ns, "
+              f"(c) {parser_ns[('c', variant)]:.0f} ns; per extra tensor ((c)-(a))/5 {per_tensor:.0f} ns")
+    print(f"fast-path calls made: {made}, all hits")
 
 
 if __name__ == "__main__":

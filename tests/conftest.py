@@ -27,9 +27,8 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-for path in (str(ROOT), str(TESTS)):  # `tltyped` (not installed in the venv) and `kernels`
-    if path not in sys.path:
-        sys.path.insert(0, path)
+if str(ROOT) not in sys.path:  # `tltyped` and `tests.kernels` (pyproject's pythonpath does the same under pytest)
+    sys.path.insert(0, str(ROOT))
 
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="tltyped-tests-"))
 os.environ["TLTYPED_CACHE_DIR"] = str(_SESSION_DIR / "tltyped")
@@ -113,7 +112,7 @@ def compiled_outputs() -> object:
     """nvcc build 1 of the session: a kernel with a T.empty and a T.alloc_global output and a dyn dim."""
     if not has_nvcc():
         pytest.skip("nvcc is not available")
-    from kernels.outputs import two_outputs
+    from tests.kernels.outputs import two_outputs
 
     with target_env("sm_90a"):
         return two_outputs.compile(meta(256, 96, dtype=torch.float32))

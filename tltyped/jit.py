@@ -5,8 +5,8 @@
       hit  -> launch the compiled kernel with data pointers, dyn values and the
               raw current CUDA stream
       miss -> Dispatcher.slow: validate (frontend/binding.py), tune if asked,
-              elaborate -> lower -> build (or load from the disk cache), store,
-              then run the fast path again, which now hits
+              elaborate -> lower -> build (or load from the disk cache), store
+              under the key, launch
 
 What `jit` returns is the generated fast-path function itself, carrying
 `lower`, `compile`, `cache_info`, `signature` and `fast_path_source` as
@@ -101,11 +101,15 @@ class Dispatcher:
         self.counters.misses += 1
         bound = self.binder.bind(args)
         key = self.key(*args)
-        if key not in self.cache:
+        launch = self.cache.get(key)
+        if launch is None:
             with self.locks.setdefault(key, threading.Lock()):
-                if key not in self.cache:
-                    self.cache[key] = self.entry(bound)
-        return self.fast(*args)
+                launch = self.cache.get(key)
+                if launch is None:
+                    launch = self.cache[key] = self.entry(bound)
+        assert bound.device is not None and bound.device.index is not None
+        device = bound.device.index
+        return launch(*self.launch_args(bound), torch._C._cuda_getCurrentRawStream(device), device)
 
     def entry(self, bound: Bound) -> Callable[..., Any]:
         device = bound.device
@@ -124,7 +128,7 @@ class Dispatcher:
             kernel = self.kernel(bound, {**consts, **config}, device)
             launch = build_kernel_call(self.signature, kernel, device)
             args = self.launch_args(bound)
-            stream = torch.cuda.current_stream(device).cuda_stream
+            stream = torch._C._cuda_getCurrentRawStream(device.index)
             return time_call(lambda: launch(*args, stream, device.index), device)
 
         return search(candidates(bound.tuned), measure)
@@ -147,8 +151,8 @@ class Dispatcher:
 
     def lowered(self, bound: Bound, consts: dict[str, Any]) -> lowering.LoweredKernel:
         target = targets.resolve(self.target, bound.device)
-        prim_func = self.elaborator.elaborate(self.specialization(bound, consts))
-        return lowering.lower(self.signature.name, prim_func, target)
+        elaborated = self.elaborator.elaborate(self.specialization(bound, consts))
+        return lowering.lower(self.signature.name, elaborated, target)
 
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
         """The compiled kernel of one specialisation and target, built once per process."""

@@ -27,7 +27,7 @@ from enum import IntEnum
 from typing import Any, Generic, Literal, TypeVar, overload
 
 import torch
-from typing_extensions import TypeAlias, Unpack
+from typing_extensions import ParamSpec, TypeAlias, Unpack
 
 from tltyped.types.dtypes import DType
 from tltyped.types.tensor import Tensor as Tensor
@@ -37,6 +37,7 @@ _float: TypeAlias = builtins.float
 _bool: TypeAlias = builtins.bool
 _T = TypeVar("_T")
 _N = TypeVar("_N", bound=builtins.float)
+_P = ParamSpec("_P")
 
 # -- dtypes -------------------------------------------------------------------------
 
@@ -434,7 +435,7 @@ def sync_warp(mask: _int | None = None) -> PrimExpr: ...
 def use_swizzle(panel_size: _int, order: str = "row", enable: _bool = True) -> PrimExpr: ...
 def annotate_layout(layout_map: dict[Any, Any]) -> PrimExpr: ...
 def print(obj: Any = None, msg: str = "", warp_group_id: _int = 0, warp_id: _int = 0) -> None: ...
-def macro(func: Callable[..., _T]) -> Callable[..., _T]: ...
+def macro(func: Callable[_P, _T]) -> Callable[_P, _T]: ...
 
 def __getattr__(name: str) -> Any:
     """The rest of `tilelang.language`: untyped, so never an error."""

@@ -105,3 +105,28 @@ def test_tuple_outputs_in_return_order() -> None:
     s, d = sum_and_difference(a, b)
     assert rel_err(s, a.double() + b.double()) < 1e-6
     assert rel_err(d, a.double() - b.double()) < 1e-6
+
+
+@pytest.mark.parametrize("n", [1, 64, 1000, 4099])
+def test_derived_dim_interleave_both_forms(n: int) -> None:
+    from examples.interleave import interleave, interleave_into
+
+    a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    expected = torch.empty(2 * n + 1, dtype=torch.float64, device="cuda")
+    expected[0 : 2 * n : 2], expected[1 : 2 * n : 2], expected[2 * n] = a.double(), b.double(), -7.5
+    for fn in (interleave, interleave_into):
+        out = torch.full((2 * n + 1,), float("nan"), device="cuda")
+        fn(a, b, out, -7.5)
+        assert rel_err(out, expected) < 1e-7, fn.__name__
+
+
+def test_derived_dim_mismatch_is_rejected_on_the_fast_path() -> None:
+    from examples.interleave import interleave, interleave_into
+
+    a, b = torch.randn(10, device="cuda"), torch.randn(10, device="cuda")
+    for fn in (interleave, interleave_into):
+        fn(a, b, torch.empty(21, device="cuda"), 1.0)  # compiled: the bad call below hits the key
+    with pytest.raises(ValueError, match=r"argument 'Out': dim 0 is N \* 2 \+ 1 = 21, got 20"):
+        interleave(a, b, torch.empty(20, device="cuda"), 1.0)
+    with pytest.raises(ValueError, match=r"shape check `Out.shape\[0\] == 2 \* A.shape\[0\] \+ 1` fails"):
+        interleave_into(a, b, torch.empty(20, device="cuda"), 1.0)

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from tilelang import tvm
 from tilelang.jit.adapter.utils import pythonic_expr
+from tvm.tirx.stmt_functor import substitute
 
 from tltyped.backend import build
 from tltyped.backend.lower import LoweredKernel
@@ -40,7 +41,7 @@ class CArg:
 class OutputSpec:
     """An output the kernel writes: allocated by the caller before each launch."""
 
-    shape: tuple[str, ...]  # Python expressions over the dyn dims' names
+    shape: tuple[str, ...]  # Python expressions over `_tl_d0`, `_tl_d1`, ...: the dyn dims in declaration order
     dtype: torch.dtype
 
 
@@ -77,6 +78,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
     args: list[CArg] = []
     cname_of: dict[str, str] = {}
     outputs: list[OutputSpec] = []
+    placeholders = {lowered.dyn_vars[d]: tvm.tirx.Var(f"_tl_d{i}", "int32") for i, d in enumerate(signature.dyn_dims)}
     for index, var in enumerate(params):
         cname = f"a{index}"
         if var in pf.buffer_map:
@@ -87,7 +89,10 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
             args.append(CArg(label, cname, "void*", "ptr"))
             cname_of[buffer.data.name] = f"({wrapper._lookup_type(buffer.dtype)}*){cname}"
             if index >= len(runtime):
-                shape = tuple(pythonic_expr(s) if not isinstance(s, tvm.tirx.IntImm) else str(int(s)) for s in buffer.shape)
+                shape = tuple(
+                    str(int(s)) if isinstance(s, tvm.tirx.IntImm) else pythonic_expr(substitute(s, placeholders))
+                    for s in buffer.shape
+                )
                 outputs.append(OutputSpec(shape, _torch_dtype(str(buffer.dtype))))
         else:
             if index >= len(runtime) or runtime[index].kind is Kind.TENSOR:
@@ -95,11 +100,10 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
             dtype = str(var.dtype)
             args.append(_scalar_arg(runtime[index].name, cname, dtype, wrapper._lookup_type(dtype) if dtype != "handle" else "void*"))
             cname_of[var.name] = cname
-    dyn_dims = list(signature.dyn_dims)
-    for offset, name in enumerate(dyn_dims):
+    for offset, name in enumerate(signature.dyn_dims):
         cname = f"d{offset}"
         args.append(_scalar_arg(f"dim {name}", cname, "int32", "int"))
-        cname_of.setdefault(name, cname)
+        cname_of.setdefault(lowered.dyn_vars[name].name, cname)  # the variable's name in the kernel
     call_args = []
     for var in params:
         key = pf.buffer_map[var].data.name if var in pf.buffer_map else var.name

@@ -8,6 +8,7 @@ the Python binding around it (see `launcher.py`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -15,6 +16,8 @@ from typing import Any
 import tilelang
 from tilelang import tvm
 from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
+
+from tltyped.frontend.elaborate import Elaborated
 
 
 class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
@@ -35,6 +38,7 @@ class LoweredKernel:
     prim_func: Any
     target: dict[str, Any]
     artifact: Any
+    dyn_vars: Mapping[str, Any]  # dyn dim -> its TIR variable in prim_func
 
     @cached_property
     def tir(self) -> str:
@@ -77,7 +81,8 @@ class LoweredKernel:
         return f"<LoweredKernel {self.name} for {self.target['arch']}>"
 
 
-def lower(name: str, prim_func: Any, target: dict[str, Any]) -> LoweredKernel:
+def lower(name: str, elaborated: Elaborated, target: dict[str, Any]) -> LoweredKernel:
+    prim_func = elaborated.prim_func
     attrs = prim_func.attrs
     pass_configs = dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
     try:
@@ -85,4 +90,4 @@ def lower(name: str, prim_func: Any, target: dict[str, Any]) -> LoweredKernel:
             artifact = tilelang.lower(prim_func, target=target)
     except Exception as exc:
         raise LoweringError(f"{name}: TileLang could not lower the kernel for {target['arch']}: {exc}") from exc
-    return LoweredKernel(name, prim_func, target, artifact)
+    return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars)

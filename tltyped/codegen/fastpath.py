@@ -50,16 +50,19 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
         tensors.append(view)
         key_items.append(view.sig)
         for var, dim in zip(view.dims, p.tensor.dims):
-            is_dyn = any(signature.dims[s] for s in dim.symbols)
-            if not is_dyn:
-                key_items.append(var)
-            elif dim.is_symbol and dim.text in source:
+            if dim.is_symbol:
+                source.setdefault(dim.text, var)
+            if not any(signature.dims[s] for s in dim.symbols):
+                key_items.append(var)  # const: a different size is a different kernel (or a slow-path error)
+            elif dim.is_symbol and source[dim.text] != var:
                 checks.append(f"{var} != {source[dim.text]}")
-            elif dim.is_symbol:
-                source[dim.text] = var
-            else:
+            elif not dim.is_symbol:
                 derived.append((var, dim))
     checks += [f"{var} != {dimlib.render(dim, source)}" for var, dim in derived]
+    checks += [
+        f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}"
+        for c in signature.checks if c.is_dyn(signature.dims)
+    ]
     key_items += [p.name for p in signature.params if p.kind is Kind.CONST]
     launch_args = [f"_tl_{p.name}_p" if p.kind is Kind.TENSOR else p.name for p in signature.params if p.is_runtime]
     launch_args += [source[d] for d in signature.dyn_dims]
@@ -105,7 +108,8 @@ def build_kernel_call(signature: KernelSignature, kernel: CompiledKernel, device
         return kernel.launch
     args = [f"_tl_a{i}" for i, p in enumerate(p for p in signature.params if p.is_runtime)]
     source = render(
-        "kernel_call.py.j2", args=args, dims=list(signature.dyn_dims), outputs=kernel.outputs, returns=kernel.returns
+        "kernel_call.py.j2", args=args, dims=[f"_tl_d{i}" for i in range(len(signature.dyn_dims))],
+        outputs=kernel.outputs, returns=kernel.returns,
     )
     return _exec(  # type: ignore[no-any-return]
         source, f"<tltyped outputs of {signature.name}>", kernel.launch, torch.empty, device,

@@ -8,6 +8,8 @@ type, and `T.const` / `T.dynamic` names become the dims it may use.
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
 import inspect
 import typing
 from collections.abc import Callable
@@ -15,8 +17,8 @@ from typing import Any
 
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.annotation import parse_param
-from tltyped.frontend.body import BodyAnnotation, BodyInfo, analyze_body
-from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, KernelSignature, Param, TensorSpec
+from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, shape_reference
+from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
 from tltyped.types.dtypes import as_dtype, is_dtype_like
 from tltyped.types.tensor import Tensor
 
@@ -49,15 +51,46 @@ def analyze(fn: Callable[..., Any]) -> KernelSignature:
                 raise DefinitionError(f"{name}: {exc}") from None
     signature = KernelSignature(name, tuple(params), dim_kinds, frozenset(body.annotations))
     _check_dims_bound(signature)
-    return signature
+    checks = tuple(_shape_check(signature, a, body) for a in body.shape_asserts)
+    return dataclasses.replace(signature, checks=checks)
+
+
+def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyInfo) -> ShapeCheck:
+    """`assert B.shape[0] == 2 * A.shape[0] + 1` -> a check between the parameters' dims."""
+    where = body.where(relation.line)
+    params = {p.name: p for p in signature.params}
+
+    class _Dims(ast.NodeTransformer):
+        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+            ref = shape_reference(node, params)
+            param = params.get(ref[0]) if ref else None
+            if ref is None or param is None or param.tensor is None or not 0 <= ref[1] < len(param.tensor.dims):
+                raise DefinitionError(f"{where}: `{ast.unparse(node)}` is not a dim of a tensor parameter")
+            return ast.parse(f"({param.tensor.dims[ref[1]].text})", mode="eval").body
+
+    declared = {d: dimlib.symbol(d) for d in signature.dims}
+    sides = [dimlib.from_ast(_Dims().visit(copy.deepcopy(side)), declared) for side in (relation.left, relation.right)]
+    source = f"{ast.unparse(relation.left)} == {ast.unparse(relation.right)}"
+    return ShapeCheck(sides[0], sides[1], source)
 
 
 def _signature_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception as exc:  # an unresolvable forward reference, for example
-        raise DefinitionError(f"{fn.__name__}: cannot evaluate the signature's annotations: {exc}") from exc
-    hints.pop("return", None)
+    """The evaluated annotations of the parameters (strings under `from __future__ import annotations`).
+
+    Evaluated here rather than by `typing.get_type_hints`, which would read a
+    TileLang dtype (a `str` subclass such as `T.float32`) as another forward reference.
+    """
+    env = _environment(fn)
+    hints = {}
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        if name == "return":
+            continue
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, env)  # noqa: S307
+            except Exception as exc:
+                raise DefinitionError(f"{fn.__name__}: cannot evaluate the annotation of {name!r}: {exc}") from exc
+        hints[name] = annotation
     return hints
 
 

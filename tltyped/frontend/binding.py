@@ -61,6 +61,12 @@ class Binder:
             self._bind_tensor(p, bound.values[p.name], bound, allow_meta)
         for p in self.signature.tensors:
             self._check_derived_dims(p, bound.values[p.name], bound)
+        for check in self.signature.checks:
+            left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
+            if left != right:
+                raise self._fail(
+                    ValueError, f"shape check `{check.source}` fails: {check.left} = {left}, {check.right} = {right}"
+                )
         return bound
 
     def _check_const(self, p: Param, value: Any) -> None:

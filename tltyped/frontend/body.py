@@ -3,6 +3,8 @@
 Reads the function's AST once, at decoration, without running it:
 - dim declarations: `M, N = T.const("M, N")`, `K = T.dynamic("K")`, and names
   bound to expressions of dims (`M = N * 2 + 1`);
+- shape relations: `assert B.shape[0] == 2 * A.shape[0] + 1` at the top of the
+  body, which become checks of every call (the signature form's derived dims);
 - in-body parameter annotations: `A: T.Tensor[[M, K], T.float16]`, `n: T.int32`;
 - rule violations, reported with the user's file and line: a `T.alloc_*`
   passed straight into a call, a `return` of something other than buffers.
@@ -31,11 +33,21 @@ class BodyAnnotation:
 
 
 @dataclass
+class ShapeAssert:
+    """`assert <dims of parameters> == <dims of parameters>`, still as source."""
+
+    left: ast.expr
+    right: ast.expr
+    line: int
+
+
+@dataclass
 class BodyInfo:
     filename: str
     dim_kinds: dict[str, bool] = field(default_factory=dict)  # declared symbol -> dyn
     dims: dict[str, dimlib.Dim] = field(default_factory=dict)  # usable name -> its dim
     annotations: dict[str, BodyAnnotation] = field(default_factory=dict)
+    shape_asserts: list[ShapeAssert] = field(default_factory=list)
 
     def where(self, line: int) -> str:
         return f"{self.filename}:{line}"
@@ -93,12 +105,40 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
             _declare_dims(stmt.value, names, kind == "dynamic", stmt.lineno, info)
         elif names is not None and len(names) == 1 and names[0] not in params:
             _declare_alias(names[0], stmt.value, info)
+    elif isinstance(stmt, ast.Assert) and _is_shape_relation(stmt.test, params):
+        assert isinstance(stmt.test, ast.Compare)
+        info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno))
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
         name = stmt.target.id
         if name in params:
             if name in info.annotations:
                 raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
             info.annotations[name] = BodyAnnotation(name, stmt.annotation, stmt.lineno)
+
+
+def shape_reference(node: ast.AST, params: Mapping[str, object]) -> tuple[str, int] | None:
+    """`A.shape[1]` -> ("A", 1) when A is a parameter."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id in params
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, int)
+    ):
+        return node.value.value.id, node.slice.value
+    return None
+
+
+def _is_shape_relation(test: ast.expr, params: Mapping[str, object]) -> bool:
+    """`x == y` where both sides use parameters' shapes, ints and + - * // only."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    refs = [n for side in sides for n in ast.walk(side) if shape_reference(n, params) is not None]
+    allowed = (ast.BinOp, ast.Constant, ast.Subscript, ast.Attribute, ast.Name, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
+    return bool(refs) and all(isinstance(n, allowed) for side in sides for n in ast.walk(side))
 
 
 def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, info: BodyInfo) -> None:

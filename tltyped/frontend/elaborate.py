@@ -46,6 +46,18 @@ class Specialization:
     strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides, None if contiguous
 
 
+@dataclass(frozen=True)
+class Elaborated:
+    """A specialisation's PrimFunc, and the TIR variable standing for each dyn dim in it.
+
+    The body may rename a dyn dim's variable (`(n,) = A.shape` names it `n`),
+    so the launcher maps dims to kernel parameters through these objects.
+    """
+
+    prim_func: Any
+    dyn_vars: Mapping[str, Any]
+
+
 class _Builder(tl_builder.Builder):  # type: ignore[misc]
     """TileLang's Builder, told which names are the signature's dims and tensors.
 
@@ -86,7 +98,6 @@ class Elaborator:
         self._signature = signature
         self._generator: Any = None
         self._lock = threading.Lock()
-        self.dyn_vars = {name: tirx.Var(name, "int32") for name in signature.dyn_dims}
 
     def _ir_generator(self) -> Any:
         with self._lock:
@@ -95,8 +106,8 @@ class Elaborator:
             return self._generator
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The body's keyword arguments and the dims' values for one specialisation."""
-        dims: dict[str, Any] = {**spec.dims, **self.dyn_vars}
+        """The body's keyword arguments and the dims' values (a fresh TIR variable per dyn dim)."""
+        dims: dict[str, Any] = {**spec.dims, **{name: tirx.Var(name, "int32") for name in self._signature.dyn_dims}}
         kwargs: dict[str, Any] = {}
         for p in self._signature.params:
             if p.kind is Kind.TENSOR:
@@ -115,17 +126,19 @@ class Elaborator:
                 kwargs[p.name] = spec.consts[p.name]
         return kwargs, dims
 
-    def elaborate(self, spec: Specialization) -> Any:
+    def elaborate(self, spec: Specialization) -> Elaborated:
         generator = self._ir_generator()
         kwargs, dims = self.arguments(spec)
         builder = _Builder(frozenset(p.name for p in self._signature.tensors), dims)
         try:
             with builder.prim_func(self._signature.name):
                 generator.gen(builder)(**kwargs)
-            return tl_builder._patch_prim_func_attrs(builder.get(), builder)
+            prim_func = tl_builder._patch_prim_func_attrs(builder.get(), builder)
         except Exception as exc:
             where = f"{builder.current_file}:{builder.current_line}" if builder.current_line else self._signature.name
             raise KernelBuildError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
+        dyn_vars = {name: dims[name] for name in self._signature.dyn_dims}
+        return Elaborated(prim_func, dyn_vars)
 
 
 def _describe(exc: Exception) -> str:

@@ -72,11 +72,24 @@ class Param:
 
 
 @dataclass(frozen=True)
+class ShapeCheck:
+    """A relation between dims every call must satisfy (from a shape `assert`)."""
+
+    left: Dim
+    right: Dim
+    source: str  # the assert's condition as written, for messages
+
+    def is_dyn(self, dims: Mapping[str, bool]) -> bool:
+        return any(dims[s] for s in (*self.left.symbols, *self.right.symbols))
+
+
+@dataclass(frozen=True)
 class KernelSignature:
     name: str
     params: tuple[Param, ...]
     dims: Mapping[str, bool]  # each declared dim symbol -> is it dyn
     in_body: frozenset[str] = field(default_factory=frozenset)  # params annotated in the body
+    checks: tuple[ShapeCheck, ...] = ()
 
     def param(self, name: str) -> Param:
         for p in self.params:

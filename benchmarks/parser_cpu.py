@@ -133,6 +133,7 @@ def main() -> None:
         f"cache[key] ({len(a.key_value)}-item key, hit)": ("cache[k]", {"cache": a.cache, "k": a.key_value}),
         "hit counter next()": ("h()", {"h": itertools.count().__next__}),
         "t.data_ptr()": ("t.data_ptr()", {}),
+        "tuple(t.shape)": ("tuple(t.shape)", {}),
         "n, = t.shape": ("n, = t.shape", {}),
         "t.dtype": ("t.dtype", {}),
         "t.get_device()": ("t.get_device()", {}),

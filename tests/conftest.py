@@ -14,7 +14,7 @@ Tests that need one specific target set it themselves with monkeypatch.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
+import importlib
 import os
 import shutil
 import sys
@@ -65,13 +65,7 @@ def meta(*shape: int, dtype: torch.dtype = torch.float16) -> torch.Tensor:
 
 
 def _load_example(name: str) -> ModuleType:
-    path = ROOT / "examples" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"tltyped_example_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"examples.{name}")
 
 
 @contextlib.contextmanager

@@ -38,3 +38,27 @@ def returns_a_python_int(A: tl.Tensor[tl.float32, M]):
     (m,) = A.shape
     size = m + 1
     return size  # FAILS HERE: returns_a_python_int
+
+
+@tl.jit
+def unreturned_empty(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    C = T.empty((m,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(4):
+            C[i] = A[i]  # FAILS HERE: unreturned_empty (the last line run before the check)
+
+
+@tl.jit
+def gemm_shape_mismatch(A: tl.Tensor[tl.float16, M, M]):
+    (m, _) = A.shape
+    C = T.empty((m, m), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((64, 32), tl.float16)
+        B_s = T.alloc_shared((48, 64), tl.float16)
+        C_l = T.alloc_fragment((64, 64), tl.float32)
+        T.copy(A[0, 0], A_s)
+        T.copy(A[0, 0], B_s)
+        T.gemm(A_s, B_s, C_l)  # FAILS HERE: gemm_shape_mismatch
+        T.copy(C_l, C[0, 0])
+    return C

@@ -35,3 +35,17 @@ def add_or_sub(
             else:
                 C[bx * rows + i, j] = A[bx * rows + i, j] + B[bx * rows + i, j]
     return C
+
+
+@tl.jit
+def add_in_body(A, B):
+    """The in-body form of add_or_sub's `add` branch: dims from T.const instead of A.shape."""
+    M, N = T.const("M, N")
+    A: T.Tensor[[M, N], T.float32]
+    B: T.Tensor[[M, N], T.float32]
+    C = T.empty((M, N), tl.float32)
+    rows = rows_per_block(M)
+    with T.Kernel(T.ceildiv(M, rows), threads=128) as bx:
+        for i, j in T.Parallel(rows, N):
+            C[bx * rows + i, j] = A[bx * rows + i, j] + B[bx * rows + i, j]
+    return C

@@ -114,9 +114,8 @@ def test_tensor_in_both_orders_reads_the_same() -> None:
 
 
 TILELANG_DTYPE_BUG = (
-    "TileLang dtypes are str subclasses; typing turns a str inside a subscript or annotation into a "
-    "ForwardRef, so a TileLang dtype in a *signature* annotation fails at decoration with "
-    "\"cannot evaluate the signature's annotations: name 'float16' is not defined\""
+    "TileLang dtypes are str subclasses; Generic.__class_getitem__ turns a str argument into a ForwardRef, "
+    "so Tensor[..., T.float16] records ForwardRef(dtype('float16')) and _parse_dtype rejects it as an unknown dtype"
 )
 
 

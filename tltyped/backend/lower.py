@@ -21,9 +21,17 @@ from tltyped.frontend.elaborate import Elaborated
 
 
 class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
-    """TileLang's CUDA host wrapper, also taking raw pointer (`tl.ptr`) parameters."""
+    """TileLang's CUDA host wrapper, taking raw pointer (`tl.ptr`) parameters and empty grids.
+
+    A launch whose grid is empty (a dyn dim of 0) is skipped, as torch skips
+    empty work, instead of failing with an invalid configuration.
+    """
 
     _TYPE_MAP = {**TLCUDASourceWrapper._TYPE_MAP, "handle": "void*"}
+
+    def get_kernel_launch_code(self, name: str, grid: str, block: str, smem: Any, args: str, cluster: Any) -> str:
+        launch: str = super().get_kernel_launch_code(name, grid, block, smem, args, cluster)
+        return f"\n\tif ({grid}.x != 0 && {grid}.y != 0 && {grid}.z != 0)" + launch
 
 
 class LoweringError(RuntimeError):

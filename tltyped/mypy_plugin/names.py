@@ -23,6 +23,7 @@ HASHABLE: Final = "typing.Hashable"
 
 LANGUAGE: Final = "tltyped.language"
 LANGUAGE_DTYPE: Final = "tltyped.language.dtype"
+LANGUAGE_BUFFER: Final = "tltyped.language.Buffer"
 LANGUAGE_DIM_DECLARATIONS: Final = ("tltyped.language.const", "tltyped.language.dynamic")
 LANGUAGE_OUTPUTS: Final = ("tltyped.language.empty", "tltyped.language.alloc_global")
 

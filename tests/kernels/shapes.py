@@ -1,0 +1,41 @@
+"""Kernels whose tensors relate through literal, derived or asserted dims (decoration and binding only)."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+DT = TypeVar("DT")
+M = TypeVar("M")
+N = TypeVar("N")
+
+
+@tl.jit
+def same_dtype(A: tl.Tensor[DT, M], B: tl.Tensor[DT, M]):
+    """A and B share one dtype variable."""
+
+
+@tl.jit
+def four_columns(A: tl.Tensor[tl.float32, M, 4]):
+    """A literal dim."""
+
+
+@tl.jit
+def derived(A, B):
+    """B's dims are expressions of A's."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[2 * N + 1, T.ceildiv(N, 4)], T.float32]
+
+
+@tl.jit
+def asserted(A: tl.Tensor[tl.float32, M], B: tl.Tensor[tl.float32, N]):
+    """The signature form's derived dim: a shape assert at the top of the body."""
+    assert B.shape[0] == 2 * A.shape[0] + 1
+
+
+@tl.jit
+def with_scalars(A: tl.Tensor[tl.float32, M], n: tl.dyn[int], p: tl.ptr):
+    """A dyn int and a raw pointer."""

@@ -1,0 +1,292 @@
+"""Point 8: bad input is rejected with an error naming the parameter, the expectation and what came.
+
+Three routes reach the same checks:
+- a call (fast path -> slow path -> binder), here with CPU tensors: the device is
+  checked before dtype, rank and dims, so on a CPU machine a call shows the
+  device error, the argument-list errors and the scalar errors only;
+- `fn.lower(...)` / `fn.compile(...)` on meta tensors: every tensor check;
+- the slow path's binder itself (`fn._dispatcher.binder.bind(..., allow_meta=True)`).
+Failures while the body is elaborated become `KernelBuildError`s naming the
+user's file and line.
+
+Not testable without a GPU: the binder's misaligned-pointer error. A meta tensor
+has no address (data_ptr() is 0, and the binder skips the check for meta), and
+a misaligned CPU view is rejected for its device first. The fast path's routing
+of a misaligned pointer to the slow path is tested in test_cache_key.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import meta
+from tests.kernels import broken, in_body, shapes
+from tltyped.frontend.elaborate import KernelBuildError
+
+pytestmark = pytest.mark.usefixtures("sm90")
+
+
+def cpu(*shape: int, dtype: torch.dtype = torch.float16) -> torch.Tensor:
+    return torch.empty(*shape, dtype=dtype)
+
+
+def marker_line(module: object, kernel: str) -> int:
+    """The line of `module` marked `# FAILS HERE: <kernel>`."""
+    text = Path(module.__file__).read_text().splitlines()  # type: ignore[attr-defined]
+    (line,) = [i for i, t in enumerate(text, 1) if t.rstrip().endswith(f"# FAILS HERE: {kernel}") or
+               f"# FAILS HERE: {kernel} " in t]
+    return line
+
+
+# -- at call time (CPU tensors) ----------------------------------------------------------
+
+
+def test_call_with_cpu_tensor(seed_gemm) -> None:
+    with pytest.raises(ValueError, match=r"^gemm: argument 'A' is on cpu; kernels take CUDA tensors$"):
+        seed_gemm.gemm(cpu(256, 512), cpu(512, 128))
+
+
+def test_call_with_meta_tensor(seed_gemm) -> None:
+    with pytest.raises(ValueError, match=r"argument 'A' is on meta; kernels take CUDA tensors"):
+        seed_gemm.gemm(meta(256, 512), meta(512, 128))
+
+
+def test_call_with_a_non_tensor(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"gemm: argument 'A' expects a torch tensor Tensor\[float16, M, K\], got str"):
+        seed_gemm.gemm("A", cpu(512, 128))
+
+
+def test_call_missing_an_argument(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"gemm\(\) missing 1 required positional argument: 'B'"):
+        seed_gemm.gemm(cpu(256, 512))
+
+
+def test_call_with_too_many_arguments(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"gemm\(\) takes from 2 to 6 positional arguments but 7 were given"):
+        seed_gemm.gemm(cpu(256, 512), cpu(512, 128), 128, 128, 32, 3, 99)
+
+
+def test_call_with_an_unknown_keyword(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"gemm\(\) got an unexpected keyword argument 'block_m'"):
+        seed_gemm.gemm(cpu(256, 512), cpu(512, 128), block_m=64)
+
+
+def test_call_with_an_unhashable_const(seed_gemm) -> None:
+    with pytest.raises(TypeError) as info:
+        seed_gemm.gemm(cpu(256, 512), cpu(512, 128), block_M=[64])
+    message = str(info.value)
+    assert "const parameter 'block_M' must be hashable" in message
+    assert "got list [64]" in message
+
+
+def test_call_with_a_bad_dyn_float() -> None:
+    a = cpu(128, 100, dtype=torch.float32)
+    with pytest.raises(TypeError, match=r"scale_rows: dyn parameter 'alpha' expects a float, got str '2'"):
+        in_body.scale_rows(a, a, "2")
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "fragment"),
+    [(1.5, TypeError, "expects an int, got float 1.5"), (True, TypeError, "expects an int, got bool True"),
+     (2**31, ValueError, "= 2147483648 does not fit in int32")],
+)
+def test_bad_dyn_int(value: object, error: type[Exception], fragment: str) -> None:
+    binder = shapes.with_scalars._dispatcher.binder
+    with pytest.raises(error, match=re.escape(f"dyn parameter 'n' {fragment}")):
+        binder.bind((meta(4, dtype=torch.float32), value, 0), allow_meta=True)
+
+
+@pytest.mark.parametrize("value", [-1, 1.0, "0x10"])
+def test_bad_ptr(value: object) -> None:
+    binder = shapes.with_scalars._dispatcher.binder
+    with pytest.raises(TypeError, match=re.escape(f"ptr parameter 'p' expects a device address (int), got {value!r}")):
+        binder.bind((meta(4, dtype=torch.float32), 1, value), allow_meta=True)
+
+
+@pytest.mark.xfail(strict=True, reason="Binder._check_scalar knows only int32 and float32: a dyn T.float16 / "
+                   "T.float64 rejects floats ('expects an int'), T.int64 is limited to the int32 range, "
+                   "T.bool rejects True")
+def test_dyn_scalars_of_other_tilelang_dtypes() -> None:
+    binder = in_body.typed_scalars._dispatcher.binder
+    bound = binder.bind((meta(16, dtype=torch.float32), 1.5, 2.5, 2**40, True), allow_meta=True)
+    assert bound.values["double_value"] == 2.5
+
+
+@pytest.mark.xfail(strict=True, reason="Dispatcher.entry/slow assert `bound.device is not None`; a kernel "
+                   "without tensor parameters (dyn scalars and ptrs only) has no device, so every call ends in a "
+                   "bare AssertionError (on a GPU machine too)")
+def test_kernel_without_tensors_fails_clearly() -> None:
+    from tests.kernels import dispatch
+
+    with pytest.raises(Exception) as info:
+        dispatch.scalar_only(1)
+    assert not isinstance(info.value, AssertionError), repr(info.value)
+    assert "scalar_only" in str(info.value)
+
+
+# -- lower / compile on meta tensors -----------------------------------------------------
+
+
+def test_wrong_dtype(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"^gemm: argument 'A' expects dtype float16, got float32$"):
+        seed_gemm.gemm.lower(meta(256, 512, dtype=torch.float32), meta(512, 128))
+
+
+def test_wrong_dtype_in_compile(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"argument 'B' expects dtype float16, got bfloat16"):
+        seed_gemm.gemm.compile(meta(256, 512), meta(512, 128, dtype=torch.bfloat16))
+
+
+def test_unsupported_dtype(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"argument 'A' has unsupported dtype torch.complex64"):
+        seed_gemm.gemm.lower(meta(256, 512, dtype=torch.complex64), meta(512, 128))
+
+
+def test_wrong_rank(seed_gemm) -> None:
+    with pytest.raises(ValueError) as info:
+        seed_gemm.gemm.lower(meta(256, 512, 1), meta(512, 128))
+    assert str(info.value) == (
+        "gemm: argument 'A' expects rank 2 (Tensor[float16, M, K]), got rank 3 with shape (256, 512, 1)"
+    )
+
+
+def test_shared_dim_that_disagrees(seed_gemm) -> None:
+    with pytest.raises(ValueError, match=re.escape("gemm: dim K: 512 (from A, axis 1) vs 256 (from B, axis 0)")):
+        seed_gemm.gemm.lower(meta(256, 512), meta(256, 128))
+
+
+def test_shared_const_dim_that_disagrees_in_body(seed_gemm_in_body) -> None:
+    with pytest.raises(ValueError, match=re.escape("dim N: 128 (from B, axis 1) vs 64 (from C, axis 1)")):
+        seed_gemm_in_body.gemm.lower(meta(256, 512), meta(512, 128), meta(256, 64, dtype=torch.float32))
+
+
+def test_dtype_from_a_const_parameter(seed_gemm_in_body) -> None:
+    """The in-body seed's C: T.Tensor[[M, N], out_dtype]: the expected dtype follows the const."""
+    a, b = meta(256, 512), meta(512, 128)
+    with pytest.raises(TypeError, match=r"argument 'C' expects dtype float32, got float16"):
+        seed_gemm_in_body.gemm.lower(a, b, meta(256, 128))
+    with pytest.raises(TypeError, match=r"argument 'C' expects dtype float16, got float32"):
+        seed_gemm_in_body.gemm.lower(a, b, meta(256, 128, dtype=torch.float32), out_dtype="float16")
+
+
+def test_dtype_variable_binds_once() -> None:
+    with pytest.raises(TypeError, match=r"same_dtype: argument 'B' expects dtype float16, got float32"):
+        shapes.same_dtype.lower(meta(8), meta(8, dtype=torch.float32))
+
+
+def test_literal_dim() -> None:
+    with pytest.raises(ValueError, match=r"four_columns: argument 'A': dim 1 must be 4, got 5"):
+        shapes.four_columns.lower(meta(3, 5, dtype=torch.float32))
+
+
+@pytest.mark.parametrize(
+    ("b_shape", "message"),
+    [((16, 2), "argument 'B': dim 0 is 2 * N + 1 = 17, got 16"),
+     ((17, 3), "argument 'B': dim 1 is ceildiv(N, 4) = 2, got 3")],
+)
+def test_derived_dim(b_shape: tuple[int, int], message: str) -> None:
+    binder = shapes.derived._dispatcher.binder
+    binder.bind((meta(8, dtype=torch.float32), meta(17, 2, dtype=torch.float32)), allow_meta=True)  # consistent
+    with pytest.raises(ValueError, match=re.escape(message)):
+        binder.bind((meta(8, dtype=torch.float32), meta(*b_shape, dtype=torch.float32)), allow_meta=True)
+
+
+def test_shape_assert() -> None:
+    binder = shapes.asserted._dispatcher.binder
+    binder.bind((meta(8, dtype=torch.float32), meta(17, dtype=torch.float32)), allow_meta=True)
+    with pytest.raises(ValueError, match=re.escape("shape check `B.shape[0] == 2 * A.shape[0] + 1` fails")):
+        binder.bind((meta(8, dtype=torch.float32), meta(16, dtype=torch.float32)), allow_meta=True)
+
+
+def test_cpu_tensor_in_lower(seed_gemm) -> None:
+    with pytest.raises(ValueError, match=r"argument 'B' is on cpu; kernels take CUDA or meta tensors"):
+        seed_gemm.gemm.lower(meta(256, 512), cpu(512, 128))
+
+
+def test_missing_argument_in_lower(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"^gemm: missing a required argument: 'B'$"):
+        seed_gemm.gemm.lower(meta(256, 512))
+
+
+def test_extra_argument_in_compile(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"gemm: got an unexpected keyword argument 'block_m'"):
+        seed_gemm.gemm.compile(meta(256, 512), meta(512, 128), block_m=64)
+
+
+def test_unhashable_const_in_lower(seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"const parameter 'num_stages' must be hashable.*got dict"):
+        seed_gemm.gemm.lower(meta(256, 512), meta(512, 128), num_stages={"stages": 3})
+
+
+def test_non_contiguous_tensor_with_dyn_dims(seed_gemm) -> None:
+    a = meta(512, 256).t()  # (256, 512) with strides (1, 256): A's K is dyn
+    with pytest.raises(ValueError) as info:
+        seed_gemm.gemm.lower(a, meta(512, 128))
+    message = str(info.value)
+    assert "argument 'A' has dyn dims, so it must be contiguous" in message
+    assert "got strides (1, 256) for shape (256, 512)" in message
+    assert "A.contiguous()" in message
+
+
+def test_non_contiguous_tensor_with_const_dims_is_accepted(seed_gemm) -> None:
+    """The contrast: a tensor whose dims are all const may have any layout (its strides join the key)."""
+    from tests.kernels import elementwise
+
+    a = meta(64, 128, dtype=torch.float32).t()
+    lowered = elementwise.add_or_sub.lower(a, meta(128, 64, dtype=torch.float32))
+    assert "strides=(1, 128)" in lowered.tir
+
+
+def test_binder_is_the_slow_paths_check(seed_gemm) -> None:
+    """What a GPU call would report for a wrong dtype: the slow path's binder, reached on CPU through meta."""
+    binder = seed_gemm.gemm._dispatcher.binder
+    with pytest.raises(TypeError, match=r"argument 'A' expects dtype float16, got float32"):
+        binder.bind((meta(256, 512, dtype=torch.float32), meta(512, 128), 128, 128, 32, 3), allow_meta=True)
+    with pytest.raises(ValueError, match=r"argument 'A' is on meta; kernels take CUDA tensors"):
+        binder.bind((meta(256, 512), meta(512, 128), 128, 128, 32, 3))
+    with pytest.raises(TypeError, match=r"gemm: expected 6 arguments, got 2"):
+        binder.bind((meta(256, 512), meta(512, 128)), allow_meta=True)
+
+
+# -- failures while elaborating the body -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kernel", "args", "fragments"),
+    [
+        ("typo_in_copy", (meta(64, dtype=torch.float32),), ["TypeError", "dst_typo"]),
+        ("returns_an_input", (meta(64, dtype=torch.float32),), ["returns global buffers (T.empty / T.alloc_global) only"]),
+        ("returns_a_python_int", (meta(64, dtype=torch.float32),), ["returns global buffers"]),
+        ("unreturned_empty", (meta(64, dtype=torch.float32),), ["Not all tensor allocated from `T.empty` are returned"]),
+        ("gemm_shape_mismatch", (meta(256, 256),), ["T.gemm K shape check failed"]),
+    ],
+)
+def test_elaboration_failure_names_the_users_file_and_line(kernel: str, args: tuple, fragments: list[str]) -> None:
+    fn = getattr(broken, kernel)
+    with pytest.raises(KernelBuildError) as info:
+        fn.lower(*args)
+    message = str(info.value)
+    assert message.startswith(f"{kernel}: building the kernel failed at ")
+    assert f"{broken.__file__}:{marker_line(broken, kernel)}" in message
+    for fragment in fragments:
+        assert fragment in message
+    assert info.value.__cause__ is not None  # TileLang's own exception stays reachable
+
+
+def test_elaboration_failure_in_compile_too() -> None:
+    with pytest.raises(KernelBuildError, match=re.escape(f"{broken.__file__}:{marker_line(broken, 'typo_in_copy')}")):
+        broken.typo_in_copy.compile(meta(64, dtype=torch.float32))
+
+
+def test_a_failed_elaboration_leaves_the_kernel_usable() -> None:
+    """The builder's state does not leak: the next kernel elaborates normally."""
+    from tests.kernels import elementwise
+
+    with pytest.raises(KernelBuildError):
+        broken.typo_in_copy.lower(meta(64, dtype=torch.float32))
+    a = meta(128, 64, dtype=torch.float32)
+    assert "@T.prim_func" in elementwise.add_or_sub.lower(a, a).tir

@@ -1,0 +1,421 @@
+"""Point 6: the static cache key, the fast path's use of it, and compile-once in the slow path.
+
+The key is the dispatcher's generated `key` function (arguments positional, in
+signature order, defaults included). Its meaning is the `Specialization` the
+slow path builds from the same arguments: the key must change exactly when the
+specialisation does. Everything here runs on CPU: meta tensors for keys and
+binding, CPU tensors for the fast path with hand-filled cache entries.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tltyped as tl
+from tests.kernels import dispatch, elementwise
+from tltyped.backend import facts as facts_module
+from tltyped.jit import Dispatcher
+
+KEYED = dispatch.keyed._dispatcher
+
+
+def meta_tensor(shape: tuple[int, ...], strides: tuple[int, ...] | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    if strides is None:
+        return torch.empty(shape, dtype=dtype, device="meta")
+    return torch.empty(4096, dtype=dtype, device="meta").as_strided(shape, strides)
+
+
+def keyed_args(
+    m: int = 3, n: int = 4, k: int = 5, a_dtype: torch.dtype = torch.float16, a_strides: tuple[int, int] | None = None,
+    x: int = 0, flag: bool = False, block: Any = 64,
+) -> tuple[Any, ...]:
+    return (meta_tensor((m, n), a_strides, a_dtype), meta_tensor((k, n)), x, flag, block)
+
+
+def key_or_none(*args: Any) -> Any:
+    """The key, or None when no key can be built (the fast path then goes to the slow path)."""
+    try:
+        return KEYED.key(*args)
+    except (TypeError, ValueError):
+        return None
+
+
+def specialization(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
+    bound = dispatcher.binder.bind(args, allow_meta=True)
+    return dispatcher.specialization(bound, dispatcher.consts(bound))
+
+
+# -- what changes the key ---------------------------------------------------------------
+
+
+def test_key_is_hashable_and_stable() -> None:
+    key = KEYED.key(*keyed_args())
+    assert hash(key) == hash(KEYED.key(*keyed_args()))
+    assert key == KEYED.key(*keyed_args())
+
+
+def test_dyn_dim_change_keeps_the_key() -> None:
+    assert KEYED.key(*keyed_args(k=5)) == KEYED.key(*keyed_args(k=1000))
+    assert specialization(KEYED, keyed_args(k=5)) == specialization(KEYED, keyed_args(k=1000))
+
+
+def test_dyn_scalar_change_keeps_the_key() -> None:
+    assert KEYED.key(*keyed_args(x=0)) == KEYED.key(*keyed_args(x=123))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        dict(m=4), dict(n=8), dict(a_dtype=torch.float32), dict(a_dtype=torch.bfloat16),
+        dict(a_strides=(1, 3)), dict(a_strides=(8, 1)), dict(flag=True), dict(block=128),
+        dict(block=tl.tune([64])),
+    ],
+    ids=["const dim M", "const dim N", "dtype f32", "dtype bf16", "transposed", "padded rows", "bool const",
+         "int const", "tune"],
+)
+def test_static_change_changes_the_key(change: dict[str, Any]) -> None:
+    base, changed = keyed_args(), keyed_args(**change)
+    assert KEYED.key(*base) != KEYED.key(*changed)
+    if not isinstance(change.get("block"), tl.Tune):
+        assert specialization(KEYED, base) != specialization(KEYED, changed)
+
+
+def test_rank_change_gives_no_matching_key() -> None:
+    base = KEYED.key(*keyed_args())
+    a3 = meta_tensor((3, 4, 1), dtype=torch.float16)
+    assert key_or_none(a3, meta_tensor((5, 4)), 0, False, 64) != base  # None (no key) or another key
+
+
+def test_device_is_part_of_the_key() -> None:
+    cpu = (torch.empty(3, 4, dtype=torch.float16), torch.empty(5, 4), 0, False, 64)
+    assert KEYED.key(*cpu) != KEYED.key(*keyed_args())
+
+
+def test_defaults_are_part_of_the_key() -> None:
+    a, b = keyed_args()[:2]
+    assert KEYED.key(a, b) == KEYED.key(a, b, 0, False, 64)
+    assert KEYED.key(a, b, block=128) == KEYED.key(a, b, 0, False, 128)
+
+
+# -- the key against the specialisation, over random calls -----------------------------
+
+DTYPES = [torch.float16, torch.float32, torch.bfloat16, torch.int8]
+
+
+@st.composite
+def keyed_calls(draw: st.DrawFn) -> tuple[Any, ...]:
+    m = draw(st.sampled_from([1, 2, 3]))
+    n = draw(st.sampled_from([1, 2, 4]))
+    a_layout = draw(st.sampled_from(["contiguous", "transposed", "strides"]))
+    if a_layout == "contiguous":
+        a_strides = None
+    elif a_layout == "transposed":
+        a_strides = (1, m)
+    else:
+        a_strides = (draw(st.sampled_from([0, 1, 2, n, n + 1, 8])), draw(st.sampled_from([0, 1, 2])))
+    A = meta_tensor((m, n), a_strides, draw(st.sampled_from(DTYPES)))
+    B = draw(st.sampled_from(["ok", "ok", "ok", "ok", "transposed", "other n", "other dtype", "rank 3"]))
+    k = draw(st.sampled_from([1, 2, 5]))
+    if B == "ok":
+        b = meta_tensor((k, n))
+    elif B == "transposed":  # non-contiguous with a dyn dim: rejected, unless it happens to be contiguous
+        b = meta_tensor((n, k)).t()
+    elif B == "other n":
+        b = meta_tensor((k, n + 1))
+    elif B == "other dtype":
+        b = meta_tensor((k, n), dtype=torch.float16)
+    else:
+        b = meta_tensor((k, n, 1))
+    x = draw(st.sampled_from([0, 7]))
+    flag = draw(st.sampled_from([False, True]))
+    block = draw(st.sampled_from([64, 128]))
+    return (A, b, x, flag, block)
+
+
+def bind_or_reject(args: tuple[Any, ...]) -> Any:
+    """The specialisation, or None when the slow path rejects the call (with a clean error)."""
+    try:
+        return specialization(KEYED, args)
+    except (TypeError, ValueError) as exc:
+        assert str(exc).startswith("keyed: "), exc  # rejections name the kernel
+        return None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(keyed_calls(), keyed_calls())
+def test_key_changes_exactly_when_the_specialization_does(one: tuple[Any, ...], two: tuple[Any, ...]) -> None:
+    spec_one, spec_two = bind_or_reject(one), bind_or_reject(two)
+    if spec_one is None or spec_two is None:
+        return
+    key_one, key_two = KEYED.key(*one), KEYED.key(*two)
+    hash(key_one)
+    assert (key_one == key_two) == (spec_one == spec_two), (spec_one, spec_two)
+
+
+@settings(max_examples=200, deadline=None)
+@given(keyed_calls())
+def test_key_of_an_accepted_call_is_always_buildable(args: tuple[Any, ...]) -> None:
+    if bind_or_reject(args) is not None:
+        assert key_or_none(*args) is not None
+
+
+@st.composite
+def cpu_tensors(draw: st.DrawFn) -> torch.Tensor:
+    dtype = draw(st.sampled_from([d.torch_dtype for d in tl.types.ALL_DTYPES]))
+    rank = draw(st.integers(0, 3))
+    shape = tuple(draw(st.integers(0, 4)) for _ in range(rank))
+    strides = tuple(draw(st.integers(0, 12)) for _ in range(rank))
+    offset = draw(st.integers(0, 5))
+    return torch.empty(256, dtype=dtype).as_strided(shape, strides, offset)
+
+
+@pytest.mark.skipif(facts_module.tensor_facts is facts_module.python_facts, reason="the C tensor facts are not built here")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(cpu_tensors(), min_size=1, max_size=3))
+def test_c_tensor_facts_match_the_python_facts(tensors: list[torch.Tensor]) -> None:
+    """Keys come from the C facts for real tensors and from the Python ones otherwise: they must agree."""
+    ranks = bytes(t.dim() for t in tensors)
+    assert facts_module.tensor_facts(ranks, *tensors) == facts_module.python_facts(ranks, *tensors)
+
+
+# -- the fast path, with hand-filled cache entries (CPU tensors) --------------------------
+
+
+class Launches:
+    """A cache entry's launch that records its arguments."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def __call__(self, *args: Any) -> str:
+        self.calls.append(args)
+        return "launched"
+
+
+def test_fast_path_hit_launches_with_pointers_and_dyn_dims(seed_gemm) -> None:
+    d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
+    a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
+    launches = Launches()
+    d.cache[d.key(a, b, 128, 128, 32, 3)] = launches
+    assert d.fast(a, b) == "launched"
+    ((*args, stream, device),) = launches.calls
+    assert args == [a.data_ptr(), b.data_ptr(), 512]  # pointers, then the dyn dim K
+    assert (stream, device) == (0, -1)  # CPU tensors: no device, no stream
+    assert d.cache_info().hits == 1
+    assert d.cache_info().misses == 0
+
+
+def test_fast_path_other_dyn_dim_hits_the_same_entry(seed_gemm) -> None:
+    d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
+    launches = Launches()
+    a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
+    d.cache[d.key(a, b, 128, 128, 32, 3)] = launches
+    a2, b2 = torch.empty(256, 64, dtype=torch.float16), torch.empty(64, 128, dtype=torch.float16)
+    d.fast(a2, b2)
+    assert launches.calls[0][2] == 64
+
+
+def test_fast_path_sends_disagreeing_dyn_dims_to_the_slow_path(seed_gemm) -> None:
+    d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
+    launches = Launches()
+    a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
+    d.cache[d.key(a, b, 128, 128, 32, 3)] = launches
+    b_bad = torch.empty(256, 128, dtype=torch.float16)  # K: 512 in A, 256 in B; the key alone cannot see it
+    assert d.key(a, b_bad, 128, 128, 32, 3) == d.key(a, b, 128, 128, 32, 3)
+    with pytest.raises(ValueError):  # the slow path's binder rejects the call (on CPU: the device first)
+        d.fast(a, b_bad)
+    assert launches.calls == []
+    assert d.cache_info().misses == 1
+
+
+def test_fast_path_sends_misaligned_pointers_to_the_slow_path() -> None:
+    d = Dispatcher(elementwise.add_or_sub.__wrapped__, None)
+    launches = Launches()
+    a = torch.empty(128, 64)
+    d.cache[d.key(a, a, False)] = launches
+    storage = torch.empty(128 * 64 + 1)
+    misaligned = storage[1:].view(128, 64)  # same shape, dtype, layout; data pointer 4 bytes off
+    assert misaligned.data_ptr() % 16 and d.key(misaligned, a, False) == d.key(a, a, False)
+    with pytest.raises(ValueError):
+        d.fast(misaligned, a)
+    assert launches.calls == []
+    d.fast(a, a)
+    assert len(launches.calls) == 1
+
+
+def test_fast_path_sends_unhashable_consts_to_the_slow_path() -> None:
+    d = Dispatcher(elementwise.add_or_sub.__wrapped__, None)
+    a = torch.empty(128, 64)
+    with pytest.raises(TypeError, match="const parameter 'subtract' must be hashable"):
+        d.fast(a, a, [True])
+
+
+# -- compile once: the slow path's locking -----------------------------------------------
+
+
+@pytest.fixture
+def cpu_slow_path(monkeypatch: pytest.MonkeyPatch):
+    """A fresh dispatcher of `scalar_only` whose slow path can finish on a CPU machine.
+
+    The unit under test is `Dispatcher.slow`'s lookup / lock / build / store. Three
+    things around it are replaced, none of them the locking itself:
+    - `entry` (elaborate, lower, nvcc) by a counting stand-in returning a Python launch;
+    - the binder, wrapped to report device cuda:0 (slow() insists on a device index
+      even for a kernel without tensors, and no CUDA tensor exists here);
+    - torch's raw-stream getter, which slow() calls directly and CPU torch lacks.
+    """
+    d = Dispatcher(dispatch.scalar_only.__wrapped__, None)
+    builds: Counter[Any] = Counter()
+    lock = threading.Lock()
+    state: dict[str, Any] = {"delay": 0.05, "fail": set(), "hook": None}
+
+    def entry(bound: Any) -> Any:
+        c = bound.values["c"]
+        if state["hook"] is not None:
+            state["hook"](c)
+        time.sleep(state["delay"])  # a slow build: the window in which other threads pile up
+        with lock:
+            builds[c] += 1
+        if c in state["fail"]:
+            state["fail"].discard(c)
+            raise RuntimeError(f"build of c={c} failed")
+
+        def launch(n: int, stream: int, device: int) -> tuple[int, int, int]:
+            return (c, n, device)
+
+        return launch
+
+    bind = d.binder.bind
+    monkeypatch.setattr(d, "entry", entry)
+    monkeypatch.setattr(d.binder, "bind", lambda args, **kw: replace(bind(args, **kw), device=torch.device("cuda", 0)))
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda device: 0, raising=False)
+    return d, builds, state
+
+
+def run_threads(count: int, work: Any) -> list[BaseException]:
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def run(index: int) -> None:
+        barrier.wait()
+        try:
+            work(index)
+        except BaseException as exc:  # noqa: BLE001  (reported to the test)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a thread is stuck"
+    return errors
+
+
+def test_concurrent_calls_build_each_key_once(cpu_slow_path) -> None:
+    d, builds, _ = cpu_slow_path
+    keys = [0, 1, 2, 3]
+    results: list[tuple[tuple[int, int], Any]] = []
+    results_lock = threading.Lock()
+
+    def work(index: int) -> None:
+        order = keys * 3
+        random.Random(index).shuffle(order)
+        for c in order:
+            n = index * 100 + c
+            out = d.fast(n, c)
+            with results_lock:
+                results.append(((c, n), out))
+
+    assert run_threads(8, work) == []
+    assert builds == Counter({c: 1 for c in keys})
+    assert all(out == (c, n, 0) or out == (c, n, -1) for (c, n), out in results)
+    assert len(results) == 8 * 12
+    assert len(d.cache) == len(keys)
+    assert d.cache_info().size == len(keys)
+
+
+def test_slow_path_called_directly_builds_once(cpu_slow_path) -> None:
+    d, builds, _ = cpu_slow_path
+    assert run_threads(8, lambda i: d.slow(i, 7)) == []
+    assert builds == Counter({7: 1})
+
+
+def test_a_failed_build_is_not_cached_and_is_retried(cpu_slow_path) -> None:
+    d, builds, state = cpu_slow_path
+    state["fail"].add(5)
+    with pytest.raises(RuntimeError, match="build of c=5 failed"):
+        d.fast(1, 5)
+    assert len(d.cache) == 0
+    done = threading.Event()
+    result: list[Any] = []
+    threading.Thread(target=lambda: (result.append(d.fast(2, 5)), done.set()), daemon=True).start()
+    assert done.wait(10), "the key's lock was left held after the failed build"
+    assert result[0][:2] == (5, 2)
+    assert builds[5] == 2
+
+
+def test_different_keys_build_concurrently(cpu_slow_path) -> None:
+    """One key's slow build does not hold up another key's build."""
+    d, _, state = cpu_slow_path
+    zero_started, one_started = threading.Event(), threading.Event()
+    waited: dict[int, bool] = {}
+
+    def hook(c: int) -> None:
+        if c == 0:
+            zero_started.set()
+            waited[0] = one_started.wait(5)  # key 0's build waits until key 1's build has begun
+        else:
+            one_started.set()
+
+    def work(index: int) -> None:
+        if index == 1:
+            assert zero_started.wait(5)  # key 1's call starts while key 0 is being built
+        d.fast(0, index)
+
+    state["hook"] = hook
+    state["delay"] = 0
+    assert run_threads(2, work) == []
+    assert waited == {0: True}
+
+
+def test_different_keys_elaborate_concurrently_into_the_same_kernels() -> None:
+    """Per-key locks let two specialisations build at once: elaboration must not share state between threads."""
+    from tests.kernels import gemm_variants
+
+    def meta2(m: int, n: int, dtype: torch.dtype) -> torch.Tensor:
+        return torch.empty(m, n, dtype=dtype, device="meta")
+
+    cases = [
+        (gemm_variants.gemm_split_k, (meta2(256, 512, torch.float16), meta2(512, 256, torch.float16), bool(i % 2),
+                                      64 * (1 + i % 2), 128, 32))
+        for i in range(4)
+    ] + [
+        (elementwise.add_or_sub, (meta2(128 * (i + 1), 64, torch.float32), meta2(128 * (i + 1), 64, torch.float32),
+                                  bool(i % 2)))
+        for i in range(4)
+    ]
+
+    def tir(fn: Any, args: tuple[Any, ...]) -> str:
+        d = fn._dispatcher
+        bound = d.binder.bind(args, allow_meta=True)
+        return d.elaborator.elaborate(d.specialization(bound, d.consts(bound))).prim_func.script()
+
+    sequential = [tir(fn, args) for fn, args in cases]
+    concurrent: list[str | None] = [None] * len(cases)
+
+    def work(index: int) -> None:
+        concurrent[index] = tir(*cases[index])
+
+    assert run_threads(len(cases), work) == []
+    assert concurrent == sequential

@@ -1,0 +1,190 @@
+"""Point 7: inspect and build kernels on a machine without a GPU.
+
+`fn.lower(...)` takes meta tensors and returns the TIR and the CUDA source;
+`fn.compile(...)` also builds the extension with nvcc (two builds per session,
+shared through the session fixtures in tests/conftest.py); the target comes
+from `tl.jit(target=...)`, else TLTYPED_TARGET, else the GPU, else a clear error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+import tltyped as tl
+from tests.conftest import meta, needs_nvcc, no_gpu
+from tests.kernels import elementwise, gemm_variants
+from tltyped.backend.target import TargetError, normalize
+
+
+def gemm_args(m: int = 1024, k: int = 512, n: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
+    return meta(m, k), meta(k, n)
+
+
+# -- lower ---------------------------------------------------------------------------
+
+
+def test_lower_returns_tir_and_cuda_source(sm90, seed_gemm) -> None:
+    lowered = seed_gemm.gemm.lower(*gemm_args())
+    assert "@T.prim_func" in lowered.tir
+    assert "def gemm(" in lowered.tir
+    assert "__global__" in lowered.cuda_source
+    assert "gemm_kernel" in lowered.cuda_source
+    assert lowered.target["arch"] == "sm_90a"
+
+
+def test_lower_takes_keyword_arguments(sm90, seed_gemm) -> None:
+    a, b = gemm_args()
+    assert seed_gemm.gemm.lower(A=a, B=b, block_M=64).tir == seed_gemm.gemm.lower(a, b, 64).tir
+
+
+@pytest.mark.parametrize("form", ["signature", "in_body"])
+def test_seed_gemm_lowers_to_hopper_code(sm90, form: str, seed_gemm, seed_gemm_in_body) -> None:
+    if form == "signature":
+        lowered = seed_gemm.gemm.lower(*gemm_args())
+    else:
+        lowered = seed_gemm_in_body.gemm.lower(*gemm_args(), meta(1024, 256, dtype=torch.float32))
+    assert "wgmma" in lowered.cuda_source
+
+
+def test_dyn_k_gives_one_cuda_source(sm90, seed_gemm) -> None:
+    k512 = seed_gemm.gemm.lower(*gemm_args(k=512))
+    k1024 = seed_gemm.gemm.lower(*gemm_args(k=1024))
+    assert k512.cuda_source == k1024.cuda_source
+    assert k512.tir == k1024.tir
+
+
+def test_const_k_gives_a_source_per_k(sm90, seed_gemm_in_body) -> None:
+    """The contrast: the in-body seed declares K with T.const, so K is baked into its kernel."""
+    out = meta(1024, 256, dtype=torch.float32)
+    k512 = seed_gemm_in_body.gemm.lower(*gemm_args(k=512), out)
+    k1024 = seed_gemm_in_body.gemm.lower(*gemm_args(k=1024), out)
+    assert k512.cuda_source != k1024.cuda_source
+
+
+def test_lower_rejects_cpu_tensors_with_the_accepted_devices(sm90, seed_gemm) -> None:
+    with pytest.raises(ValueError, match=r"argument 'A' is on cpu; kernels take CUDA or meta tensors"):
+        seed_gemm.gemm.lower(torch.empty(1024, 512, dtype=torch.float16), meta(512, 256))
+
+
+# -- targets --------------------------------------------------------------------------
+
+
+def test_explicit_target_without_environment(monkeypatch) -> None:
+    monkeypatch.delenv("TLTYPED_TARGET", raising=False)
+    fn = tl.jit(target="sm_90a")(elementwise.add_or_sub.__wrapped__)
+    a = meta(128, 64, dtype=torch.float32)
+    assert fn.lower(a, a).target == {"kind": "cuda", "arch": "sm_90a"}
+
+
+def test_environment_target(monkeypatch) -> None:
+    monkeypatch.setenv("TLTYPED_TARGET", "sm_80")
+    a = meta(128, 64, dtype=torch.float32)
+    assert elementwise.add_or_sub.lower(a, a).target["arch"] == "sm_80"
+
+
+def test_explicit_target_beats_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("TLTYPED_TARGET", "sm_80")
+    fn = tl.jit(target="sm_90a")(gemm_variants.gemm_split_k.__wrapped__)
+    lowered = fn.lower(*gemm_args(k=512))
+    assert lowered.target["arch"] == "sm_90a"
+    assert "wgmma" in lowered.cuda_source
+
+
+def test_target_changes_the_code(monkeypatch) -> None:
+    a, b = gemm_args(k=512)
+    monkeypatch.setenv("TLTYPED_TARGET", "sm_80")
+    ampere = gemm_variants.gemm_split_k.lower(a, b)
+    monkeypatch.setenv("TLTYPED_TARGET", "sm_90a")
+    hopper = gemm_variants.gemm_split_k.lower(a, b)
+    assert "wgmma" not in ampere.cuda_source
+    assert "wgmma" in hopper.cuda_source
+
+
+@no_gpu
+def test_no_target_and_no_gpu_says_how_to_name_one(monkeypatch, seed_gemm) -> None:
+    monkeypatch.delenv("TLTYPED_TARGET", raising=False)
+    with pytest.raises(TargetError) as info:
+        seed_gemm.gemm.lower(*gemm_args())
+    message = str(info.value)
+    assert "no CUDA GPU" in message
+    assert "TLTYPED_TARGET" in message
+    assert "tl.jit(target=" in message
+
+
+@pytest.mark.parametrize("spelling", ["sm_90a", "cuda:sm_90a", "cuda sm_90a", {"kind": "cuda", "arch": "sm_90a"}])
+def test_target_spellings(spelling: object) -> None:
+    assert normalize(spelling) == {"kind": "cuda", "arch": "sm_90a"}
+
+
+@pytest.mark.xfail(strict=True, reason="target.normalize strips a leading '-' with lstrip(':- ') before "
+                   "removeprefix('-arch='), so TVM's own spelling 'cuda -arch=sm_90a' is rejected")
+@pytest.mark.parametrize("spelling", ["cuda -arch=sm_90a", "-arch=sm_90a"])
+def test_tvm_arch_flag_spelling(spelling: str) -> None:
+    assert normalize(spelling) == {"kind": "cuda", "arch": "sm_90a"}
+
+
+@pytest.mark.parametrize("bad", ["bogus", "cuda", "sm_xx", "gfx942"])
+def test_malformed_target_is_rejected_at_decoration(bad: str) -> None:
+    with pytest.raises(TargetError, match="unknown target"):
+        tl.jit(target=bad)(elementwise.add_or_sub.__wrapped__)
+
+
+@pytest.mark.xfail(strict=True, reason="normalize() accepts any dict, so a target dict without 'arch' passes "
+                   "decoration and fails later with KeyError: 'arch'")
+def test_target_dict_without_arch_is_rejected_at_decoration() -> None:
+    with pytest.raises(TargetError):
+        tl.jit(target={"kind": "cuda"})(elementwise.add_or_sub.__wrapped__)
+
+
+# -- compile (nvcc) -------------------------------------------------------------------
+
+
+@needs_nvcc
+def test_compile_builds_an_extension(compiled_seed_gemm) -> None:
+    assert compiled_seed_gemm.compiled  # built by nvcc in this session (fresh cache directory)
+    assert callable(compiled_seed_gemm.launch)
+    assert "wgmma" in compiled_seed_gemm.lowered.cuda_source
+    cache = Path(os.environ["TLTYPED_CACHE_DIR"])
+    assert any(cache.rglob("*.so")), "the built extension is in TLTYPED_CACHE_DIR"
+
+
+@needs_nvcc
+def test_second_compile_loads_from_the_disk_cache(sm90, compiled_seed_gemm, seed_gemm) -> None:
+    again = seed_gemm.gemm.compile(*gemm_args())
+    assert not again.compiled
+    assert again.outputs == compiled_seed_gemm.outputs
+    assert again.returns == compiled_seed_gemm.returns
+
+
+@needs_nvcc
+def test_second_compile_with_another_dyn_k_is_the_same_build(sm90, compiled_seed_gemm, seed_gemm) -> None:
+    assert not seed_gemm.gemm.compile(*gemm_args(k=2048)).compiled
+
+
+@needs_nvcc
+def test_launcher_checks_its_argument_count(compiled_seed_gemm) -> None:
+    # A, B, the output C, dim K, then stream and device
+    with pytest.raises(TypeError, match=r"gemm: launch takes 6 arguments, got 2"):
+        compiled_seed_gemm.launch(0, 0)
+
+
+@needs_nvcc
+def test_launcher_names_a_bad_dyn_dim(compiled_seed_gemm) -> None:
+    with pytest.raises(TypeError, match=r"gemm: argument 'dim K' expects an int, got str"):
+        compiled_seed_gemm.launch(0, 0, 0, "512", 0, 0)
+
+
+@needs_nvcc
+def test_launcher_range_checks_a_dyn_dim(compiled_seed_gemm) -> None:
+    with pytest.raises(OverflowError, match=r"gemm: argument 'dim K' = 4294967296 is out of range"):
+        compiled_seed_gemm.launch(0, 0, 0, 2**32, 0, 0)
+
+
+@needs_nvcc
+def test_launcher_rejects_a_non_integer_pointer(compiled_seed_gemm) -> None:
+    with pytest.raises(TypeError):
+        compiled_seed_gemm.launch("A", 0, 0, 512, 0, 0)

@@ -1,0 +1,284 @@
+"""Type-analysis hooks: what tensor, dyn and dtype annotations mean to mypy.
+
+`Tensor[dtype, *dims]` (and TileLang's order `Tensor[[dims], dtype]`) becomes
+`Instance(Tensor, [dtype, *dims])` where the dtype is one of tltyped's dtype
+classes (TileLang's `T.float16` is read as `tl.float16`), a dtype variable or
+Any, and each dim is a TypeVar (a declared dim), `Literal[n]` (a bare `128`
+means the same), or a string `Literal` holding a derived dim's expression
+(only the in-body rewrite writes those; see dimexpr.py). Anything else is an
+error on the annotation's own line, with the plugin's codes.
+
+`tl.dyn[X]` must be `dyn[int]` or `dyn[float]`. TileLang dtype values used as
+scalar annotations (`n: T.int32`) mean the Python scalar they carry, and
+`T.dtype` as an annotation means anything the runtime accepts as a dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from mypy.errorcodes import ErrorCode
+from mypy.maptype import map_instance_to_supertype
+from mypy.nodes import MypyFile, PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
+from mypy.plugin import AnalyzeTypeContext
+from mypy.semanal import SemanticAnalyzer
+from mypy.typeanal import TypeAnalyser
+from mypy.types import (
+    AnyType,
+    Instance,
+    LiteralType,
+    ProperType,
+    RawExpressionType,
+    Type,
+    TypeList,
+    TypeOfAny,
+    TypeVarType,
+    UnboundType,
+    UnpackType,
+    get_proper_type,
+)
+
+from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin import errorcodes as codes
+
+_TENSOR_FORMS = "Tensor[dtype, *dims] or Tensor[[dims...], dtype]"
+_LITERALS = ("typing.Literal", "typing_extensions.Literal")
+_UNPACKS = ("typing.Unpack", "typing_extensions.Unpack")
+_ANY = ("typing.Any", "builtins.Any")
+_SUPPORTED = ", ".join(names.dtype_display(names.dtype_class_fullname(c)) for c in names.DTYPE_CLASSES)
+
+
+def analyze_tensor(ctx: AnalyzeTypeContext) -> Type:
+    api = ctx.api
+    assert isinstance(api, TypeAnalyser)
+    return _TensorAnnotation(api, ctx.type).analyze()
+
+
+class _TensorAnnotation:
+    def __init__(self, api: TypeAnalyser, typ: UnboundType) -> None:
+        self.api = api
+        self.typ = typ
+
+    def fail(self, message: str, code: ErrorCode, where: Type | None = None) -> None:
+        self.api.fail(message, where if where is not None and where.line > 0 else self.typ, code=code)
+
+    def malformed(self, detail: str, where: Type | None = None) -> None:
+        self.fail(f"Malformed Tensor annotation: {detail}; expected {_TENSOR_FORMS}", codes.ANNOTATION, where)
+
+    def instance(self, args: list[Type]) -> Instance:
+        info = self.api.lookup_fully_qualified(names.TENSOR).node
+        assert isinstance(info, TypeInfo)
+        return Instance(info, args, line=self.typ.line, column=self.typ.column)
+
+    def unknown_rank(self) -> Instance:
+        """`Tensor` with no arguments: any dtype, any rank."""
+        any_tuple = self.api.named_type("builtins.tuple", [AnyType(TypeOfAny.special_form)])
+        return self.instance([AnyType(TypeOfAny.special_form), UnpackType(any_tuple)])
+
+    def analyze(self) -> Type:
+        args = list(self.typ.args)
+        if not args:
+            return self.unknown_rank()
+        if isinstance(args[0], TypeList):
+            if len(args) != 2:
+                self.malformed("TileLang's order takes a dim list and a dtype")
+                return self.unknown_rank()
+            dtype_arg, dim_args = args[1], list(args[0].items)
+        else:
+            dtype_arg, dim_args = args[0], args[1:]
+        dtype = self.dtype(dtype_arg)
+        dims = [self.dim(d) for d in dim_args]
+        return self.instance([dtype, *dims])
+
+    # -- dtype ---------------------------------------------------------------------------------
+
+    def dtype(self, arg: Type) -> Type:
+        if isinstance(arg, AnyType):
+            return arg
+        if isinstance(arg, UnboundType) and not arg.args:
+            found = self.dtype_of_name(arg)
+            if found is not None:
+                return found
+        if isinstance(arg, TypeList):
+            self.malformed("a dim list comes first, then the dtype", arg)
+            return AnyType(TypeOfAny.from_error)
+        self.fail(
+            f'Unknown dtype "{_spelling(arg)}" in Tensor annotation; expected one of {_SUPPORTED}',
+            codes.DTYPE, arg,
+        )
+        return AnyType(TypeOfAny.from_error)
+
+    def dtype_of_name(self, arg: UnboundType) -> Type | None:
+        sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
+        node = None if sym is None else sym.node
+        if isinstance(node, PlaceholderNode):
+            return self.api.analyze_type(arg)
+        if isinstance(node, TypeVarExpr):
+            return self.api.analyze_type(arg)
+        if node is not None and node.fullname in _ANY:
+            return AnyType(TypeOfAny.explicit)
+        if isinstance(node, TypeInfo) and node.has_base(names.DTYPE_BASE) and node.fullname != names.DTYPE_BASE:
+            return Instance(node, [], line=arg.line, column=arg.column)
+        if isinstance(node, Var):
+            class_name = names.language_dtype_class(node.fullname)
+            if class_name is not None:
+                info = self.api.lookup_fully_qualified(class_name).node
+                assert isinstance(info, TypeInfo)
+                return Instance(info, [], line=arg.line, column=arg.column)
+        return None
+
+    # -- dims ------------------------------------------------------------------------------------
+
+    def dim(self, arg: Type) -> Type:
+        if isinstance(arg, AnyType):
+            return arg
+        if isinstance(arg, RawExpressionType):
+            return self.literal_dim(arg)
+        if isinstance(arg, UnboundType):
+            return self.named_dim(arg)
+        self.malformed(f'dim "{_spelling(arg)}" must be a dim name, an int or Literal[int]', arg)
+        return AnyType(TypeOfAny.from_error)
+
+    def literal_dim(self, arg: RawExpressionType) -> Type:
+        value = arg.literal_value
+        if isinstance(value, str) and arg.base_type_name == "builtins.str":  # derived: see dimexpr.py
+            return LiteralType(value, self.api.named_type("builtins.str", []), line=arg.line, column=arg.column)
+        if isinstance(value, int) and not isinstance(value, bool) and arg.base_type_name == "builtins.int":
+            if value < 0:
+                self.malformed(f"a dim size must be non-negative, got {value}", arg)
+                return AnyType(TypeOfAny.from_error)
+            return LiteralType(value, self.api.named_type("builtins.int", []), line=arg.line, column=arg.column)
+        shown = "an expression" if value is None else repr(value)
+        self.malformed(f"a dim must be a dim name, an int or Literal[int], not {shown}", arg)
+        return AnyType(TypeOfAny.from_error)
+
+    def named_dim(self, arg: UnboundType) -> Type:
+        sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
+        node = None if sym is None else sym.node
+        if node is None:
+            semantic = self.api.api
+            if (
+                isinstance(semantic, SemanticAnalyzer)
+                and not semantic.final_iteration
+                and semantic.is_incomplete_namespace(semantic.cur_mod_id)
+            ):
+                semantic.record_incomplete_ref()
+                return AnyType(TypeOfAny.special_form)
+            self.fail(
+                f'Dim "{arg.name}" is used but never declared; declare it with {arg.name} = TypeVar("{arg.name}")',
+                codes.DIM, arg,
+            )
+            return AnyType(TypeOfAny.from_error)
+        if isinstance(node, (PlaceholderNode, TypeVarExpr)):
+            return self.api.analyze_type(arg)
+        if node.fullname in _ANY:
+            return AnyType(TypeOfAny.explicit)
+        if node.fullname in _UNPACKS:
+            return self.api.anal_type(arg, allow_unpack=True)
+        if node.fullname in _LITERALS:
+            literal = get_proper_type(self.api.analyze_type(arg))
+            if isinstance(literal, LiteralType) and literal.fallback.type.fullname == "builtins.int":
+                return literal
+            if not isinstance(literal, AnyType):
+                self.malformed("a Literal dim must be an int", arg)
+            return AnyType(TypeOfAny.from_error)
+        self.malformed(f'dim "{arg.name}" must be a dim name (a TypeVar), an int or Literal[int]', arg)
+        return AnyType(TypeOfAny.from_error)
+
+
+def _spelling(typ: Type) -> str:
+    if isinstance(typ, UnboundType):
+        return typ.original_str_expr if typ.original_str_expr is not None else typ.name
+    if isinstance(typ, RawExpressionType):
+        return "expression" if typ.literal_value is None else repr(typ.literal_value)
+    return str(typ)
+
+
+# -- dyn, TileLang scalars and T.dtype ---------------------------------------------------------
+
+
+def analyze_dyn(ctx: AnalyzeTypeContext) -> Type:
+    """`tl.dyn[int]` is `int` (and `tl.dyn[float]` `float`); nothing else may be dyn."""
+    args = ctx.type.args
+    if len(args) != 1:
+        ctx.api.fail("dyn takes one type: dyn[int] or dyn[float]", ctx.context, code=codes.ANNOTATION)
+        return AnyType(TypeOfAny.from_error)
+    inner = ctx.api.analyze_type(args[0])
+    proper = get_proper_type(inner)
+    if isinstance(proper, AnyType) or (
+        isinstance(proper, Instance) and proper.type.fullname in ("builtins.int", "builtins.float")
+    ):
+        return inner
+    ctx.api.fail(
+        f"dyn[{_spelling(args[0])}] is not supported; dyn takes int or float (tl.ptr for a device pointer)",
+        ctx.context, code=codes.ANNOTATION,
+    )
+    return inner
+
+
+def analyze_language_scalar(scalar: str, ctx: AnalyzeTypeContext) -> Type:
+    """`n: T.int32` is a dyn scalar, carried as `int` (float dtypes as `float`)."""
+    if ctx.type.args:
+        ctx.api.fail(f'"{ctx.type.name}" takes no type arguments', ctx.context, code=codes.ANNOTATION)
+    return ctx.api.named_type(scalar, [])
+
+
+def analyze_language_dtype(ctx: AnalyzeTypeContext) -> Type:
+    """`out_dtype: T.dtype` accepts what the language's functions take as a dtype.
+
+    Through `tltyped.language` that is anything the runtime converts
+    (`DTypeLike`: TileLang dtypes, names, torch dtypes, `tl.float16`...);
+    through `tilelang.language` (its typed view), TileLang's own dtypes only.
+    """
+    api = ctx.api
+    assert isinstance(api, TypeAnalyser)
+    plain = api.named_type(names.LANGUAGE_DTYPE, [])
+    semantic = api.api
+    if not isinstance(semantic, SemanticAnalyzer) or semantic.cur_mod_id in (names.LANGUAGE, names.TILELANG_VIEW):
+        return plain  # the stubs' own `dtype`
+    prefix = ctx.type.name.rpartition(".")[0]
+    module = api.lookup_qualified(prefix, ctx.type, suppress_errors=True) if prefix else None
+    if module is not None and isinstance(module.node, MypyFile) and module.node.fullname == names.TILELANG_VIEW:
+        alias_name = f"{names.TILELANG_VIEW}.TileLangDType"
+    else:
+        alias_name = f"{names.LANGUAGE}.DTypeLike"
+    alias = semantic.lookup_fully_qualified_or_none(alias_name)
+    if alias is not None and isinstance(alias.node, TypeAlias):
+        return alias.node.target
+    return plain
+
+
+def type_analyze_hook(fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+    """The hook for a name an annotation resolved to, if the plugin reads that name."""
+    if fullname == names.TENSOR:
+        return analyze_tensor
+    if fullname == names.DYN:
+        return analyze_dyn
+    if fullname == names.LANGUAGE_DTYPE:
+        return analyze_language_dtype
+    scalar = names.language_scalar(fullname)
+    if scalar is not None:
+        return partial(analyze_language_scalar, scalar)
+    return None
+
+
+def tensor_parts(typ: ProperType) -> tuple[Type, list[Type] | None] | None:
+    """(dtype, dims) of an analysed tltyped Tensor; dims None when the rank is unknown."""
+    if not isinstance(typ, Instance):
+        return None
+    if typ.type.fullname != names.TENSOR:
+        for base in typ.type.mro[1:]:
+            if base.fullname == names.TENSOR:
+                return tensor_parts(map_instance_to_supertype(typ, base))
+        return None
+    if not typ.args:
+        return AnyType(TypeOfAny.special_form), None
+    dtype, dims = typ.args[0], list(typ.args[1:])
+    if any(isinstance(d, UnpackType) for d in dims):
+        return dtype, None
+    return dtype, dims
+
+
+def is_dim_variable(typ: Type) -> bool:
+    return isinstance(get_proper_type(typ), TypeVarType)

@@ -1,0 +1,178 @@
+"""Definition checks of a kernel, run when mypy type-checks its `@tl.jit` decorator.
+
+The seeds' rules, each reported on the offending line (the runtime enforces
+the same ones at decoration, with the same wording where it can):
+- no positional-only or variadic parameters;
+- a `tl.tune([...])` default has candidates, each fitting the parameter's type;
+- a `T.alloc_*` (or `T.empty`) result is assigned to a name, never passed
+  straight into a call;
+- a kernel returns global buffers (names bound to `T.empty` / `T.alloc_global`
+  or tensor parameters), never Python values;
+plus whatever the in-body rewrite found (rewrite.py), reported here because
+the rewrite runs before mypy can report anything.
+"""
+
+from __future__ import annotations
+
+from mypy.messages import format_type
+from mypy.nodes import (
+    ARG_STAR,
+    ARG_STAR2,
+    AssignmentStmt,
+    CallExpr,
+    ComparisonExpr,
+    Context,
+    Decorator,
+    Expression,
+    FloatExpr,
+    FuncDef,
+    IntExpr,
+    NameExpr,
+    OpExpr,
+    RefExpr,
+    ReturnStmt,
+    StrExpr,
+    TupleExpr,
+    UnaryExpr,
+)
+from mypy.plugin import CheckerPluginInterface
+from mypy.types import AnyType, CallableType, Type, TypeOfAny, get_proper_type
+
+from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin import errorcodes as codes
+from tltyped.mypy_plugin.callsite import check_tune_candidates
+from tltyped.mypy_plugin.rewrite import KernelRecord
+from tltyped.mypy_plugin.source import called_name, dotted_name
+from tltyped.mypy_plugin.typeops import is_buffer_like
+from tltyped.mypy_plugin.walk import own_nodes
+
+_RETURN_RULE = "A kernel returns global buffers (T.empty / T.alloc_global) only"
+
+
+def check_definition(decorator: Decorator, record: KernelRecord | None, api: CheckerPluginInterface) -> None:
+    func = decorator.func
+    if record is not None:
+        for found in record.diagnostics:
+            api.fail(found.message, Context(found.line, found.column), code=found.code)
+    _check_parameters(func, api)
+    _check_tune_defaults(func, api)
+    _check_body(func, api)
+
+
+def _check_parameters(func: FuncDef, api: CheckerPluginInterface) -> None:
+    for arg in func.arguments:
+        name = arg.variable.name
+        if arg.pos_only:
+            api.fail(
+                f'Positional-only parameter "{name}" is not supported in a kernel; remove the "/"',
+                arg, code=codes.KERNEL,
+            )
+        elif arg.kind in (ARG_STAR, ARG_STAR2):
+            stars = "*" if arg.kind == ARG_STAR else "**"
+            api.fail(
+                f'Variadic parameter "{stars}{name}" is not supported in a kernel; name each parameter',
+                arg, code=codes.KERNEL,
+            )
+
+
+def _check_tune_defaults(func: FuncDef, api: CheckerPluginInterface) -> None:
+    signature = func.type if isinstance(func.type, CallableType) else None
+    for index, arg in enumerate(func.arguments):
+        default = arg.initializer
+        if not (isinstance(default, CallExpr) and isinstance(default.callee, RefExpr)):
+            continue
+        if default.callee.fullname != names.TUNE:
+            continue
+        declared = signature.arg_types[index] if signature is not None else AnyType(TypeOfAny.special_form)
+        check_tune_candidates(api, arg.variable.name, declared, default)
+
+
+def _check_body(func: FuncDef, api: CheckerPluginInterface) -> None:
+    """T.alloc_* results and returned values, in the kernel's own body (not nested functions).
+
+    mypy checks function bodies after their decorators, so no inferred type of
+    a local is known here: a returned local is judged by what it is bound to.
+    """
+    bindings: dict[str, list[Expression]] = {}
+    returned: list[Expression] = []
+    for node in own_nodes(func.body):
+        if isinstance(node, CallExpr):
+            for arg in node.args:
+                _check_call_argument(arg, api)
+        elif isinstance(node, AssignmentStmt):
+            for target in node.lvalues:
+                if isinstance(target, NameExpr):
+                    bindings.setdefault(target.name, []).append(node.rvalue)
+        elif isinstance(node, ReturnStmt) and node.expr is not None:
+            returned.extend(node.expr.items if isinstance(node.expr, TupleExpr) else [node.expr])
+    parameters = _parameter_types(func)
+    for value in returned:
+        _check_returned(value, bindings, parameters, api)
+
+
+def _check_call_argument(arg: Expression, api: CheckerPluginInterface) -> None:
+    name = called_name(arg)
+    if isinstance(arg, CallExpr) and name is not None and (name.startswith(names.ALLOC_CALL_PREFIX) or name == "empty"):
+        spelled = dotted_name(arg.callee) or name
+        api.fail(
+            f"{spelled}(...) is passed straight into a call; assign it to a name first (buf = {spelled}(...))",
+            arg, code=codes.KERNEL,
+        )
+
+
+def _parameter_types(func: FuncDef) -> dict[str, Type]:
+    if not isinstance(func.type, CallableType):
+        return {}
+    return {name: typ for name, typ in zip(func.type.arg_names, func.type.arg_types) if name is not None}
+
+
+def _check_returned(
+    value: Expression, bindings: dict[str, list[Expression]], parameters: dict[str, Type], api: CheckerPluginInterface
+) -> None:
+    if not isinstance(value, NameExpr) or value.fullname in ("builtins.None", "builtins.True", "builtins.False"):
+        api.fail(f"{_RETURN_RULE}, not {_shown(value)}", value, code=codes.KERNEL)
+        return
+    if value.name in parameters and value.name not in bindings:
+        found = get_proper_type(parameters[value.name])
+        if not (isinstance(found, AnyType) or is_buffer_like(found)):
+            api.fail(
+                f'{_RETURN_RULE}, not parameter "{value.name}" of type {format_type(found, api.options)}',
+                value, code=codes.KERNEL,
+            )
+        return
+    for bound in bindings.get(value.name, []):
+        what = _non_buffer(bound)
+        if what is not None:
+            api.fail(f'{_RETURN_RULE}, not "{value.name}", {what}', value, code=codes.KERNEL)
+            return
+
+
+def _non_buffer(value: Expression) -> str | None:
+    """What a returned name was bound to, when that is plainly not a global buffer."""
+    name = called_name(value)
+    if isinstance(value, CallExpr) and name is not None and name.startswith(names.ALLOC_CALL_PREFIX):
+        if name != "alloc_global":
+            return f"a {dotted_name(value.callee) or name} buffer (not global memory)"
+    if isinstance(value, (IntExpr, FloatExpr, StrExpr, OpExpr, ComparisonExpr, UnaryExpr)):
+        return f"bound to the Python value `{_source(value)}`"
+    return None
+
+
+def _source(value: Expression) -> str:
+    if isinstance(value, StrExpr):
+        return repr(value.value)
+    if isinstance(value, FloatExpr):
+        return repr(value.value)
+    if isinstance(value, ComparisonExpr):
+        return "a comparison"
+    if isinstance(value, UnaryExpr):
+        return f"{value.op}{_source(value.expr)}"
+    try:
+        source = dimexpr.source_of(value)
+    except dimexpr.DimExpressionError:
+        return "an expression"
+    return source[1:-1] if source.startswith("(") and source.endswith(")") else source
+
+
+def _shown(value: Expression) -> str:
+    return f"the Python value `{_source(value)}`"

@@ -1,0 +1,101 @@
+"""Call hooks for kernel-language functions whose result type depends on their arguments.
+
+- `M, N = T.const("M, N")` gives as many ints as the string names (so a wrong
+  count is an unpacking error); `T.dynamic` alike.
+- `T.empty((m, n), tl.float32)` (and `T.alloc_global`) gives a tensor whose
+  dtype is the one asked for and whose rank is the shape's length, so
+  returning it from a kernel declared `-> tl.Tensor[tl.float16, M, N]` is a
+  dtype error.
+- `tl.tune([...])` is typed as returning one candidate; with the plugin its
+  candidates are checked against the parameter (definition.py, callsite.py),
+  so its own signature only asks for a sequence.
+"""
+
+from __future__ import annotations
+
+from mypy.nodes import ARG_NAMED, ARG_POS, Expression, IntExpr, ListExpr, RefExpr, StrExpr, TupleExpr, Var
+from mypy.plugin import FunctionContext, FunctionSigContext
+from mypy.types import (
+    AnyType,
+    FunctionLike,
+    Instance,
+    LiteralType,
+    TupleType,
+    Type,
+    TypeOfAny,
+    TypeType,
+    UnpackType,
+    get_proper_type,
+)
+
+from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin.typeops import expression_type, named_instance
+
+
+def declared_dims(ctx: FunctionContext) -> Type:
+    """`T.const("M, N")` -> tuple[int, int]; one name -> int."""
+    if not ctx.args or len(ctx.args[0]) != 1 or not isinstance(ctx.args[0][0], StrExpr):
+        return ctx.default_return_type
+    count = len([n for n in ctx.args[0][0].value.replace(",", " ").split() if n])
+    int_type = ctx.api.named_generic_type("builtins.int", [])
+    if count == 1:
+        return int_type
+    return TupleType([int_type] * count, ctx.api.named_generic_type("builtins.tuple", [int_type]))
+
+
+def output_tensor(ctx: FunctionContext, *, star_shape: bool = False) -> Type:
+    """The tensor `T.empty` / `T.alloc_global` declares: its dtype and rank from the arguments.
+
+    tltyped's `T.empty(shape, dtype)` takes the shape as one sequence;
+    TileLang's `T.empty(*shape, dtype=...)` (`star_shape`) as separate ints.
+    """
+    shape, dtype = _shape_and_dtype(ctx, star_shape)
+    dtype_type = _dtype_class(ctx, dtype) if dtype is not None else _named_dtype(ctx, "float32")
+    if shape is None:
+        any_tuple = ctx.api.named_generic_type("builtins.tuple", [AnyType(TypeOfAny.special_form)])
+        return named_instance(ctx.api, names.TENSOR, [dtype_type, UnpackType(any_tuple)])
+    int_type = ctx.api.named_generic_type("builtins.int", [])
+    dims: list[Type] = [
+        LiteralType(d.value, int_type) if isinstance(d, IntExpr) else AnyType(TypeOfAny.special_form) for d in shape
+    ]
+    return named_instance(ctx.api, names.TENSOR, [dtype_type, *dims])
+
+
+def _shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[list[Expression] | None, Expression | None]:
+    shape: list[Expression] | None = None
+    dtype: Expression | None = None
+    for name, exprs, kinds in zip(ctx.callee_arg_names, ctx.args, ctx.arg_kinds):
+        if name == "shape" and exprs and all(k == ARG_POS for k in kinds):
+            if star_shape:
+                shape = list(exprs)
+            elif len(exprs) == 1 and isinstance(exprs[0], (TupleExpr, ListExpr)):
+                shape = list(exprs[0].items)
+        elif name == "dtype" and len(exprs) == 1 and kinds[0] in (ARG_POS, ARG_NAMED):
+            dtype = exprs[0]
+    return shape, dtype
+
+
+def _dtype_class(ctx: FunctionContext, expr: Expression) -> Type:
+    """`tl.float16` (a class) or `T.float16` (TileLang's value) -> the dtype class; else Any."""
+    found = get_proper_type(expression_type(ctx.api, expr))
+    if isinstance(found, TypeType) and isinstance(found.item, Instance):
+        return found.item
+    if isinstance(found, Instance) and found.type.fullname == names.LANGUAGE_DTYPE:
+        if isinstance(expr, RefExpr) and isinstance(expr.node, Var):
+            class_name = names.language_dtype_class(expr.node.fullname)
+            if class_name is not None:
+                return named_instance(ctx.api, class_name)
+    return AnyType(TypeOfAny.special_form)
+
+
+def _named_dtype(ctx: FunctionContext, class_name: str) -> Type:
+    return named_instance(ctx.api, names.dtype_class_fullname(class_name))
+
+
+def tune_signature(ctx: FunctionSigContext) -> FunctionLike:
+    """`tl.tune(values: Sequence[object]) -> Any`: the candidates are checked against the parameter."""
+    sequence = ctx.api.named_generic_type("typing.Sequence", [ctx.api.named_generic_type("builtins.object", [])])
+    signature = ctx.default_signature
+    return signature.copy_modified(
+        arg_types=[sequence] * len(signature.arg_types), ret_type=AnyType(TypeOfAny.special_form), variables=[]
+    )

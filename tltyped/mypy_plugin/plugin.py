@@ -1,0 +1,152 @@
+"""The plugin class: which mypy hook does what, and the supported mypy range.
+
+Hooks, in the order mypy calls them:
+- `get_additional_deps` (after parsing): desugar the in-body form (rewrite.py);
+- `get_type_analyze_hook` (semantic analysis): read Tensor, dyn and TileLang
+  dtype annotations (annotation_hooks.py);
+- `get_function_hook("tltyped.jit.jit")` (type checking): definition checks
+  of each kernel (definition.py);
+- `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`:
+  call sites (callsite.py);
+- function hooks on `T.const`, `T.dynamic`, `T.empty`, `T.alloc_global` and
+  `tl.tune` (language_hooks.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+from mypy.nodes import Decorator, MypyFile
+from mypy.options import Options
+from mypy.plugin import (
+    AnalyzeTypeContext,
+    FunctionContext,
+    FunctionSigContext,
+    MethodContext,
+    MethodSigContext,
+    Plugin,
+    ReportConfigContext,
+)
+from mypy.types import CallableType, FunctionLike, Type, get_proper_type
+
+from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
+from tltyped.mypy_plugin.definition import check_definition
+from tltyped.mypy_plugin.rewrite import KernelRecord, rewrite_module
+
+SUPPORTED_MYPY: Final = ((2, 0), (2, 5))
+"""mypy versions the plugin is tested with: >=2.0,<2.5 (it relies on how mypy
+parses annotations and checks overloaded decorators, which change between releases)."""
+
+def _source_digest() -> str:
+    """A digest of the plugin's own files: mypy's cache of checked modules is kept only while
+    the plugin that read them is unchanged (mypy itself tracks only the entry module)."""
+    digest = hashlib.sha256()
+    package = Path(__file__).parent
+    for path in sorted([*package.glob("*.py"), *package.glob("*.pyi"), package.parent / "language.pyi"]):
+        if path.is_file():
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class UnsupportedSetup(SystemExit):
+    """mypy is run in a way the plugin cannot serve; stop with a clear message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"tltyped.mypy_plugin: {message}")
+
+
+class TLTypedPlugin(Plugin):
+    def __init__(self, options: Options) -> None:
+        if options.num_workers > 0:
+            raise UnsupportedSetup(
+                "--num-workers (parallel checking) is not supported: worker processes re-parse modules "
+                "without the plugin's in-body rewrite. Run mypy without --num-workers (and unset MYPY_NUM_WORKERS)."
+            )
+        super().__init__(options)
+        self.kernels: dict[int, KernelRecord] = {}
+        self.digest = _source_digest()
+
+    # -- after parsing -------------------------------------------------------------------------
+
+    def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
+        dependencies, records = rewrite_module(file, self.kernels)
+        for record in records:
+            self.kernels[id(record.func)] = record
+        return dependencies
+
+    def report_config_data(self, ctx: ReportConfigContext) -> Any:
+        return {"tltyped_plugin": self.digest}
+
+    # -- semantic analysis -----------------------------------------------------------------------
+
+    def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        return annotation_hooks.type_analyze_hook(fullname)
+
+    # -- type checking ---------------------------------------------------------------------------
+
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        if fullname == names.JIT:
+            return self.check_jit
+        if fullname in names.LANGUAGE_DIM_DECLARATIONS:
+            return language_hooks.declared_dims
+        if fullname in names.LANGUAGE_OUTPUTS:
+            return language_hooks.output_tensor
+        if fullname == names.TILELANG_VIEW_OUTPUT:
+            return partial(language_hooks.output_tensor, star_shape=True)
+        return None
+
+    def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        if fullname == names.TUNE:
+            return language_hooks.tune_signature
+        return None
+
+    def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
+        if fullname == names.JIT_CALL or fullname in names.JIT_INSPECTION_METHODS:
+            return callsite.call_signature
+        return None
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        if fullname == names.JIT_CALL:
+            return callsite.call_return
+        if fullname in names.JIT_INSPECTION_METHODS:
+            return callsite.call_inspection
+        return None
+
+    def check_jit(self, ctx: FunctionContext) -> Type:
+        """`tl.jit(...)` and the application of its result to a kernel.
+
+        The rewrite turned every `@tl.jit` into `@tl.jit()`. Calling `tl.jit()`
+        returns the decorator, which is named here after `jit` so that mypy
+        calls this hook again when the decorator is applied: that call has the
+        decorated function as its context, and is not one of the speculative
+        evaluations mypy makes while choosing among `jit`'s overloads (errors
+        reported during those are discarded).
+        """
+        if isinstance(ctx.context, Decorator):
+            check_definition(ctx.context, self.kernels.get(id(ctx.context.func)), ctx.api)
+            return ctx.default_return_type
+        returned = get_proper_type(ctx.default_return_type)
+        if isinstance(returned, CallableType):
+            return returned.copy_modified(name=names.JIT)
+        return ctx.default_return_type
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    major, _, rest = version.partition(".")
+    minor = "".join(c for c in rest.partition(".")[0] if c.isdigit())
+    return int(major), int(minor or 0)
+
+
+def plugin(version: str) -> type[Plugin]:
+    """mypy's entry point: `plugins = tltyped.mypy_plugin`."""
+    low, high = SUPPORTED_MYPY
+    if not low <= _version_tuple(version) < high:
+        raise UnsupportedSetup(
+            f"this is mypy {version}; the plugin supports mypy >={low[0]}.{low[1]},<{high[0]}.{high[1]}"
+        )
+    return TLTypedPlugin

@@ -1,0 +1,185 @@
+"""What a parsed module says about tltyped, read before semantic analysis.
+
+The in-body rewrite runs on the raw AST, so names cannot be resolved yet: the
+module's imports tell which spellings mean `tltyped.jit.jit` (`tl.jit`,
+`jit`), which names are the kernel language (`T`), and which name tltyped
+itself (`tl`). Kernels are the functions decorated with one of those jit
+spellings, at any nesting depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from mypy.nodes import (
+    Block,
+    CallExpr,
+    ClassDef,
+    Decorator,
+    Expression,
+    ForStmt,
+    FuncDef,
+    IfStmt,
+    ListExpr,
+    Import,
+    ImportAll,
+    ImportBase,
+    ImportFrom,
+    MatchStmt,
+    MemberExpr,
+    MypyFile,
+    NameExpr,
+    Statement,
+    TupleExpr,
+    TryStmt,
+    WhileStmt,
+    WithStmt,
+)
+
+from tltyped.mypy_plugin import names
+
+
+@dataclass
+class ModuleNames:
+    """How one module spells tltyped's jit, tltyped itself and the kernel language."""
+
+    jit: set[str] = field(default_factory=set)  # dotted spellings of tltyped.jit.jit
+    tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
+    language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
+    tilelang_imports: list[ImportBase] = field(default_factory=list)  # imports of tilelang.language
+
+    def tensor_spelling(self) -> str | None:
+        """A dotted name that resolves to tltyped's Tensor in this module, if any."""
+        for prefix in sorted(self.tltyped) + sorted(self.language):
+            return f"{prefix}.Tensor"
+        return None
+
+    def dtype_spelling(self, class_name: str) -> str | None:
+        """A dotted name that resolves to one of tltyped's dtypes (`tl.float32`), if any."""
+        for prefix in sorted(self.tltyped):
+            return f"{prefix}.{class_name}"
+        for prefix in sorted(self.language):
+            return f"{prefix}.{class_name.rstrip('_')}"
+        return None
+
+
+def module_names(file: MypyFile) -> ModuleNames:
+    """Read the module's imports (the nodes in its tree: `file.imports` may hold copies)."""
+    found = ModuleNames()
+    for imp in _statements(file.defs):
+        if isinstance(imp, Import):
+            _read_import(imp, found)
+        elif isinstance(imp, ImportFrom) and imp.relative == 0:
+            _read_import_from(imp, found)
+        elif isinstance(imp, ImportAll) and imp.relative == 0 and imp.id == names.TILELANG_LANGUAGE:
+            found.tilelang_imports.append(imp)
+    return found
+
+
+def _read_import(imp: Import, found: ModuleNames) -> None:
+    for module, alias in imp.ids:
+        if module == "tltyped" or (module.startswith("tltyped.") and alias is None):
+            bound = alias or "tltyped"
+            found.tltyped.add(bound)
+            found.jit.add(f"{bound}.jit")
+        if module == "tltyped.jit":
+            found.jit.add(f"{alias}.jit" if alias else names.JIT)
+        if module in (names.LANGUAGE, names.TILELANG_LANGUAGE):
+            found.language.add(alias or module)
+            if module == names.TILELANG_LANGUAGE and alias is not None:
+                found.tilelang_imports.append(imp)
+
+
+def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
+    for name, alias in imp.names:
+        bound = alias or name
+        if imp.id == "tltyped" and name == "jit":
+            found.jit.add(bound)
+        elif imp.id == "tltyped.jit" and name == "jit":
+            found.jit.add(bound)
+        elif imp.id == "tltyped" and name == "language":
+            found.language.add(bound)
+        elif imp.id == "tilelang" and name == "language":
+            found.language.add(bound)
+            if len(imp.names) == 1:
+                found.tilelang_imports.append(imp)
+    if imp.id == names.TILELANG_LANGUAGE:
+        found.tilelang_imports.append(imp)
+
+
+def dotted_name(expr: Expression) -> str | None:
+    """`tl.jit` -> "tl.jit"; None for anything but names and attribute chains."""
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, MemberExpr):
+        base = dotted_name(expr.expr)
+        return None if base is None else f"{base}.{expr.name}"
+    return None
+
+
+def jit_decorator(decorator: Decorator, found: ModuleNames) -> int | None:
+    """The index of the decorator that is tltyped's jit, bare or called; None if there is none."""
+    for index, expr in enumerate(decorator.decorators):
+        target = expr.callee if isinstance(expr, CallExpr) else expr
+        if dotted_name(target) in found.jit:
+            return index
+    return None
+
+
+def decorated_functions(file: MypyFile) -> Iterator[Decorator]:
+    """Every decorated function of the module, nested ones included."""
+    for stmt in _statements(file.defs):
+        if isinstance(stmt, Decorator):
+            yield stmt
+
+
+def _statements(statements: list[Statement]) -> Iterator[Statement]:
+    """Every statement, at any depth (in blocks, functions and classes)."""
+    for stmt in statements:
+        yield stmt
+        if isinstance(stmt, Decorator):
+            yield from _statements(stmt.func.body.body)
+        elif isinstance(stmt, FuncDef):
+            yield from _statements(stmt.body.body)
+        elif isinstance(stmt, ClassDef):
+            yield from _statements(stmt.defs.body)
+        else:
+            for block in _blocks(stmt):
+                yield from _statements(block.body)
+
+
+def _blocks(stmt: Statement) -> list[Block]:
+    if isinstance(stmt, IfStmt):
+        return [*stmt.body, *([stmt.else_body] if stmt.else_body else [])]
+    if isinstance(stmt, (ForStmt, WhileStmt)):
+        return [stmt.body, *([stmt.else_body] if stmt.else_body else [])]
+    if isinstance(stmt, WithStmt):
+        return [stmt.body]
+    if isinstance(stmt, TryStmt):
+        extra = [b for b in (stmt.else_body, stmt.finally_body) if b is not None]
+        return [stmt.body, *stmt.handlers, *extra]
+    if isinstance(stmt, MatchStmt):
+        return list(stmt.bodies)
+    if isinstance(stmt, Block):
+        return [stmt]
+    return []
+
+
+def target_names(target: Expression) -> list[str] | None:
+    if isinstance(target, NameExpr):
+        return [target.name]
+    if isinstance(target, (TupleExpr, ListExpr)) and all(isinstance(e, NameExpr) for e in target.items):
+        return [e.name for e in target.items if isinstance(e, NameExpr)]
+    return None
+
+
+def called_name(call: Expression) -> str | None:
+    """`T.const(...)` -> "const"; `const(...)` -> "const" (matched by name, as the runtime does)."""
+    if not isinstance(call, CallExpr):
+        return None
+    if isinstance(call.callee, MemberExpr):
+        return call.callee.name
+    if isinstance(call.callee, NameExpr):
+        return call.callee.name
+    return None

@@ -33,3 +33,13 @@ def typed_scalars(A, half_value, double_value, big_count, enabled):
         for i in T.Parallel(N):
             if enabled:
                 A[i] = T.cast(double_value, T.float32) + T.cast(half_value, T.float32) + T.cast(big_count, T.float32)
+
+
+@tl.jit
+def const_names_with_trailing_space(A):
+    """`T.const("M, N ")`: the analysis splits on whitespace, TileLang on commas."""
+    M, N = T.const("M, N ")
+    A: T.Tensor[[M, N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i, j in T.Parallel(M, N):
+            A[i, j] = 0

@@ -3,13 +3,13 @@
 Checked at three levels: the lowered PrimFunc (`tilelang_out_idx`), the compiled
 kernel (`outputs`, `returns`, built by nvcc once per session), and the generated
 call that allocates the outputs around a launch (run on CPU with the C launch
-replaced by a recorder: that function, not the launch, is what is under test).
+replaced by a recorder: that function, not the launch, is what is under test;
+the compiled kernel it wraps is the real lowering and ABI description, minus nvcc).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,8 +17,7 @@ import torch
 
 from tests.conftest import meta
 from tests.kernels import outputs as kernels
-from tltyped.backend import build
-from tltyped.backend.launcher import CompiledKernel
+from tltyped.backend.launcher import CompiledKernel, describe_abi
 from tltyped.codegen.fastpath import build_kernel_call
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -35,21 +34,14 @@ class Recorder:
 
 
 @pytest.fixture
-def compile_without_nvcc(monkeypatch: pytest.MonkeyPatch) -> Callable[..., tuple[CompiledKernel, Recorder]]:
-    """`fn.compile(...)` through the real pipeline except the nvcc step, whose module launches a Recorder."""
+def compile_without_nvcc() -> Callable[..., tuple[CompiledKernel, Recorder]]:
+    """What `fn.compile(...)` returns, minus the build: lowered, ABI described, launched by a Recorder."""
 
     def compile_(fn: Any, *args: Any, **kwargs: Any) -> tuple[CompiledKernel, Recorder]:
         recorder = Recorder()
-        sources: list[str] = []
-
-        def fake_build(name_hint: str, module: str, source: str, suffix: str, command: list[str]) -> tuple[Any, bool]:
-            sources.append(source)
-            return SimpleNamespace(launch=recorder), True
-
-        monkeypatch.setattr(build, "build", fake_build)
-        compiled = fn.compile(*args, **kwargs)
-        assert len(sources) == 1 and "tltyped_launch" in sources[0]  # the launcher source was rendered
-        return compiled, recorder
+        lowered = fn.lower(*args, **kwargs)
+        _, _, outputs, returns = describe_abi(lowered, fn.signature)
+        return CompiledKernel(lowered=lowered, launch=recorder, outputs=outputs, returns=returns, compiled=False), recorder
 
     return compile_
 

@@ -65,7 +65,8 @@ def _load_c_facts() -> Callable[..., tuple[Any, ...]] | None:
     source = resources.files("tltyped.backend").joinpath("csrc/facts.c").read_text()
     torch_include = os.path.join(os.path.dirname(torch.__file__), "include")
     try:
-        module, _ = build.build("tensor facts", "tltyped_facts", source, ".c", build.cc_command([torch_include]))
+        step = build.Step("facts.c", source, build.cc_command([torch_include]), build.extension_name("tltyped_facts"))
+        module, _, _ = build.build("tensor facts", "tltyped_facts", [step])
     except (build.CompileError, OSError, ImportError) as exc:
         logger.warning("tensor facts use the slower Python fallback: %s", exc)
         return None

@@ -125,11 +125,16 @@ def _torch_dtype(name: str) -> torch.dtype:
 
 
 def compile_kernel(lowered: LoweredKernel, signature: KernelSignature) -> CompiledKernel:
+    """Build the device code (cubin) and the host launcher (extension) side by side, or load them."""
     args, call_args, outputs, returns = describe_abi(lowered, signature)
-    source = render(
-        "launcher.cu.j2", name=signature.name, module=MODULE, host_source=lowered.host_source,
-        args=args, call_args=call_args,
+    launcher = render(
+        "launcher.cpp.j2", name=signature.name, module=MODULE, host_source=lowered.host_source,
+        kernels=lowered.kernels, args=args, call_args=call_args,
     )
-    command = build.nvcc_command(lowered.target["arch"], lowered.compile_flags)
-    module, compiled = build.build(signature.name, MODULE, source, ".cu", command)
+    steps = [
+        build.Step("kernel.cu", lowered.cuda_source, build.nvcc_device_command(lowered.target["arch"], lowered.compile_flags), "kernel.cubin"),
+        build.Step("launcher.cpp", launcher, build.nvcc_host_command(), build.extension_name(MODULE)),
+    ]
+    module, folder, compiled = build.build(signature.name, MODULE, steps)
+    module.set_cubin((folder / "kernel.cubin").read_bytes())
     return CompiledKernel(lowered, module.launch, outputs, returns, compiled)

@@ -8,6 +8,7 @@ the Python binding around it (see `launcher.py`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -32,6 +33,61 @@ class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
     def get_kernel_launch_code(self, name: str, grid: str, block: str, smem: Any, args: str, cluster: Any) -> str:
         launch: str = super().get_kernel_launch_code(name, grid, block, smem, args, cluster)
         return f"\n\tif ({grid}.x != 0 && {grid}.y != 0 && {grid}.z != 0)" + launch
+
+    def get_cuda_host_adapter_include(self) -> str:
+        return ""  # the launcher template provides the driver entry points itself
+
+
+@dataclass(frozen=True)
+class KernelDeclaration:
+    """A `__global__` function of the device code, with its parameters as host types."""
+
+    name: str
+    params: tuple[str, ...]
+
+
+_HOST_SCALARS = frozenset({
+    "int", "unsigned int", "long long", "unsigned long long", "float", "double", "bool",
+    "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
+})
+
+
+def _host_type(param: str) -> str:
+    """The type a host-side declaration of a kernel parameter needs (pointers as void*)."""
+    text = " ".join(param.replace("__grid_constant__", " ").replace("__restrict__", " ").split())
+    if "*" in text:
+        return "void*"
+    words = [w for w in text.split() if w != "const"]
+    type_name = " ".join(words[:-1])
+    if type_name == "CUtensorMap" or type_name in _HOST_SCALARS:
+        return type_name
+    raise LoweringError(f"kernel parameter `{param.strip()}` has a type the host launcher does not support")
+
+
+def kernel_declarations(cuda_source: str, names: list[str]) -> tuple[KernelDeclaration, ...]:
+    declarations = []
+    for name in names:
+        found = re.search(rf"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?{re.escape(name)}\s*\(", cuda_source)
+        if found is None:
+            raise LoweringError(f"kernel `{name}` is not declared in the generated CUDA source")
+        depth, end = 1, found.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(cuda_source[end], 0)
+            end += 1
+        params = [p for p in _split_top_level(cuda_source[found.end() : end - 1]) if p.strip()]
+        declarations.append(KernelDeclaration(name, tuple(_host_type(p) for p in params)))
+    return tuple(declarations)
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1, "<": 1, ">": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 class LoweringError(RuntimeError):
@@ -71,9 +127,15 @@ class LoweredKernel:
 
     @property
     def host_source(self) -> str:
-        """CUDA source of the kernel plus TileLang's C host launcher (`call`, `init`)."""
+        """TileLang's C host launcher (`get_last_error`, `init`, `call`): host code only."""
         code: str = self.wrapper.lib_code
-        return code
+        assert code.startswith(self.cuda_source)
+        return code[len(self.cuda_source) :]
+
+    @cached_property
+    def kernels(self) -> tuple[KernelDeclaration, ...]:
+        """The device functions the host launcher calls, in launch order."""
+        return kernel_declarations(self.cuda_source, list(self.wrapper.function_names))
 
     @property
     def pass_configs(self) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""Run the typing cases (pytest-mypy-plugins YAML) against this checkout, fast.
+
+- mypy finds `tltyped` through MYPYPATH (the checkout need not be installed);
+- every case uses tests/typing/mypy.ini (the plugin, strict, TileLang skipped);
+- cases run inside this process (`--mypy-same-process`), with the plugin
+  imported once here: importing `tltyped` imports torch, which a fresh mypy
+  process per case would pay for again, and which cannot be re-imported in
+  one process (pytest-mypy-plugins restores `sys.modules` after each case, so
+  only modules loaded before the cases survive).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ["MYPYPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("MYPYPATH", "")) if p)
+
+import sqlite3.dbapi2  # noqa: E402,F401  (mypy's cache imports it lazily: load it before any case)
+
+import tltyped.mypy_plugin  # noqa: E402,F401  (see the module docstring)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.option.mypy_same_process = True
+    if not getattr(config.option, "mypy_ini_file", None):
+        config.option.mypy_ini_file = str(HERE / "mypy.ini")
+
+
+_MODULES = sys.modules
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """Keep the interpreter's own `sys.modules` dict after a same-process case.
+
+    pytest-mypy-plugins restores `sys.modules` by assigning a copy, which the
+    import system does not see (it keeps the original dict), so later imports
+    in this session could half-fail. Put the restored contents back into the
+    original dict instead.
+    """
+    yield
+    restored = sys.modules
+    if restored is not _MODULES:
+        for name in [n for n in _MODULES if n not in restored]:
+            del _MODULES[name]
+        _MODULES.update(restored)
+        sys.modules = _MODULES

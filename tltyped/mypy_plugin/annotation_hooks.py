@@ -154,6 +154,9 @@ class _TensorAnnotation:
         return AnyType(TypeOfAny.from_error)
 
     def named_dim(self, arg: UnboundType) -> Type:
+        if arg.original_str_expr is not None:  # `"x"`: a string, not a dim name
+            self.malformed(f'dim "{arg.original_str_expr}" must be a dim name (a TypeVar), an int or Literal[int]', arg)
+            return AnyType(TypeOfAny.from_error)
         sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
         node = None if sym is None else sym.node
         if node is None:

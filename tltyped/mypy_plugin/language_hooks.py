@@ -80,6 +80,10 @@ def _dtype_class(ctx: FunctionContext, expr: Expression) -> Type:
     found = get_proper_type(expression_type(ctx.api, expr))
     if isinstance(found, TypeType) and isinstance(found.item, Instance):
         return found.item
+    if isinstance(found, FunctionLike) and found.is_type_obj():  # a class named directly: `tl.float32`
+        info = found.type_object()
+        if info.has_base(names.DTYPE_BASE):
+            return Instance(info, [])
     if isinstance(found, Instance) and found.type.fullname == names.LANGUAGE_DTYPE:
         if isinstance(expr, RefExpr) and isinstance(expr.node, Var):
             class_name = names.language_dtype_class(expr.node.fullname)

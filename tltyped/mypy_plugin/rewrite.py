@@ -75,6 +75,7 @@ from tltyped.mypy_plugin.source import (
     decorated_functions,
     dotted_name,
     jit_decorator,
+    bound_names,
     module_names,
     target_names,
 )
@@ -138,13 +139,14 @@ def rewrite_module(
     if not found.jit:
         return [], []
     source = SourceText(file.path)
+    module_bound = bound_names(file)
     records = []
     for decorator in decorated_functions(file):
         index = jit_decorator(decorator, found)
         if index is None or id(decorator.func) in done:
             continue
         _call_decorator(decorator, index)
-        records.append(KernelRewrite(decorator.func, found, source).run())
+        records.append(KernelRewrite(decorator.func, found, source, module_bound).run())
     dependencies: list[tuple[int, str, int]] = []
     if records and found.tilelang_imports:
         for imp in found.tilelang_imports:
@@ -178,16 +180,18 @@ def _redirect_tilelang(imp: ImportBase) -> None:
 class KernelRewrite:
     """Desugar one kernel: in-body annotations, dim declarations, missing annotations."""
 
-    def __init__(self, func: FuncDef, found: ModuleNames, source: SourceText) -> None:
+    def __init__(self, func: FuncDef, found: ModuleNames, source: SourceText, module_bound: set[str] | None) -> None:
         self.func = func
         self.found = found
         self.source = source
+        self.module_bound = module_bound  # names bound anywhere in the module; None if unknowable
         self.params = {arg.variable.name for arg in func.arguments}
         self.record = KernelRecord(func)
         self.dim_lines: dict[str, int] = {}
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
         self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
+        self.replaced_dims = False  # a signature annotation lost a never-declared dim
 
     @property
     def dims(self) -> dict[str, bool]:
@@ -254,9 +258,11 @@ class KernelRewrite:
     def declare_dims(self, stmt: AssignmentStmt, call: CallExpr, targets: list[str]) -> None:
         spelled = dotted_name(call.callee) or called_name(call) or "T.const"
         is_dyn = called_name(call) == "dynamic"
+        report_unbound = True  # not after a malformed declaration: one error is enough
         if not call.args or not isinstance(call.args[0], StrExpr):
             self.fail(stmt.line, stmt.column, f"{spelled}() takes the dim names as a string literal", codes.DIM)
             declared = targets
+            report_unbound = False
         else:
             text = call.args[0].value
             declared = [n for n in text.replace(",", " ").split() if n]
@@ -268,12 +274,14 @@ class KernelRewrite:
                     codes.DIM,
                 )
                 declared = targets
+                report_unbound = False
         for name in declared:
             if name in self.dims:
                 self.fail(stmt.line, stmt.column, f'Dim "{name}" is declared twice', codes.DIM)
                 continue
             self.dims[name] = is_dyn
-            self.dim_lines[name] = stmt.line
+            if report_unbound:
+                self.dim_lines[name] = stmt.line
 
     def declare_alias(self, name: str, value: Expression) -> None:
         """`M = N * 2 + 1`: a name for an expression of dims, usable in annotations."""
@@ -296,9 +304,9 @@ class KernelRewrite:
         moved = False
         for arg in self.func.arguments:
             name = arg.variable.name
+            if arg.type_annotation is not None:
+                arg.type_annotation = self.signature_annotation(arg.type_annotation)
             if name not in annotations:
-                if arg.type_annotation is not None:
-                    self.note_plain_dims(arg.type_annotation)
                 continue
             typ, line = annotations[name]
             if arg.type_annotation is not None:
@@ -309,6 +317,34 @@ class KernelRewrite:
             arg.type_annotation = self.translate(typ)
             moved = True
         return moved
+
+    def signature_annotation(self, typ: Type) -> Type:
+        """A signature annotation, its never-declared dims reported (as in the body) and made Any.
+
+        mypy would only say `Name "Q" is not defined`; a dim is declared by a
+        TypeVar (or, beside in-body annotations, T.const / T.dynamic).
+        """
+        self.note_plain_dims(typ)
+        if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and typ.args) or self.module_bound is None:
+            return typ
+        first = typ.args[0]
+        if isinstance(first, TypeList):
+            dims = TypeList([self.declared_or_any(d) for d in first.items], line=first.line, column=first.column)
+            return typ.copy_modified(args=[dims, *typ.args[1:]])
+        return typ.copy_modified(args=[first, *(self.declared_or_any(d) for d in typ.args[1:])])
+
+    def declared_or_any(self, dim: Type) -> Type:
+        if not (isinstance(dim, UnboundType) and not dim.args and "." not in dim.name and dim.original_str_expr is None):
+            return dim
+        if self.module_bound is None or dim.name in self.module_bound or dim.name in self.dims:
+            return dim
+        self.fail(
+            dim.line, dim.column,
+            f'Dim "{dim.name}" is used but never declared; declare it with {dim.name} = TypeVar("{dim.name}")',
+            codes.DIM,
+        )
+        self.replaced_dims = True
+        return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
 
     def note_plain_dims(self, typ: Type) -> None:
         """Dims a signature annotation binds: declared ones, and TypeVars (a dim must be one)."""
@@ -382,11 +418,11 @@ class KernelRewrite:
         ret = old.ret_type if old is not None else None
         if ret is not None and _is_unannotated(ret):
             ret = None
-        unannotated = any(arg.type_annotation is None for arg in func.arguments)
-        if not (moved or self.dims or unannotated or ret is None):
-            return
         if ret is not None:
-            self.note_plain_dims(ret)
+            ret = self.signature_annotation(ret)
+        unannotated = any(arg.type_annotation is None for arg in func.arguments)
+        if not (moved or self.dims or unannotated or ret is None or self.replaced_dims):
+            return
         if self.dims:
             # Once a function has PEP 695 type parameters mypy wants all of them declared, so the
             # signature's TypeVar dims (`A: tl.Tensor[tl.float16, N]` beside `M = T.const("M")`) join.

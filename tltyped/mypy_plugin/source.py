@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mypy.nodes import (
+    AssignmentStmt,
     Block,
     CallExpr,
     ClassDef,
@@ -30,6 +31,7 @@ from mypy.nodes import (
     MemberExpr,
     MypyFile,
     NameExpr,
+    StarExpr,
     Statement,
     TupleExpr,
     TryStmt,
@@ -183,3 +185,44 @@ def called_name(call: Expression) -> str | None:
     if isinstance(call.callee, NameExpr):
         return call.callee.name
     return None
+
+
+def bound_names(file: MypyFile) -> set[str] | None:
+    """Every name the module binds anywhere (assignments, imports, defs, loop targets).
+
+    None when a star import makes that unknowable. A kernel's signature dim
+    that is none of these is a name that was never declared.
+    """
+    found: set[str] = set()
+    for stmt in _statements(file.defs):
+        if isinstance(stmt, ImportAll):
+            return None
+        if isinstance(stmt, Import):
+            found.update(alias or module.split(".")[0] for module, alias in stmt.ids)
+        elif isinstance(stmt, ImportFrom):
+            found.update(alias or name for name, alias in stmt.names)
+        elif isinstance(stmt, (FuncDef, ClassDef)):
+            found.add(stmt.name)
+        elif isinstance(stmt, Decorator):
+            found.add(stmt.func.name)
+            found.update(a.variable.name for a in stmt.func.arguments)
+        elif isinstance(stmt, AssignmentStmt):
+            for target in stmt.lvalues:
+                found.update(_names_in_target(target))
+        elif isinstance(stmt, (ForStmt, WithStmt)):
+            targets = [stmt.index] if isinstance(stmt, ForStmt) else [t for t in stmt.target if t is not None]
+            for target in targets:
+                found.update(_names_in_target(target))
+        if isinstance(stmt, FuncDef):
+            found.update(a.variable.name for a in stmt.arguments)
+    return found
+
+
+def _names_in_target(target: Expression) -> list[str]:
+    if isinstance(target, NameExpr):
+        return [target.name]
+    if isinstance(target, (TupleExpr, ListExpr)):
+        return [name for item in target.items for name in _names_in_target(item)]
+    if isinstance(target, StarExpr):
+        return _names_in_target(target.expr)
+    return []

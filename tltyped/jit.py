@@ -100,6 +100,10 @@ class Dispatcher:
     def slow(self, *args: Any) -> Any:
         self.counters.misses += 1
         bound = self.binder.bind(args)
+        if bound.device is None:  # no tensor says where: the current device, as the fast path's facts say
+            if not torch.cuda.is_available():
+                raise RuntimeError(f"{self.signature.name}: no CUDA device is available to run the kernel on")
+            bound.device = torch.device("cuda", torch.cuda.current_device())
         key = self.key(*args)
         launch = self.cache.get(key)
         if launch is None:

@@ -99,8 +99,6 @@ def test_tilelang_scalar_dtype_in_signature_is_dyn() -> None:
     assert tilelang_scalar.signature.param("n").scalar == "int32"
 
 
-@pytest.mark.xfail(strict=True, reason="TileLang dtypes are str subclasses, so `Tensor[..., T.float16]` stores "
-                   "ForwardRef(dtype('float16')) and _parse_dtype rejects it: 'unknown dtype ForwardRef(...)'")
 @pytest.mark.parametrize("order", ["tilelang", "ours"])
 def test_tilelang_dtype_in_signature_tensor(order: str) -> None:
     def tilelang_order(A: T.Tensor[[M, K], TL.float16]):
@@ -286,8 +284,6 @@ def test_return_of_a_python_value_is_rejected(which: str) -> None:
     assert f"`{value}`" in message
 
 
-@pytest.mark.xfail(strict=True, reason="body._walk_own seeds its walk with the body's statements unfiltered, so a "
-                   "`def` directly in the kernel body is walked into and its `return x * 2` is taken for the kernel's")
 def test_return_in_a_nested_helper_is_not_the_kernels_return() -> None:
     @tl.jit
     def kernel(A: tl.Tensor[tl.float32, M]):

@@ -91,9 +91,6 @@ def test_in_body_const_dims_are_python_ints() -> None:
     assert helper_argument_types(elementwise.add_in_body) == {int}
 
 
-@pytest.mark.xfail(strict=True, reason="A.shape of a tensor parameter holds tvm IntImm for const dims, not the "
-                   "Python ints DESIGN.md promises (`ints for const dims`): range(m), math.log2(m), m / 64, "
-                   "m.bit_length(), isinstance(m, int) fail or differ in the signature form")
 def test_signature_form_const_dims_from_shape_are_python_ints() -> None:
     assert helper_argument_types(elementwise.add_or_sub) == {int}
 
@@ -156,8 +153,6 @@ def test_dyn_scalar_value_is_not_specialised_on() -> None:
     assert in_body.scale_rows.lower(a, a, 2.0).tir == in_body.scale_rows.lower(a, a, -7.5).tir
 
 
-@pytest.mark.xfail(strict=True, reason="body.py splits T.const names on commas and whitespace, TileLang's T.const "
-                   "on r'\\s*,\\s*' only: 'M, N ' passes decoration, then elaboration fails with KeyError: 'N '")
 def test_const_names_with_trailing_space() -> None:
     lowered = in_body.const_names_with_trailing_space.lower(meta(4, 8, dtype=torch.float32))
     assert "(4, 8)" in lowered.tir

@@ -113,13 +113,6 @@ def test_tensor_in_both_orders_reads_the_same() -> None:
     assert dims == {"M": False, "K": True}  # the TypeVar bound decides dyn-ness
 
 
-TILELANG_DTYPE_BUG = (
-    "TileLang dtypes are str subclasses; Generic.__class_getitem__ turns a str argument into a ForwardRef, "
-    "so Tensor[..., T.float16] records ForwardRef(dtype('float16')) and _parse_dtype rejects it as an unknown dtype"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=TILELANG_DTYPE_BUG)
 def test_tensor_subscript_keeps_tilelang_dtype_objects() -> None:
     """`T.Tensor[[M, K], T.float16]` (TileLang's own spelling) must read as Tensor[float16, M, K]."""
     spec = parse_tensor("A", get_args(T.Tensor[[M, K], T.float16]), {})

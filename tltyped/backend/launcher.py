@@ -21,10 +21,10 @@ from tvm.tirx.stmt_functor import substitute
 from tltyped.backend import build
 from tltyped.backend.lower import LoweredKernel
 from tltyped.codegen.render import render
+from tltyped.frontend.binding import integer_range
 from tltyped.frontend.signature import KernelSignature, Kind
 
 MODULE = "tltyped_kernel"  # every kernel's extension module has this name, each at its own path
-_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "bool": (0, 1)}
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def _scalar_arg(label: str, cname: str, dtype: str, ctype: str) -> CArg:
         return CArg(label, cname, "void*", "ptr")
     if dtype.startswith("float"):
         return CArg(label, cname, ctype, "float")
-    lo, hi = _INT_RANGES.get(dtype, _INT_RANGES["int64"])
+    lo, hi = (0, 1) if dtype == "bool" else integer_range(dtype)
     return CArg(label, cname, ctype, "int", lo, hi)
 
 
@@ -90,7 +90,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
             cname_of[buffer.data.name] = f"({wrapper._lookup_type(buffer.dtype)}*){cname}"
             if index >= len(runtime):
                 shape = tuple(
-                    str(int(s)) if isinstance(s, tvm.tirx.IntImm) else pythonic_expr(substitute(s, placeholders))
+                    str(int(s)) if isinstance(s, tvm.tirx.IntImm) else pythonic_expr(substitute(s, placeholders), floor_div_op="//")
                     for s in buffer.shape
                 )
                 outputs.append(OutputSpec(shape, _torch_dtype(str(buffer.dtype))))

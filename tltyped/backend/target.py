@@ -8,6 +8,7 @@ are TileLang's dicts, e.g. `{"kind": "cuda", "arch": "sm_90a"}`.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Union
 
 import torch
@@ -20,14 +21,19 @@ class TargetError(RuntimeError):
     """No target was named and none can be detected."""
 
 
+_ARCH = re.compile(r"^(?:cuda)?[\s:]*(?:-arch=)?(sm_\d{2,3}[a-z]?)$")
+
+
 def normalize(target: str | dict[str, Any]) -> dict[str, Any]:
-    """`"sm_90a"`, `"cuda:sm_90a"` or a target dict -> a target dict."""
+    """`"sm_90a"`, `"cuda -arch=sm_90a"` or a target dict with an "arch" -> a target dict."""
     if isinstance(target, dict):
-        return dict(target)
-    arch = target.strip().removeprefix("cuda").lstrip(":- ").removeprefix("-arch=")
-    if not arch.startswith("sm_") or not arch[3:5].isdigit():
+        if target.get("kind", "cuda") != "cuda" or not _ARCH.match(str(target.get("arch", ""))):
+            raise TargetError(f"target {target!r} needs kind 'cuda' and an 'arch' such as 'sm_90a'")
+        return {"kind": "cuda", **target}
+    found = _ARCH.match(target.strip())
+    if found is None:
         raise TargetError(f"unknown target {target!r}; name a CUDA architecture such as 'sm_90a' or 'sm_80'")
-    return {"kind": "cuda", "arch": arch}
+    return {"kind": "cuda", "arch": found.group(1)}
 
 
 def arch_of(device: torch.device) -> str:

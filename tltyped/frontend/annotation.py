@@ -9,7 +9,7 @@ dyn scalar and `T.Tensor[[M, K], T.float16]` a tensor.
 from __future__ import annotations
 
 import inspect
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_origin
 
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, Param, TensorSpec
@@ -83,6 +83,8 @@ def parse_tensor(name: str, args: tuple[Any, ...], dim_kinds: dict[str, bool]) -
 
 
 def _parse_dtype(name: str, value: object) -> DTypeSpec:
+    if isinstance(value, ForwardRef):  # typing wraps str arguments, and TileLang dtypes are `str`s
+        value = value.__forward_arg__
     if isinstance(value, TypeVar):
         return DTypeSpec(var=value.__name__)
     if is_dtype_like(value):

@@ -19,7 +19,12 @@ from tltyped.types.dtypes import DType, as_dtype
 from tltyped.types.params import Tune
 
 ALIGNMENT = 16  # bytes; vectorised and TMA accesses assume it
-_INT32 = (-(2**31), 2**31 - 1)
+
+
+def integer_range(dtype: str) -> tuple[int, int]:
+    """The values an integer dtype such as "int32" or "uint8" holds."""
+    bits = int("".join(c for c in dtype if c.isdigit()) or 64)
+    return (0, 2**bits - 1) if dtype.startswith("uint") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
 
 
 @dataclass
@@ -80,16 +85,22 @@ class Binder:
             ) from None
 
     def _check_scalar(self, p: Param, value: Any) -> None:
+        scalar = p.scalar or ""
         if p.kind is Kind.PTR:
             if type(value) is not int or value < 0:
                 raise self._fail(TypeError, f"ptr parameter {p.name!r} expects a device address (int), got {value!r}")
-        elif p.scalar == "float32":
+        elif scalar == "bool":
+            if type(value) is not bool:
+                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {type(value).__name__} {value!r}")
+        elif scalar.startswith(("float", "bfloat")):
             if type(value) not in (int, float):
                 raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a float, got {type(value).__name__} {value!r}")
         elif type(value) is not int:
             raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {type(value).__name__} {value!r}")
-        elif not _INT32[0] <= value <= _INT32[1]:
-            raise self._fail(ValueError, f"dyn parameter {p.name!r} = {value} does not fit in int32")
+        else:
+            low, high = integer_range(scalar)
+            if not low <= value <= high:
+                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {value} does not fit in {scalar}")
 
     def _bind_tensor(self, p: Param, t: Any, bound: Bound, allow_meta: bool) -> None:
         spec = p.tensor

@@ -145,7 +145,7 @@ def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, inf
     fn = "T.dynamic" if is_dyn else "T.const"
     if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
         raise DefinitionError(f"{info.where(line)}: {fn}() takes the dim names as a string literal")
-    declared = [n for n in call.args[0].value.replace(",", " ").split() if n]
+    declared = call.args[0].value.replace(",", " ").split()
     if declared != names:
         raise DefinitionError(
             f"{info.where(line)}: {fn}({call.args[0].value!r}) declares {', '.join(declared)} "
@@ -191,12 +191,11 @@ def _check_rules(fn_node: ast.FunctionDef, info: BodyInfo) -> None:
 
 def _walk_own(fn_node: ast.FunctionDef) -> list[ast.AST]:
     """Every node of the function's own body, not of functions nested in it."""
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
     found: list[ast.AST] = []
-    todo: list[ast.AST] = list(fn_node.body)
+    todo: list[ast.AST] = [s for s in fn_node.body if not isinstance(s, nested)]
     while todo:
         node = todo.pop()
         found.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                todo.append(child)
+        todo.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, nested))
     return found

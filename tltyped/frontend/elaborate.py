@@ -58,18 +58,29 @@ class Elaborated:
     dyn_vars: Mapping[str, Any]
 
 
+class _DimValues(dict[str, Any]):
+    """The dims' values as `T.const`/`T.dynamic` look them up: "N " (TileLang keeps spaces) finds "N"."""
+
+    def __missing__(self, name: str) -> Any:
+        if name.strip() == name:
+            raise KeyError(name)
+        return self[name.strip()]
+
+
 class _Builder(tl_builder.Builder):  # type: ignore[misc]
     """TileLang's Builder, told which names are the signature's dims and tensors.
 
     In the body, an annotation of a tensor parameter keeps the buffer already
-    built from the signature, and a dim declared with `T.const`/`T.dynamic`
-    takes this specialisation's value (an int, or the dim's one TIR variable).
+    built from the signature, a dim declared with `T.const`/`T.dynamic` takes
+    this specialisation's value (an int, or the dim's one TIR variable), and a
+    constant bound outside the kernel (such as a const dim read off `A.shape`)
+    is a Python int, so plain Python can compute with it.
     """
 
     def __init__(self, tensors: frozenset[str], dims: dict[str, Any]) -> None:
         super().__init__()
         self.eager_jit = "phase2"
-        self.eager_jit_subs = dims
+        self.eager_jit_subs = _DimValues(dims)
         self._tensors = tensors
         self._dims = dims
 
@@ -87,6 +98,8 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
                 return self.get_parent_locals()[name]
             if name in self._dims and isinstance(value, tirx.Var) and value.name == name:
                 return self._dims[name]
+            if isinstance(value, tirx.IntImm) and value.dtype == "int32":
+                return int(value)  # `(m, k) = A.shape` gives Python ints for const dims
         return super().bind(name, value, annot, loop_target=loop_target)
 
 

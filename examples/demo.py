@@ -38,7 +38,7 @@ def heading(text: str) -> None:
 def excerpt(text: str, needle: str, lines: int = 6) -> str:
     rows = text.splitlines()
     at = next((i for i, row in enumerate(rows) if needle in row), 0)
-    return "\n".join(rows[max(0, at - 1) : at + lines])
+    return "\n".join(row.strip()[:110] for row in rows[at : at + lines])
 
 
 def show_kernel(title: str, fn: object, *args: torch.Tensor) -> None:
@@ -51,7 +51,7 @@ def show_kernel(title: str, fn: object, *args: torch.Tensor) -> None:
     lowered = fn.lower(*args)  # type: ignore[attr-defined]
     print(f"lowered for {lowered.target['arch']} in {time.perf_counter() - start:.2f} s")
     print("TIR (head):\n" + textwrap.indent("\n".join(lowered.tir.splitlines()[:9]), "    "))
-    print("CUDA (the tensor-core instruction):\n" + textwrap.indent(excerpt(lowered.cuda_source, "wgmma", 3), "    "))
+    print("CUDA (Hopper tensor cores: wgmma):\n" + textwrap.indent(excerpt(lowered.cuda_source, "tl::wgmma_", 2), "    "))
     start = time.perf_counter()
     kernel = fn.compile(*args)  # type: ignore[attr-defined]
     how = "nvcc" if kernel.compiled else "disk cache"

@@ -32,27 +32,26 @@ _DLPACK_CODES: dict[torch.dtype, tuple[int, int]] = {  # torch dtype -> DLPack (
     torch.uint8: (1, 8), torch.float16: (2, 16), torch.float32: (2, 32), torch.float64: (2, 64),
     torch.bfloat16: (4, 16), torch.bool: (6, 8), torch.float8_e4m3fn: (10, 8), torch.float8_e5m2: (12, 8),
 }
-_DEVICE_TYPES = {"cpu": 1, "cuda": 2}
 
 
-def _signature(t: torch.Tensor) -> int | tuple[int, ...]:
+def _signature(t: torch.Tensor, cuda: bool) -> int | tuple[int, ...]:
     code, bits = _DLPACK_CODES.get(t.dtype, (255, t.element_size() * 8))
-    device = t.device
-    sig = ((_DEVICE_TYPES.get(device.type, 0) * 65536 + (device.index or 0)) * 256 + code) * 256 + bits
+    device = (2 * 65536 + t.get_device()) if cuda else 65536 if t.is_cpu else 0  # DLPack: CPU 1, CUDA 2
+    sig = (device * 256 + code) * 256 + bits
     return sig if t.is_contiguous() else (sig, *t.stride())
 
 
 def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
-    first = tensors[0] if tensors else None
-    device = first.device.index if isinstance(first, torch.Tensor) and first.device.type == "cuda" else -1
+    device = tensors[0].get_device() if tensors and tensors[0].is_cuda else -1
     if not tensors and torch.cuda.is_available():
         device = torch.cuda.current_device()
     out: list[Any] = [device, torch._C._cuda_getCurrentRawStream(device) if device >= 0 else 0]
     for rank, t in zip(ranks, tensors):
         if t.dim() != rank:
             raise ValueError("rank mismatch")
-        out += [t.data_ptr() if t.device.type != "meta" else 0, _signature(t), *t.shape]
+        cuda = t.is_cuda
+        out += [t.data_ptr() if cuda or t.is_cpu else 0, _signature(t, cuda), *t.shape]
     return tuple(out)
 
 

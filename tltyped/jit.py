@@ -18,7 +18,9 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar, overload, runtime_checkable
@@ -127,6 +129,10 @@ class Dispatcher:
     def tune(self, bound: Bound, consts: dict[str, Any]) -> dict[str, Hashable]:
         device = bound.device
         assert device is not None
+        configs = candidates(bound.tuned)
+        with ThreadPoolExecutor(max_workers=min(len(configs), os.cpu_count() or 1)) as pool:
+            # nvcc runs outside the GIL: build every candidate at once; failures surface in measure()
+            list(pool.map(lambda config: _attempt(self.kernel, bound, {**consts, **config}, device), configs))
 
         def measure(config: dict[str, Hashable]) -> float:
             kernel = self.kernel(bound, {**consts, **config}, device)
@@ -135,7 +141,7 @@ class Dispatcher:
             stream = torch._C._cuda_getCurrentRawStream(device.index)
             return time_call(lambda: launch(*args, stream, device.index), device)
 
-        return search(candidates(bound.tuned), measure)
+        return search(configs, measure)
 
     def launch_args(self, bound: Bound) -> list[Any]:
         values = [
@@ -195,6 +201,13 @@ class Dispatcher:
     def cache_info(self) -> CacheInfo:
         hits = int(repr(self.hits)[len("count(") : -1])  # the counter's value, without advancing it
         return CacheInfo(hits, self.counters.misses, self.counters.compiles, len(self.cache))
+
+
+def _attempt(build: Callable[..., Any], *args: Any) -> None:
+    try:
+        build(*args)
+    except Exception:  # noqa: BLE001 - reported when the candidate is measured (built again, failing again)
+        pass
 
 
 def _freeze(mapping: Any) -> tuple[tuple[str, Any], ...]:

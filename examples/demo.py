@@ -77,6 +77,14 @@ def show_checks() -> None:
             print(f"{what:>17}: {type(exc).__name__}: {exc}")
 
 
+def show_stubs() -> None:
+    heading("Generated stubs (python -m tltyped.stubs examples.interleave): what IDEs see")
+    import examples.interleave
+    from tltyped.codegen.stubs import render_stub
+
+    print(render_stub(examples.interleave))
+
+
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     return float((out.double() - ref.double()).norm() / ref.double().norm())
 
@@ -119,6 +127,7 @@ def main() -> None:
     heading("Generated fast path of the signature-form GEMM")
     print(gemm.fast_path_source)
     show_checks()
+    show_stubs()
     if HAS_GPU:
         run_on_gpu()
     else:

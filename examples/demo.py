@@ -12,6 +12,7 @@ import os
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,13 +62,13 @@ def show_kernel(title: str, fn: object, *args: torch.Tensor) -> None:
 def show_checks() -> None:
     heading("Checks at call time (each is a clear Python error, never a crash)")
     a = torch.empty(1024, 512, dtype=torch.float16, device=DEVICE)
-    bad_calls = {
+    bad_calls: dict[str, Callable[[], object]] = {
         "wrong dtype": lambda: gemm.lower(a.float(), torch.empty(512, 256, dtype=torch.float16, device=DEVICE)),
         "K disagrees": lambda: gemm.lower(a, torch.empty(256, 256, dtype=torch.float16, device=DEVICE)),
         "wrong rank": lambda: gemm.lower(a[0], torch.empty(512, 256, dtype=torch.float16, device=DEVICE)),
         "CPU tensor": lambda: gemm(torch.empty(1024, 512, dtype=torch.float16), torch.empty(512, 256, dtype=torch.float16)),
-        "missing arg": lambda: gemm_in_body(a, a),
-        "unhashable const": lambda: gemm.lower(a, torch.empty(512, 256, dtype=torch.float16, device=DEVICE), [128]),
+        "missing arg": lambda: gemm_in_body(a, a),  # type: ignore[call-arg]
+        "unhashable const": lambda: gemm.lower(a, torch.empty(512, 256, dtype=torch.float16, device=DEVICE), [128]),  # type: ignore[arg-type]
     }
     for what, call in bad_calls.items():
         try:
@@ -83,6 +84,36 @@ def show_stubs() -> None:
     from tltyped.codegen.stubs import render_stub
 
     print(render_stub(examples.interleave))
+
+
+STATIC_EXAMPLE = """\
+from typing import Literal
+import tltyped as tl
+from examples.gemm import gemm
+
+def use(a: tl.Tensor[tl.float16, Literal[1024], Literal[512]],
+        b: tl.Tensor[tl.float16, Literal[256], Literal[128]],
+        c: tl.Tensor[tl.float32, Literal[512], Literal[128]]) -> None:
+    reveal_type(gemm(a, c.half()))
+    gemm(a, b)   # K: 512 vs 256
+    gemm(a, c)   # B must be float16
+"""
+
+
+def show_static_checks() -> None:
+    heading("Static checks: mypy with plugins = tltyped.mypy_plugin, on a caller of the seed GEMM")
+    import tempfile
+
+    from mypy import api as mypy_api
+
+    print(textwrap.indent(STATIC_EXAMPLE, "    "))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "caller.py"
+        path.write_text(STATIC_EXAMPLE)
+        os.environ["MYPYPATH"] = str(ROOT)
+        config = ROOT / "tests" / "typing" / "mypy.ini"
+        stdout, _, _ = mypy_api.run(["--config-file", str(config), "--cache-dir", str(Path(tmp) / "cache"), str(path)])
+    print(textwrap.indent(stdout.replace(str(path), "caller.py"), "    "))
 
 
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
@@ -127,6 +158,7 @@ def main() -> None:
     heading("Generated fast path of the signature-form GEMM")
     print(gemm.fast_path_source)
     show_checks()
+    show_static_checks()
     show_stubs()
     if HAS_GPU:
         run_on_gpu()

@@ -20,7 +20,7 @@ L = TypeVar("L", bound=tl.dyn[int])
 
 
 @tl.jit
-def interleave(A, B, Out, sep: T.float32, block: int = 128):  # type: ignore[no-untyped-def]
+def interleave(A, B, Out, sep: T.float32, block: int = 128):
     N = T.dynamic("N")
     L = N * 2 + 1
     A: T.Tensor[[N], T.float32]

@@ -1,37 +1,66 @@
-"""tltyped: typed, low-overhead JIT for tile-level GPU kernels written with TileLang."""
+"""tltyped: typed, low-overhead JIT for tile-level GPU kernels written with TileLang.
 
-from tltyped.backend.build import CompileError
-from tltyped.backend.lower import LoweringError
-from tltyped.backend.target import TargetError
-from tltyped.frontend.elaborate import KernelBuildError
-from tltyped.frontend.signature import DefinitionError
-from tltyped.jit import CacheInfo, JitFunction, jit
-from tltyped.types import (
-    DType,
-    Tensor,
-    Tune,
-    bfloat16,
-    bool_,
-    const,
-    dyn,
-    float8_e4m3,
-    float8_e5m2,
-    float16,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    ptr,
-    tune,
-    uint8,
-)
-from tltyped.types import bool_ as bool  # noqa: A004  (`tl.bool`, the element type)
+The public names load on first use: `import tltyped` alone imports neither
+torch nor TileLang, so the mypy plugin (`tltyped.mypy_plugin`, inside this
+package) starts without them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tltyped.backend.build import CompileError
+    from tltyped.backend.lower import LoweringError
+    from tltyped.backend.target import TargetError
+    from tltyped.frontend.elaborate import KernelBuildError
+    from tltyped.frontend.signature import DefinitionError
+    from tltyped.jit import CacheInfo, JitFunction, jit
+    from tltyped.types import (
+        DType,
+        Tensor,
+        Tune,
+        bfloat16,
+        bool_,
+        const,
+        dyn,
+        float8_e4m3,
+        float8_e5m2,
+        float16,
+        float32,
+        float64,
+        int8,
+        int16,
+        int32,
+        int64,
+        ptr,
+        tune,
+        uint8,
+    )
+    from tltyped.types import bool_ as bool  # noqa: A004  (`tl.bool`, the element type)
 
 __all__ = [
     "CacheInfo", "CompileError", "DType", "DefinitionError", "JitFunction", "KernelBuildError", "LoweringError",
-    "TargetError", "Tensor", "Tune", "bfloat16", "bool", "bool_", "const",
-    "dyn", "float16", "float32", "float64", "float8_e4m3", "float8_e5m2", "int16", "int32", "int64",
-    "int8", "jit", "ptr", "tune", "uint8",
+    "TargetError", "Tensor", "Tune", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
+    "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "tune", "uint8",
 ]
+
+_HOME = {  # public name -> the module defining it
+    "CompileError": "tltyped.backend.build",
+    "LoweringError": "tltyped.backend.lower",
+    "TargetError": "tltyped.backend.target",
+    "KernelBuildError": "tltyped.frontend.elaborate",
+    "DefinitionError": "tltyped.frontend.signature",
+    "CacheInfo": "tltyped.jit",
+    "JitFunction": "tltyped.jit",
+    "jit": "tltyped.jit",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'tltyped' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME.get(name, "tltyped.types")), "bool_" if name == "bool" else name)
+    globals()[name] = value  # later lookups skip this function
+    return value

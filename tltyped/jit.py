@@ -36,7 +36,7 @@ from tltyped.frontend.analyze import analyze
 from tltyped.frontend.binding import Binder, Bound
 from tltyped.frontend.elaborate import Elaborator, Specialization
 from tltyped.frontend.signature import KernelSignature, Kind
-from tltyped.tune import candidates, search, time_call
+from tltyped.autotune import candidates, search, time_call
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,6 +56,8 @@ class JitFunction(Protocol[P, R_co]):
 
     signature: KernelSignature
     fast_path_source: str
+    __name__: str
+    __qualname__: str
 
     @property
     def __wrapped__(self) -> Callable[P, R_co]: ...

@@ -103,7 +103,8 @@ class Buffer:
     def access_ptr(self, access_mask: str | _int, *args: Any, **kwargs: Any) -> PrimExpr: ...
 
 BufferLike: TypeAlias = Buffer | torch.Tensor
-"""What tile operations take: a buffer, a tensor parameter, or a region of either."""
+"""What tile operations take: a buffer, or a tensor parameter (a global buffer once the
+kernel is elaborated); regions of either (`A[i, j]`, `buf[0:4]`) are accepted too."""
 
 Shape: TypeAlias = Sequence[_int] | _int
 
@@ -124,9 +125,9 @@ def alloc_global(shape: Sequence[_int], dtype: DTypeLike) -> Tensor[Any, Unpack[
     """An output tensor, as `empty`."""
 
 def view(
-    src: Buffer, shape: Shape | None = None, dtype: DTypeLike | None = None, strides: Shape | None = None
+    src: BufferLike, shape: Shape | None = None, dtype: DTypeLike | None = None, strides: Shape | None = None
 ) -> Buffer: ...
-def reshape(src: Buffer, shape: Shape) -> Buffer: ...
+def reshape(src: BufferLike, shape: Shape) -> Buffer: ...
 
 # -- dims -----------------------------------------------------------------------------
 
@@ -291,11 +292,11 @@ def clear(buffer: BufferLike, annotations: dict[str, Any] | None = None) -> Prim
 def fill(buffer: BufferLike, value: _float, annotations: dict[str, Any] | None = None) -> PrimExpr: ...
 def transpose(src: BufferLike, dst: BufferLike, annotations: dict[str, Any] | None = None) -> PrimExpr: ...
 def reduce_sum(
-    buffer: Buffer, out: Buffer, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
+    buffer: BufferLike, out: BufferLike, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
 ) -> None: ...
 def reduce_max(
-    buffer: Buffer,
-    out: Buffer,
+    buffer: BufferLike,
+    out: BufferLike,
     dim: _int = -1,
     clear: _bool = True,
     batch: _int = 1,
@@ -303,8 +304,8 @@ def reduce_max(
     annotations: dict[str, Any] | None = None,
 ) -> None: ...
 def reduce_min(
-    buffer: Buffer,
-    out: Buffer,
+    buffer: BufferLike,
+    out: BufferLike,
     dim: _int = -1,
     clear: _bool = True,
     batch: _int = 1,
@@ -312,8 +313,8 @@ def reduce_min(
     annotations: dict[str, Any] | None = None,
 ) -> None: ...
 def reduce_absmax(
-    buffer: Buffer,
-    out: Buffer,
+    buffer: BufferLike,
+    out: BufferLike,
     dim: _int = -1,
     clear: _bool = True,
     batch: _int = 1,
@@ -321,16 +322,16 @@ def reduce_absmax(
     annotations: dict[str, Any] | None = None,
 ) -> None: ...
 def reduce_abssum(
-    buffer: Buffer, out: Buffer, dim: _int = -1, batch: _int = 1, annotations: dict[str, Any] | None = None
+    buffer: BufferLike, out: BufferLike, dim: _int = -1, batch: _int = 1, annotations: dict[str, Any] | None = None
 ) -> None: ...
 def reduce_bitand(
-    buffer: Buffer, out: Buffer, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
+    buffer: BufferLike, out: BufferLike, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
 ) -> None: ...
 def reduce_bitor(
-    buffer: Buffer, out: Buffer, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
+    buffer: BufferLike, out: BufferLike, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
 ) -> None: ...
 def reduce_bitxor(
-    buffer: Buffer, out: Buffer, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
+    buffer: BufferLike, out: BufferLike, dim: _int = -1, clear: _bool = True, batch: _int = 1, annotations: dict[str, Any] | None = None
 ) -> None: ...
 def cumsum(
     src: BufferLike,
@@ -340,7 +341,7 @@ def cumsum(
     annotations: dict[str, Any] | None = None,
 ) -> PrimExpr | None: ...
 def finalize_reducer(
-    reducer: Buffer, dst: Buffer | None = None, batch: _int = 1, annotations: dict[str, Any] | None = None
+    reducer: Buffer, dst: BufferLike | None = None, batch: _int = 1, annotations: dict[str, Any] | None = None
 ) -> PrimExpr: ...
 def warp_reduce_sum(value: _N) -> _N: ...
 def warp_reduce_max(value: _N) -> _N: ...

@@ -5,7 +5,7 @@
 classes (TileLang's `T.float16` is read as `tl.float16`), a dtype variable or
 Any, and each dim is a TypeVar (a declared dim), `Literal[n]` (a bare `128`
 means the same), or a string `Literal` holding a derived dim's expression
-(only the in-body rewrite writes those; see dimexpr.py). Anything else is an
+(only the in-body rewrite writes those: in_body.py, dimexpr.py). Anything else is an
 error on the annotation's own line, with the plugin's codes.
 
 `tl.dyn[X]` must be `dyn[int]` or `dyn[float]`. TileLang dtype values used as
@@ -33,7 +33,6 @@ from mypy.types import (
     Type,
     TypeList,
     TypeOfAny,
-    TypeVarType,
     UnboundType,
     UnpackType,
     get_proper_type,
@@ -109,9 +108,20 @@ class _TensorAnnotation:
         )
         return AnyType(TypeOfAny.from_error)
 
+    def not_yet_bound(self) -> bool:
+        """A name not found while the module is still being analysed: look again later."""
+        semantic = self.api.api
+        if isinstance(semantic, SemanticAnalyzer) and not semantic.final_iteration:
+            if semantic.is_incomplete_namespace(semantic.cur_mod_id):
+                semantic.record_incomplete_ref()
+                return True
+        return False
+
     def dtype_of_name(self, arg: UnboundType) -> Type | None:
         sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
         node = None if sym is None else sym.node
+        if node is None and self.not_yet_bound():
+            return AnyType(TypeOfAny.special_form)
         if isinstance(node, PlaceholderNode):
             return self.api.analyze_type(arg)
         if isinstance(node, TypeVarExpr):
@@ -160,13 +170,7 @@ class _TensorAnnotation:
         sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
         node = None if sym is None else sym.node
         if node is None:
-            semantic = self.api.api
-            if (
-                isinstance(semantic, SemanticAnalyzer)
-                and not semantic.final_iteration
-                and semantic.is_incomplete_namespace(semantic.cur_mod_id)
-            ):
-                semantic.record_incomplete_ref()
+            if self.not_yet_bound():
                 return AnyType(TypeOfAny.special_form)
             self.fail(
                 f'Dim "{arg.name}" is used but never declared; declare it with {arg.name} = TypeVar("{arg.name}")',
@@ -281,7 +285,3 @@ def tensor_parts(typ: ProperType) -> tuple[Type, list[Type] | None] | None:
     if any(isinstance(d, UnpackType) for d in dims):
         return dtype, None
     return dtype, dims
-
-
-def is_dim_variable(typ: Type) -> bool:
-    return isinstance(get_proper_type(typ), TypeVarType)

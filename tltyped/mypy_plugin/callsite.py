@@ -80,18 +80,23 @@ def kernel_name(context: Context) -> str:
     return "kernel"
 
 
-def call_signature(ctx: MethodSigContext) -> FunctionLike:
-    """The kernel's parameters, tensors widened to `torch.Tensor` (checked in `call_return`)."""
+def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> FunctionLike:
+    """The kernel's parameters, tensors widened to `torch.Tensor` (checked in `call_return`).
+
+    `returns_result`: the method returns what the kernel returns (`__call__`),
+    not its own type (`lower`, `compile`).
+    """
     kernel = Kernel.of(ctx.type)
     if kernel is None:
         return ctx.default_signature
     params = kernel.params
     arg_types = [_widened(t) for t in params.arg_types]
-    return ctx.default_signature.copy_modified(
+    signature = ctx.default_signature
+    return signature.copy_modified(
         arg_types=arg_types,
         arg_kinds=list(params.arg_kinds),
         arg_names=list(params.arg_names),
-        ret_type=_Solution({}, {}).translate(kernel.returns),
+        ret_type=_Solution({}, {}).translate(kernel.returns) if returns_result else signature.ret_type,
         variables=[],
         name=kernel_name(ctx.context),
         definition=None,  # not JitFunction.__call__'s: mypy would point notes at tltyped.jit
@@ -304,13 +309,21 @@ class _Solution(TypeTranslator):
     def visit_type_alias_type(self, t: TypeAliasType) -> Type:
         return get_proper_type(t).accept(self)
 
-    def visit_literal_type(self, t: LiteralType) -> Type:
-        if isinstance(t.value, str) and t.fallback.type.fullname == "builtins.str":  # a derived dim
-            size = dimexpr.evaluate(t.value, self.sizes)
-            if size is None or self.int_type is None:
-                return AnyType(TypeOfAny.special_form)
-            return LiteralType(size, self.int_type)
-        return t
+    def visit_instance(self, t: Instance) -> Type:
+        translated = super().visit_instance(t)
+        if not (isinstance(translated, Instance) and translated.type.fullname == names.TENSOR):
+            return translated
+        return translated.copy_modified(args=[translated.args[0], *(self.dim(d) for d in translated.args[1:])])
+
+    def dim(self, dim: Type) -> Type:
+        """A derived dim (a string Literal, see dimexpr.py) becomes its size once its dims are known."""
+        proper = get_proper_type(dim)
+        if not (isinstance(proper, LiteralType) and isinstance(proper.value, str)):
+            return dim
+        size = dimexpr.evaluate(proper.value, self.sizes)
+        if size is None or self.int_type is None:
+            return AnyType(TypeOfAny.special_form)
+        return LiteralType(size, self.int_type)
 
 
 def _size(typ: ProperType) -> int | None:

@@ -41,7 +41,7 @@ from mypy.types import AnyType, CallableType, Type, TypeOfAny, get_proper_type
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.callsite import check_tune_candidates
-from tltyped.mypy_plugin.rewrite import KernelRecord
+from tltyped.mypy_plugin.in_body import KernelRecord
 from tltyped.mypy_plugin.source import called_name, dotted_name
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
@@ -50,6 +50,7 @@ _RETURN_RULE = "A kernel returns global buffers (T.empty / T.alloc_global) only"
 
 
 def check_definition(decorator: Decorator, record: KernelRecord | None, api: CheckerPluginInterface) -> None:
+    """Report everything wrong with one kernel's definition, on the lines where it is."""
     func = decorator.func
     if record is not None:
         for found in record.diagnostics:

@@ -22,11 +22,11 @@ from mypy.nodes import (
     ForStmt,
     FuncDef,
     IfStmt,
-    ListExpr,
     Import,
     ImportAll,
     ImportBase,
     ImportFrom,
+    ListExpr,
     MatchStmt,
     MemberExpr,
     MypyFile,
@@ -52,18 +52,26 @@ class ModuleNames:
     tilelang_imports: list[ImportBase] = field(default_factory=list)  # imports of tilelang.language
 
     def tensor_spelling(self) -> str | None:
-        """A dotted name that resolves to tltyped's Tensor in this module, if any."""
-        for prefix in sorted(self.tltyped) + sorted(self.language):
-            return f"{prefix}.Tensor"
-        return None
+        """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
+        prefixes = sorted(self.tltyped) + sorted(self.language)
+        return f"{prefixes[0]}.Tensor" if prefixes else None
 
     def dtype_spelling(self, class_name: str) -> str | None:
         """A dotted name that resolves to one of tltyped's dtypes (`tl.float32`), if any."""
-        for prefix in sorted(self.tltyped):
-            return f"{prefix}.{class_name}"
-        for prefix in sorted(self.language):
-            return f"{prefix}.{class_name.rstrip('_')}"
+        if self.tltyped:
+            return f"{min(self.tltyped)}.{class_name}"
+        if self.language:
+            return f"{min(self.language)}.{class_name.rstrip('_')}"
         return None
+
+
+def imports_tltyped(file: MypyFile) -> bool:
+    """Whether the module imports tltyped at all: a cheap test before reading its tree."""
+    for imp in file.imports:
+        ids = [m for m, _ in imp.ids] if isinstance(imp, Import) else [imp.id] if isinstance(imp, (ImportFrom, ImportAll)) else []
+        if any(m == "tltyped" or m.startswith("tltyped.") for m in ids):
+            return True
+    return False
 
 
 def module_names(file: MypyFile) -> ModuleNames:

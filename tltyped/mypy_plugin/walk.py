@@ -24,7 +24,6 @@ from mypy.nodes import (
     DelStmt,
     DictExpr,
     DictionaryComprehension,
-    Expression,
     ExpressionStmt,
     ForStmt,
     GeneratorExpr,
@@ -128,7 +127,3 @@ def _expression_children(expr: Node) -> list[Node | None]:
     if isinstance(expr, DictionaryComprehension):
         return [expr.key, expr.value, *expr.sequences, *(c for conds in expr.condlists for c in conds)]
     return []  # names, literals, lambdas (not the kernel's own body), ...
-
-
-def is_expression(node: Node) -> bool:
-    return isinstance(node, Expression)

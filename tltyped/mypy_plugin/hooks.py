@@ -35,21 +35,21 @@ from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
 from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
 from tltyped.mypy_plugin.definition import check_definition
-from tltyped.mypy_plugin.rewrite import KernelRecord, rewrite_module
+from tltyped.mypy_plugin.in_body import KernelRecord
+from tltyped.mypy_plugin.rewrite import rewrite_module
 
 SUPPORTED_MYPY: Final = ((2, 0), (2, 5))
 """mypy versions the plugin is tested with: >=2.0,<2.5 (it relies on how mypy
 parses annotations and checks overloaded decorators, which change between releases)."""
 
+
 def _source_digest() -> str:
-    """A digest of the plugin's own files: mypy's cache of checked modules is kept only while
-    the plugin that read them is unchanged (mypy itself tracks only the entry module)."""
+    """A digest of the plugin's code: mypy's cache of checked modules is kept only while the
+    plugin that read them is unchanged (mypy itself tracks only the plugin's entry module)."""
     digest = hashlib.sha256()
-    package = Path(__file__).parent
-    for path in sorted([*package.glob("*.py"), *package.glob("*.pyi"), package.parent / "language.pyi"]):
-        if path.is_file():
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes())
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -61,25 +61,42 @@ class UnsupportedSetup(SystemExit):
 
 
 class TLTypedPlugin(Plugin):
+    """tltyped's mypy plugin; `kernels` keeps what the rewrite found, by FuncDef, for later hooks."""
+
     def __init__(self, options: Options) -> None:
         if options.num_workers > 0:
             raise UnsupportedSetup(
-                "--num-workers (parallel checking) is not supported: worker processes re-parse modules "
-                "without the plugin's in-body rewrite. Run mypy without --num-workers (and unset MYPY_NUM_WORKERS)."
+                "--num-workers (parallel checking) is not supported: the plugin rewrites each module's AST "
+                "after parsing, and mypy's parallel workers parse modules again without that step. "
+                "Run mypy without --num-workers (and unset MYPY_NUM_WORKERS)."
             )
         super().__init__(options)
         self.kernels: dict[int, KernelRecord] = {}
+        self.kernel_modules: set[str] = set()
         self.digest = _source_digest()
 
     # -- after parsing -------------------------------------------------------------------------
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
-        dependencies, records = rewrite_module(file, self.kernels)
+        dependencies, records = rewrite_module(file, self.kernels, self.options)
         for record in records:
             self.kernels[id(record.func)] = record
+        if records:
+            self.kernel_modules.add(file.fullname)
         return dependencies
 
     def report_config_data(self, ctx: ReportConfigContext) -> Any:
+        """What mypy stores with each module's cache entry, and compares on the next run.
+
+        A module that defines kernels is never taken from the cache: mypy re-parses a cached
+        module whose dependencies changed without calling `get_additional_deps`, which would
+        skip the in-body rewrite. Its entry is written with a mark that no later check
+        reproduces (the plugin cannot tell kernel modules apart before parsing them), so
+        mypy always parses it afresh, through the rewrite. Other modules are cached as usual,
+        while the plugin's own code is unchanged.
+        """
+        if not ctx.is_check and ctx.id in self.kernel_modules:
+            return {"tltyped_plugin": self.digest, "kernels": True}
         return {"tltyped_plugin": self.digest}
 
     # -- semantic analysis -----------------------------------------------------------------------
@@ -106,8 +123,10 @@ class TLTypedPlugin(Plugin):
         return None
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        if fullname == names.JIT_CALL or fullname in names.JIT_INSPECTION_METHODS:
+        if fullname == names.JIT_CALL:
             return callsite.call_signature
+        if fullname in names.JIT_INSPECTION_METHODS:
+            return partial(callsite.call_signature, returns_result=False)
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:

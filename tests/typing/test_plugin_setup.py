@@ -1,0 +1,125 @@
+"""The plugin's setup and its tables, checked against the runtime they describe."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import tilelang.language as tilelang_language
+from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin.hooks import SUPPORTED_MYPY, TLTypedPlugin, UnsupportedSetup, plugin
+from tltyped.types.dtypes import ALL_DTYPES, as_dtype
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_dtype_classes_are_the_runtime_ones() -> None:
+    assert list(names.DTYPE_CLASSES) == [d.__name__ for d in ALL_DTYPES]
+
+
+@pytest.mark.parametrize(("value", "class_name"), sorted(names.LANGUAGE_DTYPE_CLASS.items()))
+def test_tilelang_dtype_values_map_as_the_runtime_maps_them(value: str, class_name: str) -> None:
+    assert as_dtype(getattr(tilelang_language, value)).__name__ == class_name
+
+
+def test_unmapped_tilelang_dtypes_are_rejected_by_the_runtime_too() -> None:
+    for value in ("uint32", "int4", "float8_e4m3fnuz", "tfloat32"):
+        with pytest.raises(ValueError):
+            as_dtype(getattr(tilelang_language, value))
+
+
+def _public_names(stub: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.parse(stub.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.ImportFrom):
+            found.update(a.asname for a in node.names if a.asname is not None and a.asname == a.name)
+    return {n for n in found if not n.startswith("_") or n.startswith("__")}
+
+
+def test_tilelang_view_offers_every_name_of_the_typed_language() -> None:
+    language = _public_names(ROOT / "tltyped" / "language.pyi")
+    view = _public_names(ROOT / "tltyped" / "mypy_plugin" / "tilelang_language.pyi")
+    assert language - view == set()
+
+
+def test_typed_language_names_exist_in_tilelang() -> None:
+    language = _public_names(ROOT / "tltyped" / "language.pyi") - {"__getattr__", "Shape", "BufferLike", "DTypeLike"}
+    missing = sorted(n for n in language if not hasattr(tilelang_language, n))
+    assert missing == ["ForFrame"]  # the stub's name for the loop frames TileLang's loops return
+
+
+def test_supported_mypy_versions() -> None:
+    low, high = SUPPORTED_MYPY
+    assert plugin(f"{low[0]}.{low[1]}.0") is TLTypedPlugin
+    assert plugin("2.4.1+dev.abc") is TLTypedPlugin
+    for version in (f"{high[0]}.{high[1]}.0", "1.19.1"):
+        with pytest.raises(UnsupportedSetup, match="supports mypy"):
+            plugin(version)
+
+
+def test_parallel_mypy_is_refused_loudly() -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--num-workers", "2", "--no-incremental",
+         "--config-file", str(ROOT / "tests" / "typing" / "mypy.ini"), "-c", "x = 1"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+    )
+    assert result.returncode != 0
+    assert "--num-workers (parallel checking) is not supported" in result.stderr + result.stdout
+
+
+def test_kernel_module_rechecked_after_a_dependency_changes(tmp_path: Path) -> None:
+    """mypy re-parses a cached module whose dependency changed without the plugin's
+    `get_additional_deps`; kernel modules are therefore never taken from the cache."""
+    from mypy import api
+
+    helper = tmp_path / "tltyped_incremental_helper.py"
+    (tmp_path / "tltyped_incremental_kernels.py").write_text(
+        "import tltyped as tl\n"
+        "import tltyped.language as T\n"
+        "import tltyped_incremental_helper as helper\n\n"
+        "@tl.jit\n"
+        "def f(A, n: int = helper.X):\n"
+        '    N = T.const("N")\n'
+        "    A: T.Tensor[[N], T.float16]\n"
+    )
+    (tmp_path / "tltyped_incremental_user.py").write_text(
+        "from tltyped_incremental_kernels import f\nreveal_type(f)\n"
+    )
+    args = [
+        "--config-file", str(ROOT / "tests" / "typing" / "mypy.ini"),
+        "--cache-dir", str(Path(tempfile.gettempdir()) / ".mypy_cache"),  # shared with the YAML cases
+        str(tmp_path / "tltyped_incremental_user.py"),
+        str(tmp_path / "tltyped_incremental_kernels.py"),
+        str(helper),
+    ]
+    expected = "Tensor[tltyped.types.dtypes.float16, N]"
+    for source in ("X = 1\n", "X = 2\nY: str = 'changed interface'\n"):
+        helper.write_text(source)
+        out, err, status = api.run(args)
+        assert status == 0, out + err
+        assert expected in out
+
+
+def test_examples_check_cleanly_with_the_plugin() -> None:
+    """Every file in examples/ (both seed kernels among them) type-checks with zero errors."""
+    from mypy import api
+
+    out, err, status = api.run([
+        "--config-file", str(ROOT / "tests" / "typing" / "mypy.ini"),
+        "--cache-dir", str(Path(tempfile.gettempdir()) / ".mypy_cache"),
+        str(ROOT / "examples"),
+    ])
+    assert status == 0, out + err

@@ -1,0 +1,382 @@
+"""One kernel's desugaring: in-body annotations and dims become its signature.
+
+The runtime reads a kernel the same way at decoration (tltyped.frontend):
+- `M, N = T.const("M, N")` / `K = T.dynamic("K")` at the top of the body
+  declare dims, in the order the string names them;
+- `L = N * 2 + 1` names an expression of dims (a derived dim);
+- `A: T.Tensor[[M, K], T.float16]` (no value) annotates parameter `A`: the
+  statement leaves the body and its type becomes `A`'s;
+- an unannotated parameter is a const (any hashable value): `Any` here, its
+  hashability is checked at call sites;
+- a kernel without a return annotation returns what its `return` names:
+  outputs declared with `T.empty` / `T.alloc_global` (outputs.py), or None.
+Dims become PEP 695 type parameters of the kernel. Problems are recorded as
+`Diagnostic`s (see rewrite.py for why they are not reported here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mypy.errorcodes import ErrorCode
+from mypy.nodes import (
+    MISSING_FALLBACK,
+    TYPE_VAR_KIND,
+    AssignmentStmt,
+    CallExpr,
+    Expression,
+    FuncDef,
+    NameExpr,
+    Statement,
+    StrExpr,
+    TempNode,
+    TypeParam,
+)
+from mypy.types import AnyType, CallableType, Instance, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
+
+from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin import errorcodes as codes
+from tltyped.mypy_plugin.outputs import inferred_return
+from tltyped.mypy_plugin.source import ModuleNames, called_name, dotted_name, target_names
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem in a kernel definition, reported when the kernel is type-checked."""
+
+    line: int
+    column: int
+    message: str
+    code: ErrorCode
+
+
+@dataclass
+class KernelRecord:
+    """What the rewrite learnt about one kernel."""
+
+    func: FuncDef
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+class SourceText:
+    """A module's source lines, read when a dim expression must be recovered.
+
+    mypy's parser keeps `[N * 2]` inside an annotation only as "some
+    expression" with its position; the text at that position is the dim.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lines: list[str] | None = None
+
+    def span(self, line: int, column: int, end_line: int | None, end_column: int | None) -> list[str]:
+        """The text between two positions on one line, read as characters and as UTF-8 bytes."""
+        if end_line is None or end_column is None or end_line != line or line < 1 or column < 0:
+            return []
+        if self._lines is None:
+            try:
+                with open(self.path, encoding="utf-8") as source:
+                    self._lines = source.read().splitlines()
+            except (OSError, UnicodeDecodeError):
+                self._lines = []
+        if line > len(self._lines):
+            return []
+        text = self._lines[line - 1]
+        as_bytes = text.encode()[column:end_column].decode(errors="replace")
+        return [text[column:end_column], as_bytes]
+
+
+class KernelRewrite:
+    """Desugar one kernel in place."""
+
+    def __init__(self, func: FuncDef, found: ModuleNames, source: SourceText, module_bound: set[str] | None) -> None:
+        self.func = func
+        self.found = found
+        self.source = source
+        self.module_bound = module_bound  # names bound anywhere in the module; None if unknowable
+        self.params = {arg.variable.name for arg in func.arguments}
+        self.record = KernelRecord(func)
+        self.dims: dict[str, int] = {}  # declared in the body -> the line declaring it
+        self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
+        self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
+        self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
+        self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
+        self.signature_changed = False
+
+    def fail(self, line: int, column: int, message: str, code: ErrorCode) -> None:
+        self.record.diagnostics.append(Diagnostic(line, column, message, code))
+
+    def run(self) -> KernelRecord:
+        annotations = self.scan_body()
+        moved = self.move_annotations(annotations)
+        for dim, line in self.dims.items():
+            if dim in self.unbound_checked and dim not in self.plain_dims:
+                self.fail(
+                    line, 0,
+                    f'Dim "{dim}" is declared but no tensor has it as a plain dim, so a call cannot determine it',
+                    codes.DIM,
+                )
+        self.rebuild_type(moved)
+        return self.record
+
+    # -- reading the body ----------------------------------------------------------------------
+
+    def scan_body(self) -> dict[str, tuple[Type, int]]:
+        """Collect dims, derived names and in-body annotations; drop the annotation statements."""
+        annotations: dict[str, tuple[Type, int]] = {}
+        kept: list[Statement] = []
+        for stmt in self.func.body.body:
+            annotated = self.parameter_annotation(stmt)
+            if annotated is not None:
+                name, typ = annotated
+                if name in annotations:
+                    self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
+                else:
+                    annotations[name] = (typ, stmt.line)
+                continue
+            kept.append(stmt)
+            if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
+                self.read_assignment(stmt)
+        self.func.body.body = kept
+        return annotations
+
+    def parameter_annotation(self, stmt: Statement) -> tuple[str, Type] | None:
+        """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation."""
+        if not (isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1):
+            return None
+        target = stmt.lvalues[0]
+        typ = stmt.unanalyzed_type or stmt.type
+        if typ is None or not (isinstance(stmt.rvalue, TempNode) and stmt.rvalue.no_rhs):
+            return None
+        if isinstance(target, NameExpr) and target.name in self.params:
+            return target.name, typ
+        return None
+
+    def read_assignment(self, stmt: AssignmentStmt) -> None:
+        targets = target_names(stmt.lvalues[0])
+        value = stmt.rvalue
+        if targets is None:
+            return
+        if isinstance(value, CallExpr) and called_name(value) in names.DIM_DECLARATION_CALLS:
+            self.declare_dims(stmt, value, targets)
+        elif len(targets) == 1 and targets[0] not in self.params:
+            self.declare_alias(targets[0], value)
+
+    def declare_dims(self, stmt: AssignmentStmt, call: CallExpr, targets: list[str]) -> None:
+        spelled = dotted_name(call.callee) or called_name(call) or "T.const"
+        well_formed = True  # after a malformed declaration, one error is enough
+        if not call.args or not isinstance(call.args[0], StrExpr):
+            self.fail(stmt.line, stmt.column, f"{spelled}() takes the dim names as a string literal", codes.DIM)
+            well_formed = False
+        else:
+            text = call.args[0].value
+            declared = [n for n in text.replace(",", " ").split() if n]
+            if declared != targets:
+                self.fail(
+                    stmt.line, stmt.column,
+                    f'{spelled}("{text}") declares {", ".join(declared) or "no dims"} but assigns to '
+                    f"{', '.join(targets)}; use the same names in the same order",
+                    codes.DIM,
+                )
+                well_formed = False
+        for name in targets:
+            if name in self.dims:
+                self.fail(stmt.line, stmt.column, f'Dim "{name}" is declared twice', codes.DIM)
+                continue
+            self.dims[name] = stmt.line
+            if well_formed:
+                self.unbound_checked.add(name)
+
+    def declare_alias(self, name: str, value: Expression) -> None:
+        """`M = N * 2 + 1`: a name for an expression of dims, usable in annotations."""
+        try:
+            source = dimexpr.source_of(value)
+            if not dimexpr.symbols_in_source(source) & (set(self.dims) | set(self.aliases)):
+                return
+            self.aliases[name] = dimexpr.normalise(source, self.resolve_dim)
+        except dimexpr.DimExpressionError:
+            self.aliases.pop(name, None)
+
+    def resolve_dim(self, name: str) -> str | None:
+        """For dimexpr.normalise: a declared dim is itself, a derived name its expression."""
+        if name in self.dims:
+            return name
+        return self.aliases.get(name)
+
+    # -- annotations -----------------------------------------------------------------------------
+
+    def move_annotations(self, annotations: dict[str, tuple[Type, int]]) -> bool:
+        moved = False
+        for arg in self.func.arguments:
+            name = arg.variable.name
+            if arg.type_annotation is not None:
+                arg.type_annotation = self.signature_annotation(arg.type_annotation)
+            if name not in annotations:
+                continue
+            typ, line = annotations[name]
+            if arg.type_annotation is not None:
+                self.fail(line, 0, f'Parameter "{name}" is annotated both in the signature and in the body', codes.KERNEL)
+                continue
+            arg.type_annotation = self.body_annotation(typ)
+            moved = True
+        return moved
+
+    def signature_annotation(self, typ: Type) -> Type:
+        """A signature annotation, with its never-declared dims reported and made Any.
+
+        mypy would only say `Name "Q" is not defined`. The same object comes back
+        when nothing changed.
+        """
+        if not isinstance(typ, UnboundType) or not typ.args:
+            return typ
+        if not _is_tensor_spelling(typ.name):
+            args = [self.signature_annotation(a) for a in typ.args]
+            return typ if all(a is b for a, b in zip(args, typ.args)) else typ.copy_modified(args=args)
+        dtype, dims = _tensor_parts(typ)
+        checked = [self.signature_dim(d) for d in dims]
+        if all(a is b for a, b in zip(checked, dims)):
+            return typ
+        first = typ.args[0]
+        if isinstance(first, TypeList):
+            return typ.copy_modified(args=[TypeList(checked, line=first.line, column=first.column), *typ.args[1:]])
+        return typ.copy_modified(args=[first, *checked])
+
+    def signature_dim(self, dim: Type) -> Type:
+        if not _is_bare_name(dim):
+            return dim
+        assert isinstance(dim, UnboundType)
+        if dim.name in self.dims:
+            self.plain_dims.add(dim.name)
+            return dim
+        if self.module_bound is None or dim.name in self.module_bound:
+            if dim.name not in self.signature_dims:
+                self.signature_dims.append(dim.name)
+            return dim
+        self.fail(
+            dim.line, dim.column,
+            f'Dim "{dim.name}" is used but never declared; declare it with {dim.name} = TypeVar("{dim.name}")',
+            codes.DIM,
+        )
+        self.signature_changed = True
+        return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
+
+    def body_annotation(self, typ: Type) -> Type:
+        """An in-body annotation as a parameter type: dims resolved, a dtype parameter made Any."""
+        if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and typ.args):
+            return typ
+        first = typ.args[0]
+        if isinstance(first, TypeList):
+            dims = TypeList([self.body_dim(d) for d in first.items], line=first.line, column=first.column)
+            return typ.copy_modified(args=[dims, *(self.body_dtype(a) for a in typ.args[1:])])
+        return typ.copy_modified(args=[self.body_dtype(first), *(self.body_dim(d) for d in typ.args[1:])])
+
+    def body_dtype(self, typ: Type) -> Type:
+        """A dtype naming a const parameter (`out_dtype`) is known per call only: Any here."""
+        if isinstance(typ, UnboundType) and not typ.args and typ.name in self.params:
+            return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
+        return typ
+
+    def body_dim(self, typ: Type) -> Type:
+        if _is_bare_name(typ):
+            assert isinstance(typ, UnboundType)
+            if typ.name in self.dims:
+                self.plain_dims.add(typ.name)
+                return typ
+            if typ.name in self.aliases:
+                return derived_dim(self.aliases[typ.name], typ.line, typ.column)
+            self.fail(
+                typ.line, typ.column,
+                f'Dim "{typ.name}" is used but never declared; declare it with '
+                f'T.const("{typ.name}") or T.dynamic("{typ.name}")',
+                codes.DIM,
+            )
+            return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
+        if isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, int):
+            return typ
+        if isinstance(typ, UnboundType) and typ.name in ("Literal", "typing.Literal", "typing_extensions.Literal"):
+            return typ
+        return self.expression_dim(typ)
+
+    def expression_dim(self, typ: Type) -> Type:
+        """A dim written as an expression (`N * 2`), read back from the source."""
+        candidates = self.source.span(typ.line, typ.column, typ.end_line, typ.end_column)
+        if not candidates:
+            self.fail(typ.line, typ.column, "Cannot read this dim: write it on one line", codes.DIM)
+            return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
+        problem = ""
+        for text in candidates:
+            try:
+                normalised = dimexpr.normalise(text, self.resolve_dim)
+            except dimexpr.DimExpressionError as exc:
+                problem = problem or str(exc)
+                continue
+            if normalised.isdigit():
+                return RawExpressionType(int(normalised), "builtins.int", typ.line, typ.column)
+            if normalised in self.dims:
+                self.plain_dims.add(normalised)
+                return UnboundType(normalised, line=typ.line, column=typ.column)
+            return derived_dim(normalised, typ.line, typ.column)
+        self.fail(typ.line, typ.column, problem[:1].upper() + problem[1:], codes.DIM)
+        return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
+
+    # -- the new signature ---------------------------------------------------------------------------
+
+    def rebuild_type(self, moved: bool) -> None:
+        func = self.func
+        old = func.unanalyzed_type if isinstance(func.unanalyzed_type, CallableType) else None
+        ret = old.ret_type if old is not None else None
+        if ret is not None and isinstance(ret, AnyType) and ret.type_of_any == TypeOfAny.unannotated:
+            ret = None
+        if ret is not None:
+            ret = self.signature_annotation(ret)
+        unannotated = any(arg.type_annotation is None for arg in func.arguments)
+        if not (moved or self.dims or unannotated or ret is None or self.signature_changed):
+            return
+        if self.dims:
+            # Once a function has PEP 695 type parameters mypy wants all of them declared, so the
+            # signature's TypeVar dims (`A: tl.Tensor[tl.float16, N]` beside `M = T.const("M")`) join.
+            declared = [*self.signature_dims, *self.dims]
+            func.type_args = [
+                *(func.type_args or []),
+                *(TypeParam(name, TYPE_VAR_KIND, None, [], None) for name in declared),
+            ]
+        arg_types: list[Type] = [
+            # An unannotated kernel parameter is a const: any hashable value, checked at call sites.
+            arg.type_annotation if arg.type_annotation is not None else AnyType(TypeOfAny.explicit)
+            for arg in func.arguments
+        ]
+        returns = ret if ret is not None else inferred_return(func, self.found, self.resolve_dim, self.params)
+        typ = CallableType(
+            arg_types,
+            [arg.kind for arg in func.arguments],
+            [None if arg.pos_only else arg.variable.name for arg in func.arguments],
+            returns,
+            old.fallback if old is not None else Instance(MISSING_FALLBACK, []),
+        )
+        typ.set_line(func)
+        typ.definition = func
+        func.type = typ
+        func.unanalyzed_type = typ.copy_modified()
+
+
+def derived_dim(text: str, line: int, column: int) -> Type:
+    """A derived dim as the annotation hook reads it: its expression as a string (dimexpr.py)."""
+    return RawExpressionType(text, "builtins.str", line, column)
+
+
+def _is_bare_name(typ: Type) -> bool:
+    return isinstance(typ, UnboundType) and not typ.args and "." not in typ.name and typ.original_str_expr is None
+
+
+def _is_tensor_spelling(name: str) -> bool:
+    return name == "Tensor" or name.endswith(".Tensor")
+
+
+def _tensor_parts(typ: UnboundType) -> tuple[Type | None, list[Type]]:
+    """(dtype, dims) of an unanalysed `Tensor[dtype, *dims]` or `Tensor[[dims], dtype]`."""
+    if not typ.args:
+        return None, []
+    first = typ.args[0]
+    if isinstance(first, TypeList):
+        return (typ.args[1] if len(typ.args) > 1 else None), list(first.items)
+    return first, list(typ.args[1:])

@@ -104,8 +104,11 @@ def show_static_checks() -> None:
     heading("Static checks: mypy with plugins = tltyped.mypy_plugin, on a caller of the seed GEMM")
     import tempfile
 
-    from mypy import api as mypy_api
-
+    try:
+        from mypy import api as mypy_api
+    except ImportError:
+        print("(mypy is not installed here; ./scripts/demo.sh installs it)")
+        return
     print(textwrap.indent(STATIC_EXAMPLE, "    "))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "caller.py"

@@ -132,11 +132,20 @@ class Dispatcher:
         device = bound.device
         assert device is not None
         configs = candidates(bound.tuned)
+        failed: dict[int, Exception] = {}  # id(config) -> why it could not be built
+
+        def prepare(config: dict[str, Hashable]) -> None:
+            try:
+                self.kernel(bound, {**consts, **config}, device)
+            except Exception as exc:  # noqa: BLE001 - re-raised by measure(), which search() reports
+                failed[id(config)] = exc
+
         with ThreadPoolExecutor(max_workers=min(len(configs), os.cpu_count() or 1)) as pool:
-            # nvcc runs outside the GIL: build every candidate at once; failures surface in measure()
-            list(pool.map(lambda config: _attempt(self.kernel, bound, {**consts, **config}, device), configs))
+            list(pool.map(prepare, configs))  # nvcc runs outside the GIL: build every candidate at once
 
         def measure(config: dict[str, Hashable]) -> float:
+            if id(config) in failed:
+                raise failed[id(config)]
             kernel = self.kernel(bound, {**consts, **config}, device)
             launch = build_kernel_call(self.signature, kernel, device)
             args = self.launch_args(bound)
@@ -161,10 +170,8 @@ class Dispatcher:
         const_dims = {d: v for d, v in bound.dims.items() if not self.signature.dims[d]}
         return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
 
-    def lowered(self, bound: Bound, consts: dict[str, Any]) -> lowering.LoweredKernel:
-        target = targets.resolve(self.target, bound.device)
-        elaborated = self.elaborator.elaborate(self.specialization(bound, consts))
-        return lowering.lower(self.signature.name, elaborated, target)
+    def lowered(self, spec: Specialization, target: dict[str, Any]) -> lowering.LoweredKernel:
+        return lowering.lower(self.signature.name, self.elaborator.elaborate(spec), target)
 
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
         """The compiled kernel of one specialisation and target, built once per process."""
@@ -173,7 +180,7 @@ class Dispatcher:
         identity = (_freeze(spec.consts), _freeze(spec.dims), _freeze(spec.dtypes), _freeze(spec.strides), target["arch"])
         kernel = self.kernels.get(identity)
         if kernel is None:
-            kernel = compile_kernel(self.lowered(bound, consts), self.signature)
+            kernel = compile_kernel(self.lowered(spec, target), self.signature)
             self.kernels[identity] = kernel
             self.counters.compiles += 1
         return kernel
@@ -194,22 +201,14 @@ class Dispatcher:
 
     def lower(self, *args: Any, **kwargs: Any) -> lowering.LoweredKernel:
         bound, consts = self.bind_for_inspection(args, kwargs)
-        return self.lowered(bound, consts)
+        return self.lowered(self.specialization(bound, consts), targets.resolve(self.target, bound.device))
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
-        bound, consts = self.bind_for_inspection(args, kwargs)
-        return compile_kernel(self.lowered(bound, consts), self.signature)
+        return compile_kernel(self.lower(*args, **kwargs), self.signature)
 
     def cache_info(self) -> CacheInfo:
         hits = int(repr(self.hits)[len("count(") : -1])  # the counter's value, without advancing it
         return CacheInfo(hits, self.counters.misses, self.counters.compiles, len(self.cache))
-
-
-def _attempt(build: Callable[..., Any], *args: Any) -> None:
-    try:
-        build(*args)
-    except Exception:  # noqa: BLE001 - reported when the candidate is measured (built again, failing again)
-        pass
 
 
 def _freeze(mapping: Any) -> tuple[tuple[str, Any], ...]:

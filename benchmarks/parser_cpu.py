@@ -24,7 +24,6 @@ CPU runs.
 # No `from __future__ import annotations`: see dispatch.py's kernels.
 
 import argparse
-import itertools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -43,16 +42,14 @@ class Case:
     """One kernel's fast path, rebuilt around our own cache, counter and slow path."""
 
     def __init__(self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]]) -> None:
-        from tltyped.codegen.fastpath import build_fast_path
+        from tltyped.callpath.fastpath import build_fast_path
 
         self.name = name
         self.args = list(args.values())
         self.signature = fn.signature
         self.cache: dict[Any, Any] = {}
-        self.hits = itertools.count()
-        self.key, self.fast = build_fast_path(
-            fn.signature, fn.fast_path_source, self.cache, self._slow, self.hits.__next__, facts
-        )
+        path = build_fast_path(fn.signature, fn.fast_path_source, self.cache, self._slow, facts)
+        self.key, self.fast, self.hits = path.key, path.call, path.hits
         self.key_value = self.key(*self.args)
         self.launch_args = self._launch_args()
         self.cache[self.key_value] = noop_launch
@@ -73,7 +70,7 @@ class Case:
         return seen[0]
 
     def calls_made(self) -> int:
-        return next(self.hits)
+        return self.hits()
 
 
 def time_ns(stmt: str, names: dict[str, Any], opts: argparse.Namespace) -> float:
@@ -131,7 +128,6 @@ def main() -> None:
     t = a.args[0]
     pieces = {
         f"cache[key] ({len(a.key_value)}-item key, hit)": ("cache[k]", {"cache": a.cache, "k": a.key_value}),
-        "hit counter next()": ("h()", {"h": itertools.count().__next__}),
         "t.data_ptr()": ("t.data_ptr()", {}),
         "tuple(t.shape)": ("tuple(t.shape)", {}),
         "n, = t.shape": ("n, = t.shape", {}),

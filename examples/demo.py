@@ -81,7 +81,7 @@ def show_checks() -> None:
 def show_stubs() -> None:
     heading("Generated stubs (python -m tltyped.stubs examples.interleave): what IDEs see")
     import examples.interleave
-    from tltyped.codegen.stubs import render_stub
+    from tltyped.stubs import render_stub
 
     print(render_stub(examples.interleave))
 

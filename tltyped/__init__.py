@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from tltyped.backend.target import TargetError
     from tltyped.frontend.elaborate import KernelBuildError
     from tltyped.frontend.signature import DefinitionError
-    from tltyped.jit import CacheInfo, JitFunction, jit
+    from tltyped.callpath.dispatcher import CacheInfo
+    from tltyped.jit import JitFunction, jit
     from tltyped.types import (
         DType,
         Tensor,
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
         ptr,
         tune,
         uint8,
+        uint16,
+        uint32,
+        uint64,
     )
     from tltyped.types import bool_ as bool  # noqa: A004  (`tl.bool`, the element type)
 
@@ -44,6 +48,7 @@ __all__ = [
     "CacheInfo", "CompileError", "DType", "DefinitionError", "JitFunction", "KernelBuildError", "LoweringError",
     "TargetError", "Tensor", "Tune", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
     "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "tune", "uint8",
+    "uint16", "uint32", "uint64",
 ]
 
 _HOME = {  # public name -> the module defining it
@@ -52,7 +57,7 @@ _HOME = {  # public name -> the module defining it
     "TargetError": "tltyped.backend.target",
     "KernelBuildError": "tltyped.frontend.elaborate",
     "DefinitionError": "tltyped.frontend.signature",
-    "CacheInfo": "tltyped.jit",
+    "CacheInfo": "tltyped.callpath.dispatcher",
     "JitFunction": "tltyped.jit",
     "jit": "tltyped.jit",
 }

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import tltyped as tl
 from tests.kernels import dispatch, elementwise
 from tltyped.backend import facts as facts_module
-from tltyped.jit import Dispatcher
+from tltyped.callpath.dispatcher import Dispatcher
 
 KEYED = dispatch.keyed._dispatcher
 
@@ -171,7 +171,7 @@ def test_key_of_an_accepted_call_is_always_buildable(args: tuple[Any, ...]) -> N
 
 @st.composite
 def cpu_tensors(draw: st.DrawFn) -> torch.Tensor:
-    dtype = draw(st.sampled_from([d.torch_dtype for d in tl.types.ALL_DTYPES]))
+    dtype = draw(st.sampled_from([tl.types.to_torch(d) for d in tl.types.ALL_DTYPES]))
     rank = draw(st.integers(0, 3))
     shape = tuple(draw(st.integers(0, 4)) for _ in range(rank))
     strides = tuple(draw(st.integers(0, 12)) for _ in range(rank))
@@ -206,8 +206,8 @@ def test_fast_path_hit_launches_with_pointers_and_dyn_dims(seed_gemm) -> None:
     d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
     a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
     launches = Launches()
-    d.cache[d.key(a, b, 128, 128, 32, 3)] = launches
-    assert d.fast(a, b) == "launched"
+    d.launches[d.key(a, b, 128, 128, 32, 3)] = launches
+    assert d.fast_path.call(a, b) == "launched"
     ((*args, stream, device),) = launches.calls
     assert args == [a.data_ptr(), b.data_ptr(), 512]  # pointers, then the dyn dim K
     assert (stream, device) == (0, -1)  # CPU tensors: no device, no stream
@@ -219,9 +219,9 @@ def test_fast_path_other_dyn_dim_hits_the_same_entry(seed_gemm) -> None:
     d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
     launches = Launches()
     a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
-    d.cache[d.key(a, b, 128, 128, 32, 3)] = launches
+    d.launches[d.key(a, b, 128, 128, 32, 3)] = launches
     a2, b2 = torch.empty(256, 64, dtype=torch.float16), torch.empty(64, 128, dtype=torch.float16)
-    d.fast(a2, b2)
+    d.fast_path.call(a2, b2)
     assert launches.calls[0][2] == 64
 
 
@@ -229,11 +229,11 @@ def test_fast_path_sends_disagreeing_dyn_dims_to_the_slow_path(seed_gemm) -> Non
     d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
     launches = Launches()
     a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
-    d.cache[d.key(a, b, 128, 128, 32, 3)] = launches
+    d.launches[d.key(a, b, 128, 128, 32, 3)] = launches
     b_bad = torch.empty(256, 128, dtype=torch.float16)  # K: 512 in A, 256 in B; the key alone cannot see it
     assert d.key(a, b_bad, 128, 128, 32, 3) == d.key(a, b, 128, 128, 32, 3)
     with pytest.raises(ValueError):  # the slow path's binder rejects the call (on CPU: the device first)
-        d.fast(a, b_bad)
+        d.fast_path.call(a, b_bad)
     assert launches.calls == []
     assert d.cache_info().misses == 1
 
@@ -242,14 +242,14 @@ def test_fast_path_sends_misaligned_pointers_to_the_slow_path() -> None:
     d = Dispatcher(elementwise.add_or_sub.__wrapped__, None)
     launches = Launches()
     a = torch.empty(128, 64)
-    d.cache[d.key(a, a, False)] = launches
+    d.launches[d.key(a, a, False)] = launches
     storage = torch.empty(128 * 64 + 1)
     misaligned = storage[1:].view(128, 64)  # same shape, dtype, layout; data pointer 4 bytes off
     assert misaligned.data_ptr() % 16 and d.key(misaligned, a, False) == d.key(a, a, False)
     with pytest.raises(ValueError):
-        d.fast(misaligned, a)
+        d.fast_path.call(misaligned, a)
     assert launches.calls == []
-    d.fast(a, a)
+    d.fast_path.call(a, a)
     assert len(launches.calls) == 1
 
 
@@ -257,7 +257,7 @@ def test_fast_path_sends_unhashable_consts_to_the_slow_path() -> None:
     d = Dispatcher(elementwise.add_or_sub.__wrapped__, None)
     a = torch.empty(128, 64)
     with pytest.raises(TypeError, match="const parameter 'subtract' must be hashable"):
-        d.fast(a, a, [True])
+        d.fast_path.call(a, a, [True])
 
 
 # -- compile once: the slow path's locking -----------------------------------------------
@@ -269,17 +269,17 @@ def cpu_slow_path(monkeypatch: pytest.MonkeyPatch):
 
     The unit under test is `Dispatcher.slow`'s lookup / lock / build / store. Three
     things around it are replaced, none of them the locking itself:
-    - `entry` (elaborate, lower, nvcc) by a counting stand-in returning a Python launch;
+    - `make_launch` (elaborate, lower, nvcc) by a counting stand-in returning a Python launch;
     - the binder, wrapped to report device cuda:0 (slow() insists on a device index
       even for a kernel without tensors, and no CUDA tensor exists here);
-    - torch's raw-stream getter, which slow() calls directly and CPU torch lacks.
+    - `stream`, which asks CUDA for the current stream (CPU torch has none).
     """
     d = Dispatcher(dispatch.scalar_only.__wrapped__, None)
     builds: Counter[Any] = Counter()
     lock = threading.Lock()
     state: dict[str, Any] = {"delay": 0.05, "fail": set(), "hook": None}
 
-    def entry(bound: Any) -> Any:
+    def make_launch(bound: Any, stream: int) -> Any:
         c = bound.values["c"]
         if state["hook"] is not None:
             state["hook"](c)
@@ -296,9 +296,9 @@ def cpu_slow_path(monkeypatch: pytest.MonkeyPatch):
         return launch
 
     bind = d.binder.bind
-    monkeypatch.setattr(d, "entry", entry)
+    monkeypatch.setattr(d, "make_launch", make_launch)
     monkeypatch.setattr(d.binder, "bind", lambda args, **kw: replace(bind(args, **kw), device=torch.device("cuda", 0)))
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda device: 0, raising=False)
+    monkeypatch.setattr(d, "stream", lambda bound: 0)
     return d, builds, state
 
 
@@ -333,7 +333,7 @@ def test_concurrent_calls_build_each_key_once(cpu_slow_path) -> None:
         random.Random(index).shuffle(order)
         for c in order:
             n = index * 100 + c
-            out = d.fast(n, c)
+            out = d.fast_path.call(n, c)
             with results_lock:
                 results.append(((c, n), out))
 
@@ -341,8 +341,9 @@ def test_concurrent_calls_build_each_key_once(cpu_slow_path) -> None:
     assert builds == Counter({c: 1 for c in keys})
     assert all(out == (c, n, 0) or out == (c, n, -1) for (c, n), out in results)
     assert len(results) == 8 * 12
-    assert len(d.cache) == len(keys)
+    assert len(d.launches) == len(keys)
     assert d.cache_info().size == len(keys)
+    assert d.building == {}  # every key's build lock is freed once its launch is stored
 
 
 def test_slow_path_called_directly_builds_once(cpu_slow_path) -> None:
@@ -355,11 +356,11 @@ def test_a_failed_build_is_not_cached_and_is_retried(cpu_slow_path) -> None:
     d, builds, state = cpu_slow_path
     state["fail"].add(5)
     with pytest.raises(RuntimeError, match="build of c=5 failed"):
-        d.fast(1, 5)
-    assert len(d.cache) == 0
+        d.fast_path.call(1, 5)
+    assert len(d.launches) == 0
     done = threading.Event()
     result: list[Any] = []
-    threading.Thread(target=lambda: (result.append(d.fast(2, 5)), done.set()), daemon=True).start()
+    threading.Thread(target=lambda: (result.append(d.fast_path.call(2, 5)), done.set()), daemon=True).start()
     assert done.wait(10), "the key's lock was left held after the failed build"
     assert result[0][:2] == (5, 2)
     assert builds[5] == 2
@@ -381,7 +382,7 @@ def test_different_keys_build_concurrently(cpu_slow_path) -> None:
     def work(index: int) -> None:
         if index == 1:
             assert zero_started.wait(5)  # key 1's call starts while key 0 is being built
-        d.fast(0, index)
+        d.fast_path.call(0, index)
 
     state["hook"] = hook
     state["delay"] = 0

@@ -18,7 +18,7 @@ import torch
 from tests.conftest import meta
 from tests.kernels import outputs as kernels
 from tltyped.backend.launcher import CompiledKernel, describe_abi
-from tltyped.codegen.fastpath import build_kernel_call
+from tltyped.callpath.fastpath import build_kernel_call
 
 pytestmark = pytest.mark.usefixtures("sm90")
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from mypy import api as mypy_api
 
-from tltyped.codegen.stubs import render_stub
+import tltyped as tl
+from tltyped.stubs import render_stub
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["add", "gemm", "gemm_in_body", "interleave", "softmax", "split_k", "tuple_outputs"]
@@ -50,7 +51,7 @@ def test_stubs_of_every_example_check_under_mypy_strict_without_the_plugin(tmp_p
 
 
 def test_cli_writes_a_stub(tmp_path: Path) -> None:
-    from tltyped.stubs import main
+    from tltyped.stubs.__main__ import main
 
     out = tmp_path / "interleave.pyi"
     assert main(["examples.interleave", "-o", str(out)]) == 0
@@ -61,5 +62,5 @@ def test_cli_writes_a_stub(tmp_path: Path) -> None:
 def test_every_jit_function_of_the_module_is_stubbed(name: str) -> None:
     module = importlib.import_module(f"examples.{name}")
     stub = stub_of(name)
-    jitted = [n for n, v in vars(module).items() if hasattr(v, "_dispatcher")]
+    jitted = [n for n, v in vars(module).items() if isinstance(v, tl.JitFunction)]
     assert jitted and all(f"def {n}(" in stub for n in jitted)

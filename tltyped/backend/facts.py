@@ -24,14 +24,11 @@ from typing import Any
 import torch
 
 from tltyped.backend import build
+from tltyped.types.dtypes import ALL_DTYPES, to_torch
 
 logger = logging.getLogger(__name__)
 
-_DLPACK_CODES: dict[torch.dtype, tuple[int, int]] = {  # torch dtype -> DLPack (type code, bits)
-    torch.int8: (0, 8), torch.int16: (0, 16), torch.int32: (0, 32), torch.int64: (0, 64),
-    torch.uint8: (1, 8), torch.float16: (2, 16), torch.float32: (2, 32), torch.float64: (2, 64),
-    torch.bfloat16: (4, 16), torch.bool: (6, 8), torch.float8_e4m3fn: (10, 8), torch.float8_e5m2: (12, 8),
-}
+_DLPACK_CODES: dict[torch.dtype, tuple[int, int]] = {to_torch(d): (d.dlpack_code, d.bits) for d in ALL_DTYPES}
 
 
 def _signature(t: torch.Tensor, cuda: bool) -> int | tuple[int, ...]:
@@ -41,12 +38,20 @@ def _signature(t: torch.Tensor, cuda: bool) -> int | tuple[int, ...]:
     return sig if t.is_contiguous() else (sig, *t.stride())
 
 
+def _public_current_stream(device: int) -> int:
+    return int(torch.cuda.current_stream(device).cuda_stream)
+
+
+_current_raw_stream: Callable[[int], int] = getattr(torch._C, "_cuda_getCurrentRawStream", _public_current_stream)
+"""torch's raw current stream of a device: its private 0.1 us getter, or the public 4 us one where that is gone."""
+
+
 def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
     device = tensors[0].get_device() if tensors and tensors[0].is_cuda else -1
     if not tensors and torch.cuda.is_available():
         device = torch.cuda.current_device()
-    out: list[Any] = [device, torch._C._cuda_getCurrentRawStream(device) if device >= 0 else 0]
+    out: list[Any] = [device, _current_raw_stream(device) if device >= 0 else 0]
     for rank, t in zip(ranks, tensors):
         if t.dim() != rank:
             raise ValueError("rank mismatch")

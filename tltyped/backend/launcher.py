@@ -1,10 +1,8 @@
 """Compile a lowered kernel into a launch function the fast path calls directly.
 
-The Python-side ABI of `launch` is fixed by the signature, not by TileLang:
-the runtime parameters in signature order (data pointers of tensors, dyn
-scalars, ptrs), then the data pointers of the outputs, then the dyn dims in
-declaration order, then the raw CUDA stream and the device index. The
-generated C code maps them onto TileLang's `call(...)` by name.
+The Python-side ABI of `launch` is fixed by the signature, not by TileLang
+(see `tltyped.abi`); the generated C code maps its arguments onto TileLang's
+`call(...)` by name.
 """
 
 from __future__ import annotations
@@ -19,10 +17,10 @@ from tilelang.jit.adapter.utils import pythonic_expr
 from tvm.tirx.stmt_functor import substitute
 
 from tltyped.backend import build
-from tltyped.backend.lower import LoweredKernel
-from tltyped.codegen.render import render
-from tltyped.frontend.binding import integer_range
+from tltyped.backend.lower import HOST_SCALARS, LoweredKernel
 from tltyped.frontend.signature import KernelSignature, Kind
+from tltyped.templates import render
+from tltyped.types.dtypes import ALL_DTYPES, as_dtype, to_torch
 
 MODULE = "tltyped_kernel"  # every kernel's extension module has this name, each at its own path
 
@@ -41,7 +39,7 @@ class CArg:
 class OutputSpec:
     """An output the kernel writes: allocated by the caller before each launch."""
 
-    shape: tuple[str, ...]  # Python expressions over `_tl_d0`, `_tl_d1`, ...: the dyn dims in declaration order
+    shape: tuple[str, ...]  # Python expressions over the launch's runtime arguments `a0, ...` and dyn dims `d0, ...`
     dtype: torch.dtype
 
 
@@ -58,13 +56,18 @@ class ABIError(RuntimeError):
     """The lowered kernel's parameters are not what the signature implies (an internal error)."""
 
 
-def _scalar_arg(label: str, cname: str, dtype: str, ctype: str) -> CArg:
+OPAQUE_TYPES = tuple(sorted({d.c_name for d in ALL_DTYPES} - HOST_SCALARS))
+"""Element types the host launcher names only through pointers (`half_t`, ...): declared, never defined."""
+
+
+def _scalar_arg(label: str, cname: str, dtype: str) -> CArg:
     if dtype == "handle":
         return CArg(label, cname, "void*", "ptr")
-    if dtype.startswith("float"):
-        return CArg(label, cname, ctype, "float")
-    lo, hi = (0, 1) if dtype == "bool" else integer_range(dtype)
-    return CArg(label, cname, ctype, "int", lo, hi)
+    element = as_dtype(dtype)
+    if element.is_float():
+        return CArg(label, cname, element.c_name, "float")
+    lo, hi = element.value_range()
+    return CArg(label, cname, element.c_name, "int", lo, hi)
 
 
 def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[list[CArg], list[str], tuple[OutputSpec, ...], tuple[int, ...]]:
@@ -78,7 +81,8 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
     args: list[CArg] = []
     cname_of: dict[str, str] = {}
     outputs: list[OutputSpec] = []
-    placeholders = {lowered.dyn_vars[d]: tvm.tirx.Var(f"_tl_d{i}", "int32") for i, d in enumerate(signature.dyn_dims)}
+    # what output shapes may name: dyn dims as `d0, d1, ...`, dyn scalars as their argument `a<index>`
+    placeholders = {lowered.dyn_vars[d]: tvm.tirx.Var(f"d{i}", "int32") for i, d in enumerate(signature.dyn_dims)}
     for index, var in enumerate(params):
         cname = f"a{index}"
         if var in pf.buffer_map:
@@ -87,22 +91,22 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
                 raise ABIError(f"{signature.name}: parameter {index} is a buffer, expected {runtime[index].name}")
             label = runtime[index].name if index < len(runtime) else f"output {index - len(runtime)}"
             args.append(CArg(label, cname, "void*", "ptr"))
-            cname_of[buffer.data.name] = f"({wrapper._lookup_type(buffer.dtype)}*){cname}"
+            cname_of[buffer.data.name] = f"({as_dtype(str(buffer.dtype)).c_name}*){cname}"
             if index >= len(runtime):
                 shape = tuple(
                     str(int(s)) if isinstance(s, tvm.tirx.IntImm) else pythonic_expr(substitute(s, placeholders), floor_div_op="//")
                     for s in buffer.shape
                 )
-                outputs.append(OutputSpec(shape, _torch_dtype(str(buffer.dtype))))
+                outputs.append(OutputSpec(shape, to_torch(str(buffer.dtype))))
         else:
             if index >= len(runtime) or runtime[index].kind is Kind.TENSOR:
                 raise ABIError(f"{signature.name}: parameter {index} ({var.name}) is a scalar where a buffer was expected")
-            dtype = str(var.dtype)
-            args.append(_scalar_arg(runtime[index].name, cname, dtype, wrapper._lookup_type(dtype) if dtype != "handle" else "void*"))
+            args.append(_scalar_arg(runtime[index].name, cname, str(var.dtype)))
             cname_of[var.name] = cname
+            placeholders[var] = tvm.tirx.Var(cname, var.dtype)
     for offset, name in enumerate(signature.dyn_dims):
         cname = f"d{offset}"
-        args.append(_scalar_arg(f"dim {name}", cname, "int32", "int"))
+        args.append(_scalar_arg(f"dim {name}", cname, "int32"))
         cname_of.setdefault(lowered.dyn_vars[name].name, cname)  # the variable's name in the kernel
     call_args = []
     for var in params:
@@ -117,19 +121,12 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
     return args, call_args, tuple(outputs), returns
 
 
-def _torch_dtype(name: str) -> torch.dtype:
-    import tilelang.language as tl_language
-
-    dtype: torch.dtype = tl_language.dtype(name).as_torch()
-    return dtype
-
-
 def compile_kernel(lowered: LoweredKernel, signature: KernelSignature) -> CompiledKernel:
     """Build the device code (cubin) and the host launcher (extension) side by side, or load them."""
     args, call_args, outputs, returns = describe_abi(lowered, signature)
     launcher = render(
         "launcher.cpp.j2", name=signature.name, module=MODULE, host_source=lowered.host_source,
-        kernels=lowered.kernels, args=args, call_args=call_args,
+        kernels=lowered.kernels, args=args, call_args=call_args, opaque_types=OPAQUE_TYPES,
     )
     steps = [
         build.Step("kernel.cu", lowered.cuda_source, build.nvcc_device_command(lowered.target["arch"], lowered.compile_flags), "kernel.cubin"),

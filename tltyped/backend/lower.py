@@ -46,7 +46,7 @@ class KernelDeclaration:
     params: tuple[str, ...]
 
 
-_HOST_SCALARS = frozenset({
+HOST_SCALARS = frozenset({
     "int", "unsigned int", "long long", "unsigned long long", "float", "double", "bool",
     "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
 })
@@ -59,7 +59,7 @@ def _host_type(param: str) -> str:
         return "void*"
     words = [w for w in text.split() if w != "const"]
     type_name = " ".join(words[:-1])
-    if type_name == "CUtensorMap" or type_name in _HOST_SCALARS:
+    if type_name == "CUtensorMap" or type_name in HOST_SCALARS:
         return type_name
     raise LoweringError(f"kernel parameter `{param.strip()}` has a type the host launcher does not support")
 
@@ -103,6 +103,7 @@ class LoweredKernel:
     target: dict[str, Any]
     artifact: Any
     dyn_vars: Mapping[str, Any]  # dyn dim -> its TIR variable in prim_func
+    pass_configs: dict[str, Any]  # TileLang's pass configuration the kernel was lowered with
 
     @cached_property
     def tir(self) -> str:
@@ -138,11 +139,6 @@ class LoweredKernel:
         return kernel_declarations(self.cuda_source, list(self.wrapper.function_names))
 
     @property
-    def pass_configs(self) -> dict[str, Any]:
-        attrs = self.prim_func.attrs
-        return dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
-
-    @property
     def compile_flags(self) -> list[str]:
         attrs = self.prim_func.attrs
         return [str(f) for f in attrs["tilelang_compile_flags"]] if attrs and "tilelang_compile_flags" in attrs else []
@@ -160,4 +156,4 @@ def lower(name: str, elaborated: Elaborated, target: dict[str, Any]) -> LoweredK
             artifact = tilelang.lower(prim_func, target=target)
     except Exception as exc:
         raise LoweringError(f"{name}: TileLang could not lower the kernel for {target['arch']}: {exc}") from exc
-    return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars)
+    return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars, pass_configs)

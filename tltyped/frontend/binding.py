@@ -14,18 +14,10 @@ from typing import Any
 
 import torch
 
+from tltyped.abi import ALIGNMENT
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types.dtypes import DType, as_dtype
 from tltyped.types.params import Tune
-
-ALIGNMENT = 16  # bytes; vectorised and TMA accesses assume it
-
-
-def integer_range(dtype: str) -> tuple[int, int]:
-    """The values an integer dtype such as "int32" or "uint8" holds."""
-    bits = int("".join(c for c in dtype if c.isdigit()) or 64)
-    return (0, 2**bits - 1) if dtype.startswith("uint") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-
 
 @dataclass
 class Bound:
@@ -98,7 +90,7 @@ class Binder:
         elif type(value) is not int:
             raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {type(value).__name__} {value!r}")
         else:
-            low, high = integer_range(scalar)
+            low, high = as_dtype(scalar).value_range()
             if not low <= value <= high:
                 raise self._fail(ValueError, f"dyn parameter {p.name!r} = {value} does not fit in {scalar}")
 

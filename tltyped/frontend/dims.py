@@ -92,14 +92,6 @@ def from_ast(node: ast.expr, declared: Mapping[str, Dim]) -> Dim:
     return Dim(text, symbols, None, code)
 
 
-def from_text(text: str, declared: Mapping[str, Dim]) -> Dim:
-    try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError as exc:
-        raise DimSyntaxError(f"cannot parse dim {text!r}: {exc.msg}") from None
-    return from_ast(node, declared)
-
-
 class _Normalise(ast.NodeTransformer):
     """Check a dim expression and inline the names bound to expressions."""
 

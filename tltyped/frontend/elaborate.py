@@ -1,8 +1,9 @@
 """Elaboration: run the kernel's Python body once per static signature to build TIR.
 
-This is the one module that touches TileLang internals (`mutate`, `Builder`,
-`_patch_prim_func_attrs` from `tilelang.language.eager`); tests in
-`tests/unit/test_tilelang_contract.py` fail loudly if an upgrade changes them.
+TileLang's eager-mode internals (`mutate`, `Builder`, `_patch_prim_func_attrs`
+from `tilelang.language.eager`) are used here, and its `OutTensor` in language.py; the backend
+uses TileLang's host wrapper (backend/lower.py, backend/launcher.py). Tests in
+`tests/unit/test_tilelang_contract.py` fail loudly if an upgrade changes any of them.
 
 TileLang's `mutate` rewrites the body once per jit function (keeping the
 user's file and line numbers); each specialisation then runs it through a

@@ -27,6 +27,6 @@ Errors carry the codes in `tltyped.mypy_plugin.errorcodes` (`tltyped-shape`,
 Not supported: `--num-workers` (the plugin stops with a message).
 """
 
-from tltyped.mypy_plugin.hooks import plugin
+from tltyped.mypy_plugin.plugin import plugin
 
 __all__ = ["plugin"]

@@ -44,7 +44,7 @@ from mypy.types import (
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.annotation_hooks import tensor_parts
-from tltyped.mypy_plugin.source import dotted_name
+from tltyped.mypy_plugin.parsed import dotted_name
 from tltyped.mypy_plugin.typeops import expression_type
 
 

@@ -42,7 +42,7 @@ from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.callsite import check_tune_candidates
 from tltyped.mypy_plugin.in_body import KernelRecord
-from tltyped.mypy_plugin.source import called_name, dotted_name
+from tltyped.mypy_plugin.parsed import called_name, dotted_name
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
 

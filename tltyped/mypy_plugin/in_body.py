@@ -37,7 +37,7 @@ from mypy.types import AnyType, CallableType, Instance, RawExpressionType, Type,
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.outputs import inferred_return
-from tltyped.mypy_plugin.source import ModuleNames, called_name, dotted_name, target_names
+from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
 
 
 @dataclass(frozen=True)

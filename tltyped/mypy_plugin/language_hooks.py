@@ -49,7 +49,7 @@ def output_tensor(ctx: FunctionContext, *, star_shape: bool = False) -> Type:
     tltyped's `T.empty(shape, dtype)` takes the shape as one sequence;
     TileLang's `T.empty(*shape, dtype=...)` (`star_shape`) as separate ints.
     """
-    shape, dtype = _shape_and_dtype(ctx, star_shape)
+    shape, dtype = _mapped_shape_and_dtype(ctx, star_shape)
     dtype_type = _dtype_class(ctx, dtype) if dtype is not None else _named_dtype(ctx, "float32")
     if shape is None:
         any_tuple = ctx.api.named_generic_type("builtins.tuple", [AnyType(TypeOfAny.special_form)])
@@ -61,7 +61,7 @@ def output_tensor(ctx: FunctionContext, *, star_shape: bool = False) -> Type:
     return named_instance(ctx.api, names.TENSOR, [dtype_type, *dims])
 
 
-def _shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[list[Expression] | None, Expression | None]:
+def _mapped_shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[list[Expression] | None, Expression | None]:
     shape: list[Expression] | None = None
     dtype: Expression | None = None
     for name, exprs, kinds in zip(ctx.callee_arg_names, ctx.args, ctx.arg_kinds):

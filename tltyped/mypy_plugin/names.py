@@ -1,13 +1,16 @@
-"""Full names the plugin recognises, and the dtype tables it reads annotations with.
+"""Full names the plugin recognises, and the dtype names it reads annotations with.
 
 The plugin never imports tltyped's runtime modules (they import torch, which
-would make every mypy run pay for it); it names them. `tests/typing` checks
-these tables against the runtime's own.
+would make every mypy run pay for it); it names them. The one exception is
+the dtype table (`tltyped.types.dtypes`), which imports neither torch nor
+TileLang: the plugin reads its element types from there.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from tltyped.types import dtypes
 
 JIT: Final = "tltyped.jit.jit"
 JIT_FUNCTION: Final = "tltyped.jit.JitFunction"
@@ -38,35 +41,12 @@ DIM_DECLARATION_CALLS: Final = ("const", "dynamic")
 ALLOC_CALL_PREFIX: Final = "alloc_"
 OUTPUT_CALLS: Final = ("empty", "alloc_global")
 
-_DTYPES_MODULE: Final = "tltyped.types.dtypes"
+_DTYPES_MODULE: Final = dtypes.__name__
 
-DTYPE_CLASSES: Final = (
-    "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-    "bool_", "float8_e4m3", "float8_e5m2",
-)
+DTYPE_CLASSES: Final = tuple(d.__name__ for d in dtypes.ALL_DTYPES)
 """tltyped's element types (`tl.float16`, ...), as class names in tltyped.types.dtypes."""
 
-LANGUAGE_DTYPE_CLASS: Final = {
-    "float16": "float16",
-    "half": "float16",
-    "bfloat16": "bfloat16",
-    "float32": "float32",
-    "float": "float32",
-    "float64": "float64",
-    "double": "float64",
-    "int8": "int8",
-    "int16": "int16",
-    "short": "int16",
-    "int32": "int32",
-    "int": "int32",
-    "int64": "int64",
-    "long": "int64",
-    "uint8": "uint8",
-    "bool": "bool_",
-    "float8_e4m3": "float8_e4m3",
-    "float8_e4m3fn": "float8_e4m3",
-    "float8_e5m2": "float8_e5m2",
-}
+LANGUAGE_DTYPE_CLASS: Final = {name: d.__name__ for name, d in dtypes.BY_NAME.items()}
 """TileLang dtype values (`T.float16`, `T.half`, ...) that name one of tltyped's element types."""
 
 

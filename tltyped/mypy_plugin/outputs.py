@@ -27,7 +27,7 @@ from mypy.nodes import (
 from mypy.types import AnyType, Instance, RawExpressionType, TupleType, Type, TypeOfAny, UnboundType
 
 from tltyped.mypy_plugin import dimexpr, names
-from tltyped.mypy_plugin.source import ModuleNames, called_name, dotted_name
+from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name
 from tltyped.mypy_plugin.walk import own_nodes
 
 
@@ -83,7 +83,7 @@ class _OutputReader:
         tensor = self.found.tensor_spelling()
         if call is None or tensor is None:
             return unknown
-        dims, dtype = _shape_and_dtype(call)
+        dims, dtype = _written_shape_and_dtype(call)
         if dims is None:
             return unknown
         return UnboundType(tensor, [self.dtype(dtype), *(self.dim(d) for d in dims)], line=expr.line)
@@ -109,7 +109,7 @@ class _OutputReader:
         return RawExpressionType(text, "builtins.str", expr.line, expr.column)  # derived (dimexpr.py)
 
 
-def _shape_and_dtype(call: CallExpr) -> tuple[list[Expression] | None, Expression | None]:
+def _written_shape_and_dtype(call: CallExpr) -> tuple[list[Expression] | None, Expression | None]:
     """Dims and dtype of `T.empty((M, N), dtype)`, or of TileLang's `T.empty(M, N, dtype=...)`."""
     positional = [a for a, n in zip(call.args, call.arg_names) if n is None]
     dtype = next((a for a, n in zip(call.args, call.arg_names) if n == "dtype"), None)

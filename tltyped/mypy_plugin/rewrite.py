@@ -18,24 +18,28 @@ which every check of the module does.
 Also done here, for every module that defines kernels:
 - `@tl.jit` becomes `@tl.jit()`: the same decorator, but applying it is then
   a plain (not overloaded) call, so the plugin's definition checks run in a
-  call mypy does not evaluate speculatively (see hooks.py);
+  call mypy does not evaluate speculatively (see plugin.py);
 - `import tilelang.language as T` is read as a typed view of TileLang's
   language (`tltyped.mypy_plugin.tilelang_language`), since TileLang ships no
   type information; tltyped's own `tltyped.language` needs no such help;
-- kernels that mypy parsed without their bodies get them back (stripped.py).
+- kernels that mypy parsed without their bodies get them back: mypy parses
+  modules whose errors it silences (installed packages) without function
+  bodies, and an in-body kernel's parameter types live in its body, so the
+  file is parsed once more, fully, and each kernel gets its body back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mypy.nodes import CallExpr, Decorator, Import, ImportAll, ImportBase, ImportFrom, MypyFile
+from mypy.errors import Errors
+from mypy.nodes import CallExpr, Decorator, FuncDef, Import, ImportAll, ImportBase, ImportFrom, MypyFile
 from mypy.options import Options
+from mypy.parse import parse
 
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.in_body import KernelRecord, KernelRewrite, SourceText
-from tltyped.mypy_plugin.source import bound_names, decorated_functions, imports_tltyped, jit_decorator, module_names
-from tltyped.mypy_plugin.stripped import restore_bodies
+from tltyped.mypy_plugin.parsed import bound_names, decorated_functions, imports_tltyped, jit_decorator, module_names
 
 _DEPENDENCY_PRIORITY = 10  # mypy.build.PRI_MED, what mypy gives a top-level `import X`
 
@@ -60,7 +64,7 @@ def rewrite_module(
     ]
     if not kernels:
         return [], []
-    restore_bodies(file, [decorator.func for decorator, _ in kernels], options)
+    _restore_bodies(file, [decorator.func for decorator, _ in kernels], options)
     source = SourceText(file.path)
     module_bound = bound_names(file)
     records = []
@@ -73,6 +77,26 @@ def rewrite_module(
             _redirect_tilelang(imp)
         dependencies.append((_DEPENDENCY_PRIORITY, names.TILELANG_VIEW, found.tilelang_imports[0].line))
     return dependencies, records
+
+
+def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) -> None:
+    """Give back the bodies of kernels parsed without one (a real `def` always has a body)."""
+    stripped = [func for func in kernels if not func.body.body]
+    if not stripped:
+        return
+    try:
+        source = None
+        if not options.native_parser:
+            with open(file.path, encoding="utf-8") as text:
+                source = text.read()
+        full = parse(source, file.path, file.fullname, Errors(options), options, eager=True)
+    except Exception:  # noqa: BLE001  (an unreadable file keeps mypy's reading of it)
+        return
+    by_place = {(d.func.name, d.func.line): d.func for d in decorated_functions(full)}
+    for func in stripped:
+        found = by_place.get((func.name, func.line))
+        if found is not None:
+            func.body = found.body
 
 
 def _call_decorator(decorator: Decorator, index: int) -> None:

@@ -20,6 +20,9 @@ from tltyped.types.dtypes import (
     to_tilelang,
     to_torch,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from tltyped.types.params import CONST, DYN, PTR, Marker, Tune, const, dyn, ptr, tune
 from tltyped.types.tensor import Tensor
@@ -28,5 +31,5 @@ __all__ = [
     "ALL_DTYPES", "CONST", "DType", "DTypeLike", "DYN", "Marker", "PTR", "Tensor", "Tune",
     "as_dtype", "bfloat16", "bool_", "const", "dyn", "float16", "float32", "float64",
     "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "is_dtype_like", "ptr",
-    "to_tilelang", "to_torch", "tune", "uint8",
+    "to_tilelang", "to_torch", "tune", "uint8", "uint16", "uint32", "uint64",
 ]

@@ -1,4 +1,4 @@
-"""Typed .pyi stubs for a module's jit functions: `python -m tltyped.stubs MODULE`.
+"""Typed .pyi stubs for a module's jit functions: `python -m tltyped.stubs MODULE` (see __main__.py).
 
 A stub shows what the frontend understood, in the signature form, for IDEs and
 type checkers that run no plugin: in-body annotations become parameter types,
@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from tltyped.codegen.render import render
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import function_ast
 from tltyped.frontend.signature import Kind, KernelSignature, Param, TensorSpec
+from tltyped.jit import JitFunction
+from tltyped.templates import render
 
 _CONST_TYPES = (bool, int, float, str)
 
@@ -72,7 +73,7 @@ def _param_type(p: Param) -> str:
     return "Any"
 
 
-def _returns(fn: Any, signature: KernelSignature) -> str:
+def _returns(fn: JitFunction[..., Any]) -> str:
     """The return annotation, read through the same parser; else None when nothing is returned."""
     node, _ = function_ast(fn.__wrapped__)
     returns_value = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
@@ -88,17 +89,16 @@ def render_stub(module: ModuleType) -> str:
     functions = []
     dims: dict[str, bool] = {}
     for name, value in vars(module).items():
-        dispatcher = getattr(value, "_dispatcher", None)
-        if dispatcher is None or value.__module__ != module.__name__ or name != value.__name__:
+        if not isinstance(value, JitFunction) or value.__module__ != module.__name__ or name != value.__name__:
             continue
-        signature: KernelSignature = dispatcher.signature
+        signature: KernelSignature = value.signature
         for dim, is_dyn in signature.dims.items():
             if dims.setdefault(dim, is_dyn) != is_dyn:
                 dims[dim] = False  # one TypeVar per name: unbound, the looser of the two
         params = [_StubParam(p.name, _param_type(p), p.has_default) for p in signature.params]
         doc = (value.__doc__ or "").strip().splitlines()[0] if value.__doc__ else f"Kernel {name}."
         doc += "".join(f" Checks {check.source}." for check in signature.checks)
-        functions.append(_StubFunction(name, params, _returns(value, signature), doc.replace('"""', "'''")))
+        functions.append(_StubFunction(name, params, _returns(value), doc.replace('"""', "'''")))
     return render(
         "stub.pyi.j2", module=module.__name__, functions=functions,
         dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())],

@@ -1,4 +1,8 @@
-"""The Jinja environment shared by every generated artifact."""
+"""The Jinja templates of every generated artifact (fast paths, launchers, stubs) and their one environment.
+
+They sit on the ground floor so that the backend (launchers), the call path
+(fast paths) and the stubs all render from below.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Any
 import jinja2
 
 _ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("tltyped.codegen", "templates"),
+    loader=jinja2.PackageLoader("tltyped", "templates"),
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     trim_blocks=True,

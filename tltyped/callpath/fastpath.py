@@ -1,25 +1,33 @@
 """Render and build the generated Python of the call path.
 
-`build_fast_path` makes a jit function's fast path (and its `key` twin) from
-the KernelSignature; `build_kernel_call` makes, for a compiled kernel with
-outputs, the small function that allocates them around the launch.
+`build_fast_path` makes a jit function's fast path (with its `key` twin and
+its hit counter) from the KernelSignature; `build_kernel_call` makes, for a
+compiled kernel with outputs, the small function that allocates them around
+the launch.
+
+Generated code names its own variables with a prefix that no parameter name
+(and not the kernel's name) starts with, so a user's names can never shadow
+them; the kernel's name, whatever its text, appears only as a sanitised
+identifier.
 """
 
 from __future__ import annotations
 
+import keyword
 import linecache
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from tltyped.abi import ALIGNMENT
 from tltyped.backend.facts import tensor_facts
 from tltyped.backend.launcher import CompiledKernel
-from tltyped.codegen.render import render
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.binding import ALIGNMENT
 from tltyped.frontend.signature import KernelSignature, Kind
+from tltyped.templates import render
 
 
 @dataclass
@@ -27,26 +35,38 @@ class _TensorView:
     """The fast path's variables for one tensor parameter."""
 
     name: str
+    ptr: str
+    sig: str
     dims: list[str]
 
-    @property
-    def ptr(self) -> str:
-        return f"_tl_{self.name}_p"
 
-    @property
-    def sig(self) -> str:
-        return f"_tl_{self.name}_s"
+def identifier(name: str) -> str:
+    """`name` as a Python identifier (`gemm[fp16]` -> `gemm_fp16_`)."""
+    text = re.sub(r"\W", "_", name) or "_"
+    if text[0].isdigit() or keyword.iskeyword(text):
+        text = f"_{text}"
+    return text
+
+
+def reserved_prefix(names: list[str]) -> str:
+    """A prefix for generated variables that none of `names` starts with."""
+    prefix, n = "_tl_", 0
+    while any(name.startswith(prefix) for name in names):
+        prefix, n = f"_tl{n}_", n + 1
+    return prefix
 
 
 def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
+    function = identifier(signature.name)
+    v = reserved_prefix([p.name for p in signature.params] + [function])
     tensors: list[_TensorView] = []
     key_items: list[str] = []
     checks: list[str] = []
     source: dict[str, str] = {}  # dim symbol -> the variable holding it
     derived: list[tuple[str, dimlib.Dim]] = []
-    for p in signature.tensors:
+    for i, p in enumerate(signature.tensors):
         assert p.tensor is not None
-        view = _TensorView(p.name, [f"_tl_{p.name}_{axis}" for axis in range(len(p.tensor.dims))])
+        view = _TensorView(p.name, f"{v}p{i}", f"{v}s{i}", [f"{v}t{i}_{axis}" for axis in range(len(p.tensor.dims))])
         tensors.append(view)
         key_items.append(view.sig)
         for var, dim in zip(view.dims, p.tensor.dims):
@@ -64,12 +84,13 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
         for c in signature.checks if c.is_dyn(signature.dims)
     ]
     key_items += [p.name for p in signature.params if p.kind is Kind.CONST]
-    launch_args = [f"_tl_{p.name}_p" if p.kind is Kind.TENSOR else p.name for p in signature.params if p.is_runtime]
+    ptr_of = {t.name: t.ptr for t in tensors}
+    launch_args = [ptr_of.get(p.name, p.name) for p in signature.params if p.is_runtime]
     launch_args += [source[d] for d in signature.dyn_dims]
-    defaults = {p.name: f"_tl_default_{i}" for i, p in enumerate(signature.params) if p.has_default}
+    defaults = {p.name: f"{v}default{i}" for i, p in enumerate(signature.params) if p.has_default}
     parameters = ", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in signature.params)
     return dict(
-        name=signature.name, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
+        v=v, function=function, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
         defaults=list(defaults.values()), parameters=parameters, names=", ".join(p.name for p in signature.params),
         alignment=ALIGNMENT,
     )
@@ -80,36 +101,43 @@ def _exec(source: str, filename: str, *closure: Any) -> Any:
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace: dict[str, Any] = {}
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102
-    return namespace["_tl_make"](*closure)
+    return namespace["make"](*closure)
 
 
 def render_fast_path(signature: KernelSignature) -> str:
     return render("fast_path.py.j2", **fast_path_context(signature))
 
 
+@dataclass(frozen=True)
+class FastPath:
+    """A jit function's generated call path: the call itself, its key, and its hit count."""
+
+    call: Callable[..., Any]
+    key: Callable[..., Any]  # the static key of a call, as `call` computes it
+    hits: Callable[[], int]  # calls served from the cache so far
+
+
 def build_fast_path(
     signature: KernelSignature,
     source: str,
-    cache: dict[Any, Any],
+    launches: dict[Any, Any],
     slow: Callable[..., Any],
-    hit: Callable[[], Any],
     facts: Callable[..., tuple[Any, ...]] = tensor_facts,
-) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """Exec the rendered fast path; returns (key, fast path)."""
+) -> FastPath:
+    """Exec the rendered fast path around `launches` (static key -> launch) and the slow path."""
     defaults = [p.default for p in signature.params if p.has_default]
     ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
-    key, call = _exec(source, f"<tltyped fast path of {signature.name}>", cache, slow, facts, ranks, hit, *defaults)
-    return key, call
+    call, key, hits = _exec(source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, *defaults)
+    return FastPath(call, key, hits)
 
 
 def build_kernel_call(signature: KernelSignature, kernel: CompiledKernel, device: torch.device) -> Callable[..., Any]:
-    """The cache entry's launch: the C launch itself, or allocate outputs around it."""
+    """The launch the fast path calls: the C launch itself, or allocate outputs around it."""
     if not kernel.outputs:
         return kernel.launch
-    args = [f"_tl_a{i}" for i, p in enumerate(p for p in signature.params if p.is_runtime)]
     source = render(
-        "kernel_call.py.j2", args=args, dims=[f"_tl_d{i}" for i in range(len(signature.dyn_dims))],
-        outputs=kernel.outputs, returns=kernel.returns,
+        "kernel_call.py.j2", args=[f"a{i}" for i, _ in enumerate(p for p in signature.params if p.is_runtime)],
+        dims=[f"d{i}" for i in range(len(signature.dyn_dims))], outputs=kernel.outputs, returns=kernel.returns,
     )
     return _exec(  # type: ignore[no-any-return]
         source, f"<tltyped outputs of {signature.name}>", kernel.launch, torch.empty, device,

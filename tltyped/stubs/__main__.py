@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from tltyped.codegen.stubs import render_stub
+from tltyped.stubs import render_stub
 
 
 def load(target: str) -> ModuleType:

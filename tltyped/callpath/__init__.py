@@ -1,0 +1,1 @@
+"""The call path: the generated fast path and the dispatcher that owns it."""

@@ -1,1 +1,0 @@
-"""Jinja templates (templates/*.j2) and their renderers: fast paths, launchers, stubs."""

@@ -1,38 +1,39 @@
-"""Build C/CUDA sources into Python extension modules, cached on disk.
+"""Build C/CUDA sources into Python extension modules, through the disk cache.
 
-Builds are content-addressed: the folder is a hash of the source, the
-compiler command and the Python ABI, so a module built once (by any process)
-is loaded again with a `dlopen`. A kernel is two builds run side by side: its
-device code into a cubin (nvcc, device only) and its host launcher into a
-small C++ extension that loads the cubin at the first launch; neither links
-against the CUDA driver (the runtime library is static and driver entry points
-are looked up at run time), so kernels build on machines without a GPU.
+A build is a list of compiler steps run side by side. Its cache key covers
+everything that changes the binaries: the sources, the compiler commands,
+each compiler's `--version`, the versions of tltyped, TileLang and torch, and
+the Python ABI; so a module built once (by any process) is loaded again with a
+`dlopen`. A kernel is two steps: its device code into a cubin (nvcc, device
+only) and its host launcher into a small C++ extension that loads the cubin
+at the first launch; neither links against the CUDA driver (the runtime
+library is static and driver entry points are looked up at run time), so
+kernels build on machines without a GPU.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-ENV_CACHE_DIR = "TLTYPED_CACHE_DIR"
+import torch
+
+from tltyped.backend import cache
 
 
 class CompileError(RuntimeError):
     """The compiler rejected a generated source."""
-
-
-def cache_dir() -> Path:
-    root = os.environ.get(ENV_CACHE_DIR) or os.path.join(os.path.expanduser("~"), ".cache", "tltyped")
-    return Path(root) / "modules"
 
 
 def python_include() -> str:
@@ -79,6 +80,60 @@ def extension_name(module: str) -> str:
     return f"{module}{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
+@functools.cache
+def _compiler_version(path: str, mtime_ns: int, size: int) -> str:
+    """`compiler --version`, once per process and per compiler binary (an upgrade changes the file)."""
+    try:
+        run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"unavailable: {exc}"
+    return run.stdout.strip()
+
+
+def compiler_version(program: str) -> str:
+    """The `--version` output of the compiler a command runs (nvcc also reports its host compiler, g++)."""
+    path = shutil.which(program) or program
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"{program}: not found"
+    return _compiler_version(os.path.realpath(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """What besides the sources and commands decides a binary: the packages, the Python ABI."""
+    return {
+        "tltyped": _distribution_version("tltyped"),
+        "tilelang": _distribution_version("tilelang"),
+        "torch": torch.__version__,
+        "python": sys.implementation.cache_tag,
+    }
+
+
+def _distribution_version(name: str) -> str:
+    """An installed distribution's version, read without importing it; "unknown" for a source tree on sys.path."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_key(steps: list[Step]) -> tuple[str, dict[str, object]]:
+    """The cache key of a build, and what the manifest records about it."""
+    toolchain = {Path(program).name: compiler_version(program) for program in sorted({s.command[0] for s in steps})}
+    if any(Path(s.command[0]).name.startswith("nvcc") for s in steps):
+        toolchain["host c++"] = compiler_version(os.environ.get("NVCC_CCBIN", "g++"))
+    digest = hashlib.sha256()
+    for step in steps:
+        for part in (step.source_name, step.source, "\0".join(step.command[1:]), step.output):
+            digest.update(part.encode())
+            digest.update(b"\0")
+    for name, value in sorted({**versions(), **toolchain}.items()):
+        digest.update(f"{name}={value}\0".encode())
+    return digest.hexdigest()[:32], {"versions": versions(), "toolchain": toolchain}
+
+
 def build(name_hint: str, module: str, steps: list[Step]) -> tuple[ModuleType, Path, bool]:
     """Run the steps (in parallel) or find their products in the cache; import `module`.
 
@@ -87,40 +142,32 @@ def build(name_hint: str, module: str, steps: list[Step]) -> tuple[ModuleType, P
     folder of its own, which is all CPython needs to keep single-phase-init
     extension modules of one name apart.
     """
-    digest = hashlib.sha256()
+    key, about = build_key(steps)
+    folder, compiled = cache.get_or_build(key, {"name": name_hint, **about}, lambda staging: _compile(name_hint, steps, staging))
+    return _load(module, folder / extension_name(module)), folder, compiled
+
+
+def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
+    runs = []
     for step in steps:
-        for part in (step.source_name, step.source, "\0".join(step.command[1:]), step.output):
-            digest.update(part.encode())
-            digest.update(b"\0")
-    digest.update(sys.implementation.cache_tag.encode())
-    folder = cache_dir() / digest.hexdigest()[:32]
-    path = folder / extension_name(module)
-    compiled = not path.exists()
-    if compiled:
-        _compile(name_hint, steps, folder, path.name)
-    return _load(module, path), folder, compiled
-
-
-def _compile(name_hint: str, steps: list[Step], folder: Path, done_marker: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="tltyped-") as tmp:
-        runs = []
-        for step in steps:
-            src = Path(tmp) / step.source_name
-            src.write_text(step.source)
-            command = [*step.command, str(src), "-o", str(Path(tmp) / step.output)]
-            runs.append((step, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
-        for step, run in runs:
-            output, _ = run.communicate()
-            if run.returncode != 0:
-                kept = folder / f"failed-{step.source_name}"
-                kept.write_text(step.source)
-                raise CompileError(
-                    f"{name_hint}: {Path(step.command[0]).name} failed on {step.source_name} (exit {run.returncode}); "
-                    f"source kept at {kept}\n{output.strip()[-4000:]}"
-                )
-        for step in sorted(steps, key=lambda s: s.output == done_marker):  # the extension last: it marks a finished build
-            os.replace(Path(tmp) / step.output, folder / step.output)  # atomic: readers never see a partial file
+        src = folder / step.source_name
+        src.write_text(step.source)
+        command = [*step.command, str(src), "-o", str(folder / step.output)]
+        runs.append((step, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    failures = []
+    for step, run in runs:
+        output, _ = run.communicate()
+        if run.returncode != 0:
+            failures.append((step, run.returncode, output))
+    if failures:
+        step, returncode, output = failures[0]
+        kept = folder.parent / "failed" / f"{folder.name.lstrip('.')}-{step.source_name}"
+        kept.parent.mkdir(mode=0o700, exist_ok=True)
+        shutil.copyfile(folder / step.source_name, kept)
+        raise CompileError(
+            f"{name_hint}: {Path(step.command[0]).name} failed on {step.source_name} (exit {returncode}); "
+            f"source kept at {kept}\n{output.strip()[-4000:]}"
+        )
 
 
 def _load(module: str, path: Path) -> ModuleType:

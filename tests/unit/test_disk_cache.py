@@ -1,0 +1,302 @@
+"""The disk cache (tltyped/backend/cache.py, build.py) under the conditions users' machines create.
+
+Every test builds a tiny C extension (the host C compiler, well under a second)
+into a cache of its own and then damages it the way a crash, a full disk, an
+upgrade, another user or another process would: the next build must warn and
+rebuild (or build privately), never load what it should not, never crash.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tltyped.backend import build, cache
+from tltyped.backend.cache import CacheWarning
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SOURCE = """
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+static PyObject* answer(PyObject* self, PyObject* unused) { return PyLong_FromLong(ANSWER); }
+static PyMethodDef methods[] = {{"answer", answer, METH_NOARGS, ""}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "probe", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_probe(void) { return PyModule_Create(&module); }
+"""
+
+
+def probe_step(answer: int, compiler: str | None = None) -> build.Step:
+    command = build.cc_command([])
+    if compiler is not None:
+        command = [compiler, *command[1:]]
+    source = SOURCE.replace("ANSWER", str(answer))
+    return build.Step("probe.c", source, command, build.extension_name("probe"))
+
+
+def build_probe(answer: int, compiler: str | None = None) -> tuple[int, Path, bool]:
+    module, folder, compiled = build.build("probe", "probe", [probe_step(answer, compiler)])
+    return module.answer(), folder, compiled
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, private cache for this test."""
+    where = tmp_path / "cache"
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(where))
+    return where
+
+
+def so_of(folder: Path) -> Path:
+    return folder / build.extension_name("probe")
+
+
+def replace_file(path: Path, content: bytes) -> None:
+    """Give `path` new content as a new file, the way another process damages an entry.
+
+    Writing in place would change the pages this process has mapped (the
+    module was loaded when it was built) and kill it with SIGBUS; a process
+    that starts later sees the same damage either way.
+    """
+    path.unlink()
+    path.write_bytes(content)
+
+
+# -- 1. builds happen inside the cache, whatever TMPDIR is -------------------------------------
+
+
+def test_a_build_does_not_use_tmpdir(cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With TMPDIR on another filesystem (tmpfs), entries are still assembled and renamed within the cache."""
+    elsewhere = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
+    scratch = Path(os.path.realpath(elsewhere)) / f"tltyped-tmpdir-{os.getpid()}"
+    scratch.mkdir()
+    try:
+        monkeypatch.setenv("TMPDIR", str(scratch))
+        monkeypatch.setattr("tempfile.tempdir", None)  # re-read TMPDIR
+        assert build_probe(101)[0] == 101
+        assert list(scratch.iterdir()) == []  # nothing of ours was left there
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if os.stat(scratch.parent).st_dev == os.stat(cache_dir).st_dev:
+        pytest.skip("no second filesystem here: checked only that TMPDIR stays unused")
+
+
+# -- 2. private and owned -----------------------------------------------------------------------
+
+
+def test_cache_directories_are_private(cache_dir: Path) -> None:
+    _, folder, _ = build_probe(201)
+    for path in (cache_dir, cache_dir / "modules", folder):
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o700, path
+    for path in folder.iterdir():
+        assert stat.S_IMODE(os.stat(path).st_mode) & 0o077 == 0, path
+
+
+def test_an_entry_writable_by_others_is_not_loaded(cache_dir: Path) -> None:
+    _, folder, _ = build_probe(202)
+    os.chmod(folder, 0o777)
+    with pytest.warns(CacheWarning, match="writable by other users"):
+        answer, again, compiled = build_probe(202)
+    assert (answer, again, compiled) == (202, folder, True)
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="planting a file owned by another user needs root")
+def test_an_entry_planted_by_another_user_is_never_loaded(cache_dir: Path) -> None:
+    """Another user's .so, even with a matching manifest, must not run here: it is set aside and rebuilt."""
+    _, folder, _ = build_probe(203)
+    planted = folder.with_name("planted")
+    shutil.copytree(folder, planted)
+    # another user's entry, for the same key, whose module answers something else
+    _, other, _ = build_probe(-1)
+    shutil.copyfile(so_of(other), so_of(planted))
+    shutil.rmtree(folder)
+    planted.rename(folder)
+    for path in [folder, *folder.iterdir()]:
+        os.chown(path, 4242, 4242)
+    with pytest.warns(CacheWarning, match="owned by another user"):
+        answer, built_in, compiled = build_probe(203)
+    assert answer == 203 and compiled  # not the planted module's -1
+    assert all(os.stat(path).st_uid == os.getuid() for path in [built_in, *built_in.iterdir()])
+
+
+# -- 3. integrity ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["truncate", "empty", "remove", "manifest", "garbage-manifest"])
+def test_a_damaged_entry_is_rebuilt(cache_dir: Path, damage: str) -> None:
+    _, folder, _ = build_probe(301)
+    so = so_of(folder)
+    if damage == "truncate":  # a crash or a full disk mid-write: loading it would SIGBUS
+        replace_file(so, so.read_bytes()[: so.stat().st_size // 3])
+    elif damage == "empty":
+        replace_file(so, b"")
+    elif damage == "remove":
+        so.unlink()
+    elif damage == "manifest":
+        (folder / cache.MANIFEST).unlink()
+    else:
+        (folder / cache.MANIFEST).write_text("{not json")
+    with pytest.warns(CacheWarning, match="unusable"):
+        answer, again, compiled = build_probe(301)
+    assert (answer, again, compiled) == (301, folder, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and now it is whole: loaded without a word
+        assert build_probe(301) == (301, folder, False)
+
+
+def test_a_swapped_module_is_not_run(cache_dir: Path) -> None:
+    """Another build's .so in this entry's folder (the manifest's sha256 no longer matches)."""
+    _, mine, _ = build_probe(302)
+    _, other, _ = build_probe(303)
+    replace_file(so_of(mine), so_of(other).read_bytes())
+    with pytest.warns(CacheWarning, match="does not match its recorded sha256"):
+        assert build_probe(302)[0] == 302
+
+
+def test_a_swapped_folder_is_not_run(cache_dir: Path) -> None:
+    """A whole entry moved under another key: its manifest names the other key."""
+    _, mine, _ = build_probe(304)
+    _, other, _ = build_probe(305)
+    shutil.rmtree(mine)
+    shutil.copytree(other, mine)
+    with pytest.warns(CacheWarning, match="manifest belongs to entry"):
+        assert build_probe(304)[0] == 304
+
+
+# -- 4. the key covers what changes the binary ----------------------------------------------------
+
+
+def fake_compiler(folder: Path, version: str) -> str:
+    """A C compiler that reports `version` and counts its compiles in folder/compiles."""
+    real = build.cc_command([])[0]
+    script = folder / "cc"
+    script.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        if [ "$1" = "--version" ]; then echo "fake cc {version}"; exit 0; fi
+        echo x >> {folder / 'compiles'}
+        sleep "${{FAKE_CC_DELAY:-0}}"
+        exec {shutil.which(real) or real} "$@"
+    """))
+    script.chmod(0o755)
+    return str(script)
+
+
+def compiles(folder: Path) -> int:
+    path = folder / "compiles"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def test_a_compiler_upgrade_rebuilds(cache_dir: Path, tmp_path: Path) -> None:
+    cc = fake_compiler(tmp_path, "1.0")
+    first = build_probe(401, cc)
+    assert build_probe(401, cc)[1:] == (first[1], False)
+    fake_compiler(tmp_path, "2.0-with-a-longer-version")  # the same path, another compiler
+    upgraded = build_probe(401, cc)
+    assert upgraded[2] and upgraded[1] != first[1]
+    assert compiles(tmp_path) == 2
+
+
+@pytest.mark.parametrize("package", ["tltyped", "tilelang", "torch"])
+def test_a_package_upgrade_changes_the_key(package: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = probe_step(402)
+    before, about = build.build_key([step])
+    assert about["versions"][package]  # type: ignore[index]
+    upgraded = {**build.versions(), package: "999.0"}
+    monkeypatch.setattr(build, "versions", lambda: upgraded)
+    assert build.build_key([step])[0] != before
+
+
+def test_the_target_arch_is_in_the_key() -> None:
+    sources = build.Step("kernel.cu", "__global__ void k() {}", build.nvcc_device_command("sm_90a", []), "kernel.cubin")
+    other = build.Step("kernel.cu", "__global__ void k() {}", build.nvcc_device_command("sm_80", []), "kernel.cubin")
+    assert build.build_key([sources])[0] != build.build_key([other])[0]
+
+
+# -- 5. processes at once, unusable caches ----------------------------------------------------------
+
+
+RANK = """
+import sys, warnings
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+warnings.simplefilter("error")  # a healthy shared cache warns about nothing
+from test_disk_cache import build_probe
+answer, folder, compiled = build_probe(501, {cc!r})
+print(answer, compiled)
+"""
+
+
+def test_ranks_starting_at_once_compile_once(cache_dir: Path, tmp_path: Path) -> None:
+    """torchrun-style: 4 processes ask for one kernel at the same moment; nvcc (here cc) runs once."""
+    cc = fake_compiler(tmp_path, "1.0")
+    code = RANK.format(root=str(ROOT), tests=str(Path(__file__).parent), cc=cc)
+    env = {**os.environ, "FAKE_CC_DELAY": "1"}
+    ranks = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for _ in range(4)]
+    results = [rank.communicate(timeout=300) for rank in ranks]
+    assert [rank.returncode for rank in ranks] == [0] * 4, results
+    outputs = sorted(out.strip() for out, _ in results)
+    assert outputs == ["501 False"] * 3 + ["501 True"]
+    assert compiles(tmp_path) == 1
+
+
+def test_a_file_where_the_cache_should_be(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(blocker))
+    with pytest.warns(CacheWarning, match="cannot be used") as record:
+        assert build_probe(502)[0] == 502
+    assert len(record) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one warning per process, not one per build
+        assert build_probe(503)[0] == 503
+
+
+def test_a_cache_writable_by_everyone_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "modules").mkdir(mode=0o777)
+    os.chmod(shared / "modules", 0o777)
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(shared))
+    with pytest.warns(CacheWarning, match="writable by other users"):
+        _, folder, _ = build_probe(504)
+    assert shared not in folder.parents
+
+
+READ_ONLY = """
+import sys, warnings
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from test_disk_cache import build_probe
+    answer, folder, compiled = build_probe(505)
+print(answer, [str(w.message) for w in caught])
+"""
+
+
+def test_a_read_only_cache(tmp_path: Path) -> None:
+    """An unwritable cache directory: one clear warning, and the kernel still builds."""
+    ro = tmp_path / "ro"
+    (ro / "modules").mkdir(parents=True)
+    os.chmod(ro / "modules", 0o500)
+    os.chmod(ro, 0o500)
+    command = [sys.executable, "-c", READ_ONLY.format(root=str(ROOT), tests=str(Path(__file__).parent))]
+    if os.getuid() == 0:  # root writes anywhere: take away the capabilities that let it ignore permissions
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    env = {**os.environ, cache.ENV_CACHE_DIR: str(ro), "HOME": str(tmp_path)}
+    run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("505 ")
+    assert "cannot be used" in run.stdout and run.stdout.count("cannot be used") == 1

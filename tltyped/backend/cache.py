@@ -1,0 +1,210 @@
+"""The disk cache of builds: private, verified, and shared safely between processes.
+
+Each entry is a folder `<root>/<key>/` holding one build's files and, written
+last, `manifest.json`: the key, what the entry was built with, and the sha256
+of every file. An entry is used only when
+- its folder and files are owned by this user and writable by no one else
+  (another user must not be able to plant code that then runs in this process),
+- its manifest names this key, and every file it lists is there with the
+  recorded content (a truncated, swapped or half-written file is never loaded).
+Anything else is reported and rebuilt. Builds of one key are serialised across
+processes by a file lock, so N processes starting at once (torchrun ranks)
+build it once; a build is assembled in a private folder inside the cache and
+renamed into place, so no reader sees a partial entry and nothing moves
+between filesystems.
+
+The root is `TLTYPED_CACHE_DIR`, else `$XDG_CACHE_HOME/tltyped`, else
+`~/.cache/tltyped`. When it cannot be used (not creatable or writable, a file
+where a folder should be, owned by someone else or writable by others), builds
+go to a private temporary directory for the life of the process, after one
+warning.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+ENV_CACHE_DIR = "TLTYPED_CACHE_DIR"
+MANIFEST = "manifest.json"
+
+
+class CacheWarning(UserWarning):
+    """The kernel cache held something unusable; tltyped rebuilt instead of loading it."""
+
+
+class UnusableCache(OSError):
+    """The cache directory cannot be used safely."""
+
+
+def configured_root() -> Path:
+    """Where the cache lives, before checking that it can be used."""
+    explicit = os.environ.get(ENV_CACHE_DIR)
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "tltyped" if xdg else Path.home() / ".cache" / "tltyped"
+
+
+_roots: dict[Path, Path] = {}  # configured root -> the folder builds go to
+_roots_lock = threading.Lock()
+
+
+def root() -> Path:
+    """The folder entries live in: the configured cache's, or the process's private fallback."""
+    configured = configured_root()
+    with _roots_lock:
+        if configured not in _roots:
+            _roots[configured] = _usable_root(configured / "modules")
+        return _roots[configured]
+
+
+def _usable_root(wanted: Path) -> Path:
+    try:
+        _make_private_dirs(wanted)
+        _check_private(wanted, follow_symlinks=True)
+        probe = tempfile.mkdtemp(prefix=".probe-", dir=wanted)  # writable, not only by its mode
+        os.rmdir(probe)
+        return wanted
+    except OSError as exc:
+        return _private_fallback(f"the kernel cache {wanted} cannot be used ({exc})")
+
+
+def _private_fallback(reason: str) -> Path:
+    """A temporary directory only this user can reach, removed at exit; warns with `reason`."""
+    fallback = Path(tempfile.mkdtemp(prefix="tltyped-cache-"))
+    atexit.register(shutil.rmtree, fallback, ignore_errors=True)
+    warnings.warn(
+        f"tltyped: {reason}; kernels are built in {fallback} for this process only. "
+        f"Set {ENV_CACHE_DIR} to a private, writable directory to keep them.",
+        CacheWarning, stacklevel=5,
+    )
+    return fallback
+
+
+def _make_private_dirs(path: Path) -> None:
+    """Create `path` and its missing parents, each readable by this user only (0700)."""
+    missing = []
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder):
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            os.mkdir(folder, 0o700)
+
+
+def _check_private(path: Path, *, follow_symlinks: bool = False) -> os.stat_result:
+    """Raise UnusableCache unless `path` is owned by this user and writable by no one else."""
+    info = os.stat(path, follow_symlinks=follow_symlinks)
+    if stat.S_ISLNK(info.st_mode):
+        raise UnusableCache(f"{path} is a symbolic link")
+    if info.st_uid != os.getuid():
+        raise UnusableCache(f"{path} is owned by another user (uid {info.st_uid})")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnusableCache(f"{path} is writable by other users (mode {stat.filemode(info.st_mode)})")
+    return info
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _verify(folder: Path, key: str) -> str | None:
+    """None when the entry can be loaded, else why not."""
+    try:
+        if not stat.S_ISDIR(_check_private(folder).st_mode):
+            return f"{folder} is not a folder"
+        manifest = json.loads((folder / MANIFEST).read_text())
+        _check_private(folder / MANIFEST)
+        if manifest.get("key") != key:
+            return f"its manifest belongs to entry {manifest.get('key')!r}"
+        files: dict[str, str] = manifest["files"]
+        for name, digest in files.items():
+            path = folder / name
+            if not stat.S_ISREG(_check_private(path).st_mode):
+                return f"{name} is not a regular file"
+            if _sha256(path) != digest:
+                return f"{name} does not match its recorded sha256 (truncated or replaced)"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of an entry folder (for inspection)."""
+    data: dict[str, Any] = json.loads((folder / MANIFEST).read_text())
+    return data
+
+
+def get_or_build(key: str, about: Mapping[str, Any], produce: Callable[[Path], None]) -> tuple[Path, bool]:
+    """The verified folder of entry `key`, built by `produce(folder)` unless one exists.
+
+    Returns (folder, whether it was built now). `about` is recorded in the
+    manifest (what the entry was built from and with). `produce` writes the
+    entry's files into the empty folder it is given.
+    """
+    try:
+        return _get_or_build(root(), key, about, produce)
+    except UnusableCache as exc:  # an entry that cannot be replaced: build where no one else can reach
+        with _roots_lock:
+            _roots[configured_root()] = _private_fallback(str(exc))
+        return _get_or_build(root(), key, about, produce)
+
+
+def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Callable[[Path], None]) -> tuple[Path, bool]:
+    folder = where / key
+    if _verify(folder, key) is None:  # a published entry never changes: reading one needs no lock
+        return folder, False
+    from filelock import FileLock  # imported on a miss only: it costs tens of milliseconds
+
+    with FileLock(where / f"{key}.lock"):
+        if os.path.lexists(folder):
+            problem = _verify(folder, key)
+            if problem is None:
+                return folder, False
+            warnings.warn(f"tltyped: cache entry {folder} is unusable ({problem}); rebuilding it", CacheWarning, stacklevel=4)
+            _discard(folder)
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=where))
+        try:
+            produce(staging)
+            files = {}
+            for path in sorted(staging.iterdir()):
+                os.chmod(path, 0o600)
+                files[path.name] = _sha256(path)
+            record = {"key": key, **about, "files": files}
+            (staging / MANIFEST).write_text(json.dumps(record, indent=1, sort_keys=True))
+            os.chmod(staging / MANIFEST, 0o600)
+            os.rename(staging, folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return folder, True
+
+
+def _discard(folder: Path) -> None:
+    """Move an unusable entry out of the way, then remove it; UnusableCache if it cannot be."""
+    aside = folder.with_name(f".{folder.name}.discarded-{os.getpid()}")
+    try:
+        os.rename(folder, aside)
+    except OSError as exc:
+        raise UnusableCache(f"cannot replace {folder}: {exc}") from None
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def entries() -> Iterator[Path]:
+    """Every entry folder of the cache (for inspection)."""
+    where = root()
+    for path in sorted(where.iterdir()):
+        if (path / MANIFEST).is_file():
+            yield path

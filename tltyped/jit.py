@@ -16,7 +16,7 @@ from typing_extensions import ParamSpec
 
 from tltyped.backend import lower as lowering
 from tltyped.backend import target as targets
-from tltyped.backend.launcher import CompiledKernel
+from tltyped.backend.kernel import CompiledKernel
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
 from tltyped.frontend.signature import KernelSignature
 

@@ -38,3 +38,14 @@ def even_elements(A: tl.Tensor[tl.float32, K]):
             if bx * 128 + i < k // 2:
                 Even[bx * 128 + i] = A[2 * (bx * 128 + i)]
     return Even
+
+
+@tl.jit
+def head_plus_one(A: tl.Tensor[tl.float32, K], m: tl.dyn[int]):
+    """An output whose length is a dyn scalar plus one: A[0], ..., A[m] (m < K)."""
+    B = T.empty([m + 1], T.float32)
+    with T.Kernel(T.ceildiv(m + 1, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < m + 1:
+                B[bx * 128 + i] = A[bx * 128 + i]
+    return B

@@ -163,24 +163,24 @@ def test_second_compile_with_another_dyn_k_is_the_same_build(sm90, compiled_seed
 
 @needs_nvcc
 def test_launcher_checks_its_argument_count(compiled_seed_gemm) -> None:
-    # A, B, the output C, dim K, then stream and device
-    with pytest.raises(TypeError, match=r"gemm: launch takes 6 arguments, got 2"):
+    # A, B, dim K, then stream and device (the launcher allocates the output C itself)
+    with pytest.raises(TypeError, match=r"gemm: launch takes 5 arguments, got 2"):
         compiled_seed_gemm.launch(0, 0)
 
 
 @needs_nvcc
 def test_launcher_names_a_bad_dyn_dim(compiled_seed_gemm) -> None:
     with pytest.raises(TypeError, match=r"gemm: argument 'dim K' expects an int, got str"):
-        compiled_seed_gemm.launch(0, 0, 0, "512", 0, 0)
+        compiled_seed_gemm.launch(0, 0, "512", 0, 0)
 
 
 @needs_nvcc
 def test_launcher_range_checks_a_dyn_dim(compiled_seed_gemm) -> None:
     with pytest.raises(OverflowError, match=r"gemm: argument 'dim K' = 4294967296 is out of range"):
-        compiled_seed_gemm.launch(0, 0, 0, 2**32, 0, 0)
+        compiled_seed_gemm.launch(0, 0, 2**32, 0, 0)
 
 
 @needs_nvcc
 def test_launcher_rejects_a_non_integer_pointer(compiled_seed_gemm) -> None:
     with pytest.raises(TypeError):
-        compiled_seed_gemm.launch("A", 0, 0, 512, 0, 0)
+        compiled_seed_gemm.launch("A", 0, 512, 0, 0)

@@ -43,7 +43,8 @@ def probe_step(answer: int, compiler: str | None = None) -> build.Step:
 
 
 def build_probe(answer: int, compiler: str | None = None) -> tuple[int, Path, bool]:
-    module, folder, compiled = build.build("probe", "probe", [probe_step(answer, compiler)])
+    folder, compiled = build.build("probe", [probe_step(answer, compiler)])
+    module = build.load_extension("probe", so_of(folder))
     return module.answer(), folder, compiled
 
 

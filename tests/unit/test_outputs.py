@@ -1,49 +1,21 @@
-"""Point 5: `T.empty` and `T.alloc_global` are the kernel's outputs, returned in return order.
+"""`T.empty` and `T.alloc_global` are the kernel's outputs, returned in return order.
 
 Checked at three levels: the lowered PrimFunc (`tilelang_out_idx`), the compiled
-kernel (`outputs`, `returns`, built by nvcc once per session), and the generated
-call that allocates the outputs around a launch (run on CPU with the C launch
-replaced by a recorder: that function, not the launch, is what is under test;
-the compiled kernel it wraps is the real lowering and ABI description, minus nvcc).
+kernel (`outputs`, `returns`, built by nvcc once per session), and the compiled
+launcher's own allocation of the outputs (its C code, run on the CPU).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import torch
 
-from tests.conftest import meta
+from tests.conftest import has_nvcc, meta
 from tests.kernels import outputs as kernels
-from tltyped.backend.launcher import CompiledKernel, describe_abi
-from tltyped.callpath.fastpath import build_kernel_call
 
 pytestmark = pytest.mark.usefixtures("sm90")
-
-
-class Recorder:
-    """Stands in for a compiled kernel's C `launch`: records each call's arguments."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-
-    def __call__(self, *args: Any) -> None:
-        self.calls.append(args)
-
-
-@pytest.fixture
-def compile_without_nvcc() -> Callable[..., tuple[CompiledKernel, Recorder]]:
-    """What `fn.compile(...)` returns, minus the build: lowered, ABI described, launched by a Recorder."""
-
-    def compile_(fn: Any, *args: Any, **kwargs: Any) -> tuple[CompiledKernel, Recorder]:
-        recorder = Recorder()
-        lowered = fn.lower(*args, **kwargs)
-        _, _, outputs, returns = describe_abi(lowered, fn.signature)
-        return CompiledKernel(lowered=lowered, launch=recorder, outputs=outputs, returns=returns, compiled=False), recorder
-
-    return compile_
 
 
 def output_buffer_names(prim_func: Any) -> list[str]:
@@ -78,8 +50,8 @@ def test_in_body_kernel_without_outputs_has_none(seed_gemm_in_body) -> None:
 
 def test_compiled_outputs_and_returns(compiled_outputs) -> None:
     outputs, returns = compiled_outputs.outputs, compiled_outputs.returns
-    assert [o.dtype for o in outputs] == [torch.float16, torch.float32]  # Half, First: parameter order
-    assert [outputs[i].dtype for i in returns] == [torch.float32, torch.float16]  # First, Half: return order
+    assert [o.dtype for o in outputs] == ["float16", "float32"]  # Half, First: parameter order
+    assert [outputs[i].dtype for i in returns] == ["float32", "float16"]  # First, Half: return order
     assert sorted(returns) == list(range(len(outputs)))
     half, first = outputs
     assert half.shape[0] == first.shape[0] == "256"  # the const dim M, folded
@@ -87,47 +59,62 @@ def test_compiled_outputs_and_returns(compiled_outputs) -> None:
 
 
 def test_compiled_seed_gemm_has_one_output(compiled_seed_gemm) -> None:
-    assert [o.dtype for o in compiled_seed_gemm.outputs] == [torch.float32]
+    assert [o.dtype for o in compiled_seed_gemm.outputs] == ["float32"]
     assert compiled_seed_gemm.returns == (0,)
     assert compiled_seed_gemm.outputs[0].shape == ("1024", "256")
 
 
-# -- the generated call allocating the outputs ----------------------------------------
+# -- the launcher allocating the outputs (the real C code, on the CPU) -------------------
+#
+# `empty_outputs(*launch arguments)` runs the allocation `launch` runs, through
+# torch's DLPack exchange API, and stops before the kernel: on a machine
+# without a GPU it allocates on the CPU (device -1).
 
 
-def test_kernel_call_allocates_and_returns_outputs_in_return_order(compile_without_nvcc) -> None:
-    compiled, recorder = compile_without_nvcc(kernels.two_outputs, meta(256, 96, dtype=torch.float32))
-    call = build_kernel_call(kernels.two_outputs.signature, compiled, torch.device("cpu"))
-    k = 40  # a different K than the one lowered: K is dyn
-    result = call(0x1000, k, 0, -1)
-    assert isinstance(result, tuple) and len(result) == 2
-    first, half = result
+def test_launcher_allocates_outputs_in_parameter_order(compiled_outputs) -> None:
+    k = 40  # a different K than the one compiled for: K is dyn
+    half, first = compiled_outputs.empty_outputs(0x1000, k)
     assert (first.shape, first.dtype) == ((256,), torch.float32)
     assert (half.shape, half.dtype) == ((256, k), torch.float16)
-    ((*args, stream, device),) = recorder.calls
-    # input pointer, outputs in parameter order (Half, First), the dyn dim, then stream and device
-    assert args == [0x1000, half.data_ptr(), first.data_ptr(), k]
-    assert (stream, device) == (0, -1)
 
 
-def test_kernel_call_with_one_output_returns_the_tensor(compile_without_nvcc, seed_gemm) -> None:
-    compiled, recorder = compile_without_nvcc(seed_gemm.gemm, meta(1024, 512), meta(512, 256))
-    call = build_kernel_call(seed_gemm.gemm.signature, compiled, torch.device("cpu"))
-    out = call(0x1000, 0x2000, 512, 0, -1)
-    assert isinstance(out, torch.Tensor)
-    assert (out.shape, out.dtype) == ((1024, 256), torch.float32)
-    assert recorder.calls == [(0x1000, 0x2000, out.data_ptr(), 512, 0, -1)]
-
-
-def test_each_call_allocates_fresh_outputs(compile_without_nvcc) -> None:
-    compiled, _ = compile_without_nvcc(kernels.two_outputs, meta(256, 96, dtype=torch.float32))
-    call = build_kernel_call(kernels.two_outputs.signature, compiled, torch.device("cpu"))
-    one, two = call(0, 8, 0, -1), call(0, 8, 0, -1)
+def test_each_launch_allocates_fresh_outputs(compiled_outputs) -> None:
+    one, two = compiled_outputs.empty_outputs(0, 8), compiled_outputs.empty_outputs(0, 8)
     assert one[0].data_ptr() != two[0].data_ptr()
 
 
-def test_output_shape_with_floor_division_of_a_dyn_dim(compile_without_nvcc) -> None:
-    compiled, _ = compile_without_nvcc(kernels.even_elements, meta(100, dtype=torch.float32))
-    call = build_kernel_call(kernels.even_elements.signature, compiled, torch.device("cpu"))
-    for k in (100, 101, 7):
-        assert call(0, k, 0, -1).shape == (k // 2,)
+@pytest.fixture(scope="module")
+def compiled_even_elements() -> Any:
+    if not has_nvcc():
+        pytest.skip("nvcc is not available")
+    return kernels.even_elements.compile(meta(100, dtype=torch.float32))
+
+
+def test_output_shape_with_floor_division_of_a_dyn_dim(compiled_even_elements) -> None:
+    for k in (100, 101, 7, 0):
+        (even,) = compiled_even_elements.empty_outputs(0, k)
+        assert even.shape == (k // 2,)
+
+
+@pytest.fixture(scope="module")
+def compiled_head_plus_one() -> Any:
+    if not has_nvcc():
+        pytest.skip("nvcc is not available")
+    return kernels.head_plus_one.compile(meta(64, dtype=torch.float32), 5)
+
+
+def test_output_shape_over_a_dyn_scalar(compiled_head_plus_one) -> None:
+    assert [o.shape for o in compiled_head_plus_one.outputs] == [("a1 + 1",)]  # `m` is launch argument a1
+    for m in (0, 5, 1000):
+        (head,) = compiled_head_plus_one.empty_outputs(0, m, 64)
+        assert head.shape == (m + 1,)
+
+
+def test_a_negative_output_size_is_an_error_naming_the_output(compiled_head_plus_one) -> None:
+    with pytest.raises(ValueError, match=r"head_plus_one: output 'B' would have size -2 in dim 0 \(its shape is a1 \+ 1\)"):
+        compiled_head_plus_one.empty_outputs(0, -3, 64)
+
+
+def test_launch_arguments_are_checked_before_anything_is_allocated(compiled_head_plus_one) -> None:
+    with pytest.raises(TypeError, match=r"head_plus_one: argument 'm' expects an int, got str"):
+        compiled_head_plus_one.empty_outputs(0, "5", 64)

@@ -57,7 +57,10 @@ def nvcc_host_command() -> list[str]:
     """A host-only C++ extension linked with the static CUDA runtime (nvcc only drives the host compiler)."""
     from tilelang.contrib.nvcc import get_nvcc_compiler
 
-    return [get_nvcc_compiler(), "-std=c++17", "-O2", "-w", "--shared", "-Xcompiler", "-fPIC", f"-I{python_include()}"]
+    return [
+        get_nvcc_compiler(), "-std=c++17", "-O2", "-w", "--shared", "-Xcompiler", "-fPIC",
+        f"-I{python_include()}", f"-I{torch_include()}",
+    ]
 
 
 def cc_command(include_dirs: list[str]) -> list[str]:
@@ -134,17 +137,16 @@ def build_key(steps: list[Step]) -> tuple[str, dict[str, object]]:
     return digest.hexdigest()[:32], {"versions": versions(), "toolchain": toolchain}
 
 
-def build(name_hint: str, module: str, steps: list[Step]) -> tuple[ModuleType, Path, bool]:
-    """Run the steps (in parallel) or find their products in the cache; import `module`.
+def build(name_hint: str, steps: list[Step]) -> tuple[Path, bool]:
+    """Run the steps (in parallel) or find their products in the disk cache.
 
-    Returns (module, the folder holding every product, whether anything was
-    compiled). One step must produce the extension; each build lives in a
-    folder of its own, which is all CPython needs to keep single-phase-init
-    extension modules of one name apart.
+    Returns the folder holding every product (verified, see cache.py) and
+    whether anything was compiled now. Each build lives in a folder of its
+    own, which is all CPython needs to keep single-phase-init extension
+    modules of one name apart.
     """
     key, about = build_key(steps)
-    folder, compiled = cache.get_or_build(key, {"name": name_hint, **about}, lambda staging: _compile(name_hint, steps, staging))
-    return _load(module, folder / extension_name(module)), folder, compiled
+    return cache.get_or_build(key, {"name": name_hint, **about}, lambda staging: _compile(name_hint, steps, staging))
 
 
 def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
@@ -170,10 +172,16 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
         )
 
 
-def _load(module: str, path: Path) -> ModuleType:
+def load_extension(module: str, path: Path) -> ModuleType:
+    """Import the extension module `module` from `path` (not from sys.path)."""
     loader = importlib.machinery.ExtensionFileLoader(module, str(path))
     spec = importlib.util.spec_from_file_location(module, path, loader=loader)
     assert spec is not None
     loaded = importlib.util.module_from_spec(spec)
     loader.exec_module(loaded)
     return loaded
+
+
+def torch_include() -> str:
+    """torch's C headers (ATen/dlpack.h: the DLPack exchange API the fast path and launchers use)."""
+    return os.path.join(os.path.dirname(torch.__file__), "include")

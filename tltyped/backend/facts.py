@@ -67,10 +67,10 @@ def _load_c_facts() -> Callable[..., tuple[Any, ...]] | None:
         logger.info("torch has no DLPack exchange API; tensor facts use the Python fallback")
         return None
     source = resources.files("tltyped.backend").joinpath("csrc/facts.c").read_text()
-    torch_include = os.path.join(os.path.dirname(torch.__file__), "include")
     try:
-        step = build.Step("facts.c", source, build.cc_command([torch_include]), build.extension_name("tltyped_facts"))
-        module, _, _ = build.build("tensor facts", "tltyped_facts", [step])
+        name = build.extension_name("tltyped_facts")
+        folder, _ = build.build("tensor facts", [build.Step("facts.c", source, build.cc_command([build.torch_include()]), name)])
+        module = build.load_extension("tltyped_facts", folder / name)
     except (build.CompileError, OSError, ImportError) as exc:
         logger.warning("tensor facts use the slower Python fallback: %s", exc)
         return None

@@ -38,6 +38,11 @@ class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
         return ""  # the launcher template provides the driver entry points itself
 
 
+def host_type_map() -> dict[str, str]:
+    """TIR scalar type -> the C type TileLang's host launcher spells it with."""
+    return dict(_HostWrapper._TYPE_MAP)
+
+
 @dataclass(frozen=True)
 class KernelDeclaration:
     """A `__global__` function of the device code, with its parameters as host types."""

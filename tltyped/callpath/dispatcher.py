@@ -24,8 +24,9 @@ from tltyped.autotune import candidates, search, time_call
 from tltyped.backend import lower as lowering
 from tltyped.backend import target as targets
 from tltyped.backend.facts import tensor_facts
-from tltyped.backend.launcher import CompiledKernel, compile_kernel
-from tltyped.callpath.fastpath import build_fast_path, build_kernel_call, render_fast_path
+from tltyped.backend.kernel import CompiledKernel
+from tltyped.backend.launcher import compile_kernel
+from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.frontend.analyze import analyze
 from tltyped.frontend.binding import Binder, Bound
 from tltyped.frontend.elaborate import Elaborator, Specialization
@@ -103,7 +104,7 @@ class Dispatcher:
         consts = self.consts(bound)
         if bound.tuned:
             consts.update(self.tune(bound, consts, stream))
-        return build_kernel_call(self.signature, self.kernel(bound, consts, device), device)
+        return self.kernel(bound, consts, device).launch
 
     def tune(self, bound: Bound, consts: dict[str, Any], stream: int) -> dict[str, Hashable]:
         device = bound.device
@@ -124,7 +125,7 @@ class Dispatcher:
             if id(config) in failed:
                 raise failed[id(config)]
             kernel = self.kernel(bound, {**consts, **config}, device)
-            launch = build_kernel_call(self.signature, kernel, device)
+            launch = kernel.launch
             args = self.launch_args(bound)
             return time_call(lambda: launch(*args, stream, device.index), device)
 

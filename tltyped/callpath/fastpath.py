@@ -1,9 +1,7 @@
 """Render and build the generated Python of the call path.
 
 `build_fast_path` makes a jit function's fast path (with its `key` twin and
-its hit counter) from the KernelSignature; `build_kernel_call` makes, for a
-compiled kernel with outputs, the small function that allocates them around
-the launch.
+its hit counter) from the KernelSignature.
 
 Generated code names its own variables with a prefix that no parameter name
 (and not the kernel's name) starts with, so a user's names can never shadow
@@ -20,11 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from tltyped.abi import ALIGNMENT
 from tltyped.backend.facts import tensor_facts
-from tltyped.backend.launcher import CompiledKernel
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.templates import render
@@ -129,17 +124,3 @@ def build_fast_path(
     ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
     call, key, hits = _exec(source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, *defaults)
     return FastPath(call, key, hits)
-
-
-def build_kernel_call(signature: KernelSignature, kernel: CompiledKernel, device: torch.device) -> Callable[..., Any]:
-    """The launch the fast path calls: the C launch itself, or allocate outputs around it."""
-    if not kernel.outputs:
-        return kernel.launch
-    source = render(
-        "kernel_call.py.j2", args=[f"a{i}" for i, _ in enumerate(p for p in signature.params if p.is_runtime)],
-        dims=[f"d{i}" for i in range(len(signature.dyn_dims))], outputs=kernel.outputs, returns=kernel.returns,
-    )
-    return _exec(  # type: ignore[no-any-return]
-        source, f"<tltyped outputs of {signature.name}>", kernel.launch, torch.empty, device,
-        *(o.dtype for o in kernel.outputs),
-    )

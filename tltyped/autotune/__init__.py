@@ -1,5 +1,5 @@
 """The autotuner behind `tl.tune([...])`."""
 
-from tltyped.autotune.search import candidates, search, time_call
+from tltyped.autotune.search import SearchResult, candidates, search, time_call
 
-__all__ = ["candidates", "search", "time_call"]
+__all__ = ["SearchResult", "candidates", "search", "time_call"]

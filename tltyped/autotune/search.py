@@ -1,21 +1,27 @@
 """Pick the fastest configuration of a tuned kernel by running each on the call's inputs.
 
-Every combination of the tuned parameters' candidates is compiled and timed
-with CUDA events on the arguments of the first call that needs it; the
-fastest wins and is what that call (and every later call with the same
-static signature) runs. Kernels that accumulate into their inputs see them
-run several times during the search, as with any benchmark-based tuner.
+Every combination of the tuned parameters' candidates is compiled (in
+parallel, see the Dispatcher) and timed with TileLang's `do_bench` (L2 flushed
+between runs, repeats chosen by time) on the arguments of the first call
+that needs it; the fastest wins. The result (every candidate's time or
+error, the winner, the GPU) is saved in the disk cache, so a later process
+reuses it without building or timing anything. A progress bar shows the
+search when the output is a terminal. Kernels that accumulate into their
+inputs see them run several times during the search, as with any
+benchmark-based tuner.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from tltyped.types.params import Tune
+
+logger = logging.getLogger(__name__)
 
 
 def candidates(space: Mapping[str, Tune]) -> list[dict[str, Hashable]]:
@@ -24,38 +30,55 @@ def candidates(space: Mapping[str, Tune]) -> list[dict[str, Hashable]]:
     return [dict(zip(names, values)) for values in itertools.product(*(space[n].values for n in names))]
 
 
-def time_call(run: Callable[[], Any], device: torch.device, *, warmup: int = 3, repeat: int = 10) -> float:
-    """Median milliseconds of `run()` on `device`'s current stream."""
-    with torch.cuda.device(device):
-        for _ in range(warmup):
-            run()
-        times = []
-        for _ in range(repeat):
-            start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-            end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-            start.record()
-            run()
-            end.record()
-            end.synchronize()
-            times.append(float(start.elapsed_time(end)))
-    times.sort()
-    return times[len(times) // 2]
+def time_call(run: Callable[[], Any], device: int) -> float:
+    """Median milliseconds of `run()` on `device`'s current stream, L2 flushed before each run."""
+    from tilelang.profiler import do_bench
+
+    return float(do_bench(run, warmup=25, rep=100, device=device, return_mode="median"))
 
 
-def search(configs: list[dict[str, Hashable]], measure: Callable[[dict[str, Hashable]], float]) -> dict[str, Hashable]:
-    """The configuration with the smallest measured time; failures are skipped."""
+@dataclass
+class SearchResult:
+    """What a search measured: each candidate's milliseconds or error, and the winner's index."""
+
+    times: list[float | None] = field(default_factory=list)
+    errors: list[str | None] = field(default_factory=list)
+    winner: int = 0
+
+    def as_record(self, configs: list[dict[str, Hashable]]) -> dict[str, Any]:
+        return {
+            "candidates": [
+                {"config": {k: repr(v) for k, v in c.items()}, "ms": t, "error": e}
+                for c, t, e in zip(configs, self.times, self.errors)
+            ],
+            "winner": self.winner,
+        }
+
+
+def search(name: str, configs: list[dict[str, Hashable]], measure: Callable[[dict[str, Hashable]], float]) -> SearchResult:
+    """Time every configuration; the smallest time wins. Candidates that fail are skipped."""
+    from tqdm import tqdm
+
+    result = SearchResult()
     if len(configs) == 1:
-        return configs[0]
-    best: tuple[float, dict[str, Hashable]] | None = None
-    errors: list[str] = []
-    for config in configs:
-        try:
-            elapsed = measure(config)
-        except Exception as exc:  # a configuration TileLang cannot build or run is not a candidate
-            errors.append(f"{config}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            continue
-        if best is None or elapsed < best[0]:
-            best = (elapsed, config)
-    if best is None:
-        raise RuntimeError("no tuning candidate could be built and run:\n  " + "\n  ".join(errors))
-    return best[1]
+        return SearchResult([None], [None], 0)
+    with tqdm(total=len(configs), desc=f"tuning {name}", unit="config", disable=None, leave=False) as bar:
+        for index, config in enumerate(configs):
+            try:
+                elapsed: float | None = measure(config)
+                error = None
+            except Exception as exc:  # a configuration TileLang cannot build or run is not a candidate
+                elapsed, error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            result.times.append(elapsed)
+            result.errors.append(error)
+            if elapsed is not None and (result.times[result.winner] is None or elapsed < result.times[result.winner]):  # type: ignore[operator]
+                result.winner = index
+            best = result.times[result.winner]
+            bar.set_postfix_str(f"best {configs[result.winner]} {best:.3f} ms" if best is not None else "no candidate yet")
+            bar.update()
+    if result.times[result.winner] is None:
+        raise RuntimeError(f"{name}: no tuning candidate could be built and run:\n  " + "\n  ".join(
+            f"{c}: {e}" for c, e in zip(configs, result.errors)))
+    logger.info("%s: tuned over %d configurations: %s (%.4f ms)", name, len(configs), configs[result.winner],
+                result.times[result.winner])
+    return result

@@ -83,9 +83,18 @@ def extension_name(module: str) -> str:
     return f"{module}{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
+def file_identity(path: str) -> list[int]:
+    """What tells one binary at `path` from another: size, mtime and inode ([] if it is gone)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return []
+    return [info.st_size, info.st_mtime_ns, info.st_ino]
+
+
 @functools.cache
-def _compiler_version(path: str, mtime_ns: int, size: int) -> str:
-    """`compiler --version`, once per process and per compiler binary (an upgrade changes the file)."""
+def _compiler_version(path: str, identity: tuple[int, ...]) -> str:
+    """`compiler --version`, once per process and per compiler binary (an upgrade changes its identity)."""
     try:
         run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -93,14 +102,16 @@ def _compiler_version(path: str, mtime_ns: int, size: int) -> str:
     return run.stdout.strip()
 
 
+def compiler_path(program: str) -> str:
+    """The resolved path of the compiler a command runs."""
+    return os.path.realpath(shutil.which(program) or program)
+
+
 def compiler_version(program: str) -> str:
     """The `--version` output of the compiler a command runs (nvcc also reports its host compiler, g++)."""
-    path = shutil.which(program) or program
-    try:
-        info = os.stat(path)
-    except OSError:
-        return f"{program}: not found"
-    return _compiler_version(os.path.realpath(path), info.st_mtime_ns, info.st_size)
+    path = compiler_path(program)
+    identity = file_identity(path)
+    return _compiler_version(path, tuple(identity)) if identity else f"{program}: not found"
 
 
 @functools.cache
@@ -124,9 +135,11 @@ def _distribution_version(name: str) -> str:
 
 def build_key(steps: list[Step]) -> tuple[str, dict[str, object]]:
     """The cache key of a build, and what the manifest records about it."""
-    toolchain = {Path(program).name: compiler_version(program) for program in sorted({s.command[0] for s in steps})}
-    if any(Path(s.command[0]).name.startswith("nvcc") for s in steps):
-        toolchain["host c++"] = compiler_version(os.environ.get("NVCC_CCBIN", "g++"))
+    programs = sorted({s.command[0] for s in steps})
+    if any(Path(p).name.startswith("nvcc") for p in programs):
+        programs.append(os.environ.get("NVCC_CCBIN", "g++"))  # the host compiler nvcc drives
+    toolchain = {Path(program).name: compiler_version(program) for program in programs}
+    files = {compiler_path(program): file_identity(compiler_path(program)) for program in programs}
     digest = hashlib.sha256()
     for step in steps:
         for part in (step.source_name, step.source, "\0".join(step.command[1:]), step.output):
@@ -134,7 +147,7 @@ def build_key(steps: list[Step]) -> tuple[str, dict[str, object]]:
             digest.update(b"\0")
     for name, value in sorted({**versions(), **toolchain}.items()):
         digest.update(f"{name}={value}\0".encode())
-    return digest.hexdigest()[:32], {"versions": versions(), "toolchain": toolchain}
+    return digest.hexdigest()[:32], {"versions": versions(), "toolchain": toolchain, "toolchain_files": files}
 
 
 def build(name_hint: str, steps: list[Step]) -> tuple[Path, bool]:

@@ -202,6 +202,66 @@ def _discard(folder: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def find(key: str) -> Path | None:
+    """The verified folder of entry `key`, or None when there is no usable one (nothing is built)."""
+    folder = root() / key
+    return folder if _verify(folder, key) is None else None
+
+
+@contextlib.contextmanager
+def locked(key: str) -> Iterator[None]:
+    """Hold the cross-process lock of `key` (an entry's or a record's); without one if it cannot be made."""
+    from filelock import FileLock  # imported on a miss only: it costs tens of milliseconds
+
+    lock = FileLock(root() / f"{key}.lock")
+    try:
+        lock.acquire()
+    except OSError:  # a read-only cache folder: nothing can be written there to race over
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _record_path(key: str) -> Path:
+    return root() / f"{key}.json"
+
+
+def read_record(key: str) -> dict[str, Any] | None:
+    """Record `key` (a small JSON document), or None when there is none or it cannot be trusted.
+
+    Records are the mutable part of the cache (what a specialisation's build
+    is, tuning results); like entries they must be owned by this user and
+    writable by no one else, and they carry their own key.
+    """
+    path = _record_path(key)
+    try:
+        _check_private(path)
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"tltyped: cache record {path} is unusable ({exc}); ignoring it", CacheWarning, stacklevel=3)
+        return None
+    return data if isinstance(data, dict) and data.get("key") == key else None
+
+
+def write_record(key: str, data: Mapping[str, Any]) -> None:
+    """Write (or replace) record `key` atomically: readers see the old record or the new one, whole."""
+    where = root()
+    handle, staging = tempfile.mkstemp(prefix=f".{key}.", suffix=".json", dir=where)  # created 0600
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump({**data, "key": key}, out, indent=1, sort_keys=True)
+        os.replace(staging, _record_path(key))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+
+
 def entries() -> Iterator[Path]:
     """Every entry folder of the cache (for inspection)."""
     where = root()

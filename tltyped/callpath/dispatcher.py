@@ -4,48 +4,57 @@
         facts, build the static key, look it up in `launches`
       hit  -> launch the compiled kernel with data pointers, dyn values and the
               raw current CUDA stream
-      miss -> Dispatcher.slow: validate (frontend/binding.py), tune if asked,
-              elaborate -> lower -> build (or load from the disk cache), store
-              the launch under the key, launch
+      miss -> Dispatcher.slow: validate (frontend/binding.py), tune if asked
+              (or reuse the saved result), take the kernel of the call's
+              specialisation from `kernels` (in memory, the disk cache, or
+              elaborate -> lower -> build), store its launch under the key, launch
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import logging
 import os
 import threading
 from collections.abc import Callable, Hashable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
 from tltyped.autotune import candidates, search, time_call
-from tltyped.backend import lower as lowering
 from tltyped.backend import target as targets
 from tltyped.backend.facts import tensor_facts
 from tltyped.backend.kernel import CompiledKernel
-from tltyped.backend.launcher import compile_kernel
 from tltyped.callpath.fastpath import build_fast_path, render_fast_path
+from tltyped.callpath.kernels import KernelTable
 from tltyped.frontend.analyze import analyze
 from tltyped.frontend.binding import Binder, Bound
-from tltyped.frontend.elaborate import Elaborator, Specialization
-from tltyped.frontend.signature import Kind
+from tltyped.frontend.signature import Kind, Specialization
+
+if TYPE_CHECKING:
+    from tltyped.backend.compiler import KernelBuilder
+    from tltyped.backend.lower import LoweredKernel
+
+logger = logging.getLogger(__name__)
 
 
 class CacheInfo(NamedTuple):
     hits: int  # calls served by a kernel already in memory
     misses: int  # calls that took the slow path
-    compiles: int  # kernels built in this process (elaborated, lowered, nvcc or disk cache)
+    compiles: int  # kernels built in this process (elaborated and lowered; nvcc unless its build was on disk)
+    disk_hits: int  # kernels loaded from the disk cache without building them
     size: int  # static signatures in the in-memory cache
 
 
 class Dispatcher:
-    """One jit function: its analysed signature, fast path, launches, compiled kernels and the slow path.
+    """One jit function: its analysed signature, fast path, launches, kernels and the slow path.
 
-    `launches` maps a fast-path key to the launch of its kernel; `compiled`
-    maps a specialisation (consts, const dims, dtypes, strides, arch) to its
-    compiled kernel, shared by every key and tuning candidate that needs it.
+    `launches` maps a fast-path key to the launch of its kernel; `kernels`
+    holds the compiled kernel of each specialisation (consts, const dims,
+    dtypes, strides, arch), shared by every key and tuning candidate that
+    needs it.
     """
 
     def __init__(self, fn: Callable[..., Any], target: targets.TargetLike) -> None:
@@ -55,15 +64,20 @@ class Dispatcher:
         self.target = target
         self.signature = analyze(fn)
         self.binder = Binder(self.signature, dict(fn.__globals__))
-        self.elaborator = Elaborator(fn, self.signature)
+        self.kernels = KernelTable(fn, lambda spec, target: self.builder.build(spec, target))
         self.launches: dict[Any, Callable[..., Any]] = {}
-        self.compiled: dict[tuple[Any, ...], CompiledKernel] = {}
         self.building: dict[Any, threading.Lock] = {}  # key -> the lock of the thread building its launch
         self.misses = 0
-        self.compiles = 0
         self.fast_path_source = render_fast_path(self.signature)
         self.fast_path = build_fast_path(self.signature, self.fast_path_source, self.launches, self.slow)
         self.key = self.fast_path.key
+
+    @functools.cached_property
+    def builder(self) -> KernelBuilder:
+        """Elaboration, lowering and nvcc: TileLang is imported here, on the first true miss."""
+        from tltyped.backend.compiler import KernelBuilder
+
+        return KernelBuilder(self.fn, self.signature)
 
     # -- the slow path -------------------------------------------------------------
 
@@ -107,29 +121,52 @@ class Dispatcher:
         return self.kernel(bound, consts, device).launch
 
     def tune(self, bound: Bound, consts: dict[str, Any], stream: int) -> dict[str, Hashable]:
+        """The fastest configuration of the call's tuning spaces: saved on disk, or searched now."""
         device = bound.device
-        assert device is not None
+        assert device is not None and device.index is not None
+        name = self.signature.name
         configs = candidates(bound.tuned)
-        failed: dict[int, Exception] = {}  # id(config) -> why it could not be built
-
-        def prepare(config: dict[str, Hashable]) -> None:
-            try:
-                self.kernel(bound, {**consts, **config}, device)
-            except Exception as exc:  # noqa: BLE001 - re-raised by measure(), which search() reports
-                failed[id(config)] = exc
-
-        with ThreadPoolExecutor(max_workers=min(len(configs), os.cpu_count() or 1)) as pool:
-            list(pool.map(prepare, configs))  # nvcc runs outside the GIL: build every candidate at once
+        space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
+        target = targets.resolve(self.target, device)
+        gpu = torch.cuda.get_device_name(device)
+        saved = self.kernels.tuning(space, target, gpu)
+        winner = saved.get("winner") if saved is not None and len(saved.get("candidates", ())) == len(configs) else None
+        if isinstance(winner, int) and 0 <= winner < len(configs):
+            logger.info("%s: tuning result from the disk cache: %s", name, configs[winner])
+            return configs[winner]
+        failed: dict[int, Exception] = {}  # candidate index -> why it could not be built
+        self.build_candidates(configs, bound, consts, device, failed)
 
         def measure(config: dict[str, Hashable]) -> float:
-            if id(config) in failed:
-                raise failed[id(config)]
-            kernel = self.kernel(bound, {**consts, **config}, device)
-            launch = kernel.launch
+            index = configs.index(config)
+            if index in failed:
+                raise failed[index]
+            launch = self.kernel(bound, {**consts, **config}, device).launch
             args = self.launch_args(bound)
-            return time_call(lambda: launch(*args, stream, device.index), device)
+            return time_call(lambda: launch(*args, stream, device.index), device.index)
 
-        return search(configs, measure)
+        result = search(name, configs, measure)
+        self.kernels.save_tuning(space, target, gpu, result.as_record(configs))
+        return configs[result.winner]
+
+    def build_candidates(
+        self, configs: list[dict[str, Hashable]], bound: Bound, consts: dict[str, Any], device: torch.device,
+        failed: dict[int, Exception],
+    ) -> None:
+        """Build every candidate at once (nvcc runs outside the GIL); record those that fail in `failed`."""
+        from tqdm import tqdm
+
+        def prepare(index: int) -> None:
+            try:
+                self.kernel(bound, {**consts, **configs[index]}, device)
+            except Exception as exc:  # noqa: BLE001 - re-raised when the candidate is measured, and reported
+                failed[index] = exc
+
+        with ThreadPoolExecutor(max_workers=min(len(configs), os.cpu_count() or 1)) as pool, \
+                tqdm(total=len(configs), desc=f"building {self.signature.name}", unit="config", disable=None, leave=False) as bar:
+            for done in as_completed([pool.submit(prepare, i) for i in range(len(configs))]):
+                done.result()
+                bar.update()
 
     def launch_args(self, bound: Bound) -> list[Any]:
         values = [
@@ -138,7 +175,7 @@ class Dispatcher:
         ]
         return values + [bound.dims[d] for d in self.signature.dyn_dims]
 
-    # -- building kernels ----------------------------------------------------------
+    # -- kernels -------------------------------------------------------------------
 
     def consts(self, bound: Bound) -> dict[str, Any]:
         return {p.name: bound.values[p.name] for p in self.signature.params if p.kind is Kind.CONST}
@@ -147,24 +184,14 @@ class Dispatcher:
         const_dims = {d: v for d, v in bound.dims.items() if not self.signature.dims[d]}
         return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
 
-    def lowered(self, spec: Specialization, target: dict[str, Any]) -> lowering.LoweredKernel:
-        return lowering.lower(self.signature.name, self.elaborator.elaborate(spec), target)
-
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
-        """The compiled kernel of one specialisation and target, built once per process."""
-        spec = self.specialization(bound, consts)
-        target = targets.resolve(self.target, device)
-        identity = (_freeze(spec.consts), _freeze(spec.dims), _freeze(spec.dtypes), _freeze(spec.strides), target["arch"])
-        kernel = self.compiled.get(identity)
-        if kernel is None:
-            kernel = compile_kernel(self.lowered(spec, target), self.signature)
-            self.compiled[identity] = kernel
-            self.compiles += 1
-        return kernel
+        """The compiled kernel of one specialisation and target, built or loaded once per process."""
+        return self.kernels.get(self.specialization(bound, consts), targets.resolve(self.target, device))
 
     # -- inspection ----------------------------------------------------------------
 
-    def bind_for_inspection(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Bound, dict[str, Any]]:
+    def bind_for_inspection(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Specialization, dict[str, Any]]:
+        """The specialisation and target a call with these arguments (meta tensors allowed) would use."""
         try:
             call = inspect.signature(self.fn).bind(*args, **kwargs)
         except TypeError as exc:
@@ -174,18 +201,14 @@ class Dispatcher:
         consts = self.consts(bound)
         for name, space in bound.tuned.items():
             consts[name] = space.values[0]  # inspection shows the first candidate of a tuning space
-        return bound, consts
+        return self.specialization(bound, consts), targets.resolve(self.target, bound.device)
 
-    def lower(self, *args: Any, **kwargs: Any) -> lowering.LoweredKernel:
-        bound, consts = self.bind_for_inspection(args, kwargs)
-        return self.lowered(self.specialization(bound, consts), targets.resolve(self.target, bound.device))
+    def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
+        return self.builder.lower(*self.bind_for_inspection(args, kwargs))
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
-        return compile_kernel(self.lower(*args, **kwargs), self.signature)
+        """The kernel a call with these arguments runs, built now or loaded from the disk cache."""
+        return self.kernels.load_or_build(*self.bind_for_inspection(args, kwargs))
 
     def cache_info(self) -> CacheInfo:
-        return CacheInfo(self.fast_path.hits(), self.misses, self.compiles, len(self.launches))
-
-
-def _freeze(mapping: Any) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted(mapping.items()))
+        return CacheInfo(self.fast_path.hits(), self.misses, self.kernels.compiles, self.kernels.disk_hits, len(self.launches))

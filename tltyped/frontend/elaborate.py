@@ -26,8 +26,8 @@ from tilelang import tvm
 from tilelang.language.eager import ast as tl_ast
 from tilelang.language.eager import builder as tl_builder
 
-from tltyped.frontend.signature import KernelSignature, Kind
-from tltyped.types.dtypes import DType, to_tilelang
+from tltyped.frontend.signature import KernelSignature, Kind, Specialization
+from tltyped.types.dtypes import to_tilelang
 
 tirx = tvm.tirx
 _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
@@ -35,16 +35,6 @@ _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
 
 class KernelBuildError(RuntimeError):
     """The kernel body failed to elaborate; the message names the user's source line."""
-
-
-@dataclass(frozen=True)
-class Specialization:
-    """Everything one compiled kernel is specialised on (the meaning of a cache key)."""
-
-    consts: Mapping[str, Any]  # const parameter -> value (tuning already resolved)
-    dims: Mapping[str, int]  # const dim -> size
-    dtypes: Mapping[str, type[DType]]  # tensor parameter -> element type
-    strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides, None if contiguous
 
 
 @dataclass(frozen=True)

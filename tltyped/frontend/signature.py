@@ -126,3 +126,13 @@ class KernelSignature:
             parts.append(text)
         dims = ", ".join(f"{n}{'(dyn)' if d else ''}" for n, d in self.dims.items())
         return f"{self.name}({', '.join(parts)})" + (f"  [dims: {dims}]" if dims else "")
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """Everything one compiled kernel is specialised on (the meaning of a cache key)."""
+
+    consts: Mapping[str, Any]  # const parameter -> value (tuning already resolved)
+    dims: Mapping[str, int]  # const dim -> size
+    dtypes: Mapping[str, type[DType]]  # tensor parameter -> element type
+    strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides, None if contiguous

@@ -2,13 +2,18 @@
 
 The public names load on first use: `import tltyped` alone imports neither
 torch nor TileLang, so the mypy plugin (`tltyped.mypy_plugin`, inside this
-package) starts without them.
+package) starts without them. `TLTYPED_LOG=info` shows what the package does
+(compiles, disk-cache hits, tuning) on stderr.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from tltyped.log import configure_from_environment
+
+configure_from_environment()
 
 if TYPE_CHECKING:
     from tltyped.backend.build import CompileError

@@ -264,7 +264,28 @@ def write_record(key: str, data: Mapping[str, Any]) -> None:
 
 def entries() -> Iterator[Path]:
     """Every entry folder of the cache (for inspection)."""
-    where = root()
-    for path in sorted(where.iterdir()):
+    for path in sorted(root().iterdir()):
         if (path / MANIFEST).is_file():
             yield path
+
+
+def records() -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every trusted record of the cache, with its path (for inspection)."""
+    for path in sorted(root().glob("*.json")):
+        data = read_record(path.stem)
+        if data is not None:
+            yield path, data
+
+
+def size(path: Path) -> int:
+    """Bytes a cache entry or record takes."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+
+
+def remove(path: Path) -> None:
+    """Remove an entry or a record (and its lock)."""
+    if path.is_dir():
+        _discard(path)
+    else:
+        path.unlink(missing_ok=True)
+    path.with_suffix(".lock").unlink(missing_ok=True)

@@ -1,0 +1,207 @@
+"""Warm start: a kernel built by one process is loaded by the next, from its launch record.
+
+Each test copies a kernel module into a temporary folder, builds its kernel in
+a fresh process (`fn.compile(...)` on meta tensors: the same kernel table as
+a call) and starts another process that must load it: no elaboration, no
+lowering, no nvcc, and, once TileLang's language is not imported by the
+kernel module itself, no TileLang. Then the record is made stale in the ways
+users' machines do (the source is edited, the compiler upgraded, the build
+removed, the record damaged) and the next process must rebuild, never load
+what no longer matches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import needs_nvcc
+from tltyped.backend import cache
+from tltyped.callpath.kernels import stable_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNEL = '''
+"""A kernel module of a user's, without `from __future__ import annotations`."""
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+N = TypeVar("N", bound=tl.dyn[int])
+
+
+@tl.jit
+def scale(X: tl.Tensor[tl.float32, N], alpha: tl.dyn[float], block: int = 256) -> tl.Tensor[tl.float32, N]:
+    (n,) = X.shape
+    Y = T.empty((n,), tl.float32)
+    with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < n:
+                Y[bx * block + i] = X[bx * block + i] * alpha
+    return Y
+'''
+
+PROBE = '''
+import json, sys, time
+start = time.perf_counter()
+import torch
+import user_kernels
+kernel = user_kernels.scale.compile(torch.empty(1000, dtype=torch.float32, device="meta"), 2.0, block={block})
+print(json.dumps({{
+    "compiled": kernel.compiled, "lowered": kernel.lowered is not None,
+    "info": user_kernels.scale.cache_info()._asdict(), "tilelang": "tilelang" in sys.modules,
+    "seconds": time.perf_counter() - start,
+}}))
+'''
+
+
+class Project:
+    """A folder with a user's kernel module, a private cache, and a way to run a process there."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self.cache = where / "cache"
+        (where / "user_kernels.py").write_text(KERNEL)
+
+    def run(self, block: int = 256, **env: str) -> dict[str, object]:
+        environment = {
+            **os.environ, "PYTHONPATH": os.pathsep.join([str(self.where), str(ROOT)]),
+            cache.ENV_CACHE_DIR: str(self.cache), "TLTYPED_TARGET": "sm_90a", **env,
+        }
+        run = subprocess.run([sys.executable, "-c", PROBE.format(block=block)], capture_output=True, text=True,
+                             env=environment, timeout=600, cwd=self.where)
+        assert run.returncode == 0, run.stderr[-3000:]
+        self.stderr = run.stderr
+        result: dict[str, object] = json.loads(run.stdout.strip().splitlines()[-1])
+        return result
+
+    def records(self) -> list[Path]:
+        return sorted((self.cache / "modules").glob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """A project whose kernel was built once (by nvcc, in its own process)."""
+    if shutil.which("nvcc") is None and not os.environ.get("CUDA_HOME"):
+        pytest.skip("nvcc is not available")
+    built = Project(tmp_path_factory.mktemp("warm"))
+    first = built.run()
+    assert first["compiled"] and first["lowered"]
+    return built
+
+
+def fresh_copy(project: Project, tmp_path: Path) -> Project:
+    """Another project with the same module and a copy of the built cache (tests below damage it)."""
+    copy = Project(tmp_path)
+    shutil.copytree(project.cache, copy.cache, symlinks=True)
+    return copy
+
+
+@needs_nvcc
+def test_a_new_process_loads_the_kernel_without_building(project: Project) -> None:
+    second = project.run()
+    assert (second["compiled"], second["lowered"]) == (False, False)
+    assert second["info"] == {"hits": 0, "misses": 0, "compiles": 0, "disk_hits": 1, "size": 0}
+
+
+@needs_nvcc
+def test_another_const_value_is_another_record(project: Project, tmp_path: Path) -> None:
+    copy = fresh_copy(project, tmp_path)
+    other = copy.run(block=128)
+    assert other["info"]["compiles"] == 1  # type: ignore[index]
+    assert len(copy.records()) == 2
+
+
+@needs_nvcc
+def test_editing_the_kernel_module_makes_its_record_stale(project: Project, tmp_path: Path) -> None:
+    copy = fresh_copy(project, tmp_path)
+    module = copy.where / "user_kernels.py"
+    module.write_text(module.read_text() + "\n\nHELPER_CONSTANT = 3  # an edit anywhere in the module\n")
+    again = copy.run()
+    assert again["info"]["compiles"] == 1  # type: ignore[index]  # elaborated and lowered again...
+    assert again["compiled"] is False  # ...but the generated CUDA is unchanged, so nvcc did not run
+
+
+@needs_nvcc
+def test_a_record_whose_build_is_gone_rebuilds(project: Project, tmp_path: Path) -> None:
+    copy = fresh_copy(project, tmp_path)
+    (record,) = copy.records()
+    shutil.rmtree(copy.cache / "modules" / json.loads(record.read_text())["build"])
+    again = copy.run()
+    assert (again["info"]["compiles"], again["compiled"]) == (1, True)  # type: ignore[index]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("damage", ["garbage", "other key", "writable by others"])
+def test_a_damaged_record_is_not_trusted(project: Project, tmp_path: Path, damage: str) -> None:
+    copy = fresh_copy(project, tmp_path)
+    (record,) = copy.records()
+    if damage == "garbage":
+        record.write_text('{"build": ')
+    elif damage == "other key":
+        record.write_text(json.dumps({**json.loads(record.read_text()), "key": "0" * 32}))
+    else:
+        os.chmod(record, 0o666)
+    again = copy.run()
+    assert again["info"]["compiles"] == 1  # type: ignore[index]
+    assert again["compiled"] is False  # the build itself is intact: found by its content
+
+
+@needs_nvcc
+def test_an_upgraded_compiler_makes_the_record_stale(project: Project, tmp_path: Path) -> None:
+    copy = fresh_copy(project, tmp_path)
+    (record,) = copy.records()
+    build = copy.cache / "modules" / json.loads(record.read_text())["build"]
+    manifest = json.loads((build / cache.MANIFEST).read_text())
+    nvcc = next(path for path in manifest["toolchain_files"] if Path(path).name.startswith("nvcc"))
+    manifest["toolchain_files"][nvcc] = [1, 2, 3]  # what the build recorded no longer matches the binary
+    os.chmod(build / cache.MANIFEST, 0o600)
+    (build / cache.MANIFEST).write_text(json.dumps(manifest))
+    again = copy.run()
+    assert again["info"]["compiles"] == 1  # type: ignore[index]
+
+
+@needs_nvcc
+def test_the_log_says_where_a_kernel_came_from(project: Project) -> None:
+    project.run(TLTYPED_LOG="info")
+    assert "scale: loaded block=256" in project.stderr
+
+
+@needs_nvcc
+def test_the_cache_command_lists_and_clears(project: Project, tmp_path: Path) -> None:
+    copy = fresh_copy(project, tmp_path)
+    env = {**os.environ, cache.ENV_CACHE_DIR: str(copy.cache), "PYTHONPATH": str(ROOT)}
+
+    def command(*args: str) -> str:
+        run = subprocess.run([sys.executable, "-m", "tltyped", "cache", *args], capture_output=True, text=True, env=env,
+                             timeout=120, check=True)
+        return run.stdout
+
+    listing = command("ls")
+    assert "user_kernels.scale  sm_90a  block=256" in listing and "KiB" in listing
+    assert "records: 1," in command("info")
+    command("clear", "nothing-matches")
+    assert len(copy.records()) == 1
+    command("clear")
+    assert "builds: 0, records: 0" in command("info")
+
+
+def test_const_texts_tell_apart_what_compiles_differently() -> None:
+    texts = [stable_text(v) for v in (2, 2.0, True, 1, "2", (2,), (2.0,), None)]
+    assert None not in texts and len(set(texts)) == len(texts)
+
+
+def test_a_const_without_a_stable_text_is_not_recorded() -> None:
+    class Opaque:
+        pass
+
+    assert stable_text(Opaque()) is None
+    assert stable_text((1, Opaque())) is None

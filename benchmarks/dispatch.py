@@ -7,6 +7,7 @@ launch. Three cases separate the fixed cost from the per-argument cost:
   (a) C = A + B          3 tensors          (the anchors' case)
   (b) B = A * alpha      2 tensors, a dyn float
   (c) h = a + ... + g    8 tensors
+  (d) C = A + B          2 tensors in, the output allocated by the call and returned
 
 Each call is timed as the best of LOOPS loops of CALLS calls, with one
 torch.cuda.synchronize at the end of each loop, after a warm-up; every
@@ -44,7 +45,10 @@ SIZE = 128  # elements: one block of 128 threads
 ALPHA = 1.5
 HERE = Path(__file__).resolve().parent
 DRY_TARGET = "sm_90a"
-CASES = {"a": "C = A + B, 3 fp16 tensors", "b": "B = A * alpha, 2 tensors + dyn float", "c": "h = a+b+..+g, 8 tensors"}
+CASES = {
+    "a": "C = A + B, 3 fp16 tensors", "b": "B = A * alpha, 2 tensors + dyn float", "c": "h = a+b+..+g, 8 tensors",
+    "d": "C = A + B, C allocated and returned",
+}
 
 
 @dataclass
@@ -80,11 +84,12 @@ class Inputs:
             "a": {"A": xs[0], "B": xs[1], "C": out},
             "b": {"A": xs[0], "B": out, "alpha": ALPHA},
             "c": {**dict(zip("abcdefg", xs)), "h": out},
+            "d": {"A": xs[0], "B": xs[1]},
         }
         total = xs[0]
         for x in xs[1:]:
             total = total + x
-        self.expected = {"a": xs[0] + xs[1], "b": xs[0] * ALPHA, "c": total}
+        self.expected = {"a": xs[0] + xs[1], "b": xs[0] * ALPHA, "c": total, "d": xs[0] + xs[1]}
 
     def call(self, case: str, fn: str = "fn_", extra: str = "") -> str:
         return f"{fn}({', '.join(self.args[case])}{extra})"
@@ -130,7 +135,17 @@ def tltyped_kernels() -> dict[str, Any]:
                 if j < n:
                     h[j] = a[j] + b[j] + c[j] + d[j] + e[j] + f[j] + g[j]
 
-    return {"a": add, "b": scale, "c": add7}
+    @tl.jit
+    def add_new(A: F16, B: F16) -> F16:
+        (n,) = A.shape
+        C = T.empty((n,), tl.float16)
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < n:
+                    C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+        return C
+
+    return {"a": add, "b": scale, "c": add7, "d": add_new}
 
 
 def tilelang_kernels(target: Any) -> dict[str, Any]:
@@ -179,7 +194,19 @@ def tilelang_kernels(target: Any) -> dict[str, Any]:
                     j = bx * 128 + i
                     h[j] = a[j] + b[j] + c[j] + d[j] + e[j] + f[j] + g[j]
 
-    return {"a": add, "b": scale, "c": add7}
+    @jit
+    def add_new(A, B):
+        N = T.dynamic("N")
+        A: T.Tensor[[N], T.float16]
+        B: T.Tensor[[N], T.float16]
+        C = T.empty([N], T.float16)
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < N:
+                    C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+        return C
+
+    return {"a": add, "b": scale, "c": add7, "d": add_new}
 
 
 class Competitors:
@@ -191,10 +218,21 @@ class Competitors:
         self._tltyped: Optional[dict[str, Any]] = None
         self._tilelang: Optional[dict[str, Any]] = None
 
-    def _bench(self, case: str, fn: Any, **more: Any) -> Bench:
-        """`fn_(args...)`, checked against torch (`fn_`: case (c) has a parameter named `f`)."""
+    def _bench(self, case: str, fn: Any, after: Optional[Callable[[], str]] = None) -> Bench:
+        """`fn_(args...)`, checked against torch (`fn_`: case (c) has a parameter named `f`).
+
+        In case (d) the output is what the call returns: checked after timing, by one more call.
+        """
         inp = self.inputs
-        return Bench(inp.call(case), {"fn_": fn, **inp.args[case]}, inp.out, inp.expected[case], **more)
+        if case != "d":
+            return Bench(inp.call(case), {"fn_": fn, **inp.args[case]}, inp.out, inp.expected[case], after)
+
+        def check_returned() -> str:
+            returned = fn(*inp.args[case].values())
+            wrong = check(Bench("", {}, returned, inp.expected[case]))
+            return "; ".join(n for n in (wrong, after() if after else "") if n)
+
+        return Bench(inp.call(case), {"fn_": fn, **inp.args[case]}, after=check_returned)
 
     def tltyped(self, case: str) -> Bench:
         if self._tltyped is None:
@@ -273,16 +311,24 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
         ("a", "torch", "A + B (allocates)", lambda: c.torch_op("a", "A + B", check=False)),
         ("a", "torch", "torch.add(A, B, out=C)", lambda: c.torch_op("a", "torch.add(A, B, out=C)")),
         ("b", "torch", "torch.mul(A, alpha, out=B)", lambda: c.torch_op("b", "torch.mul(A, alpha, out=B)")),
+        ("d", "torch", "A + B (allocates)", lambda: c.torch_op("d", "A + B", check=False)),
     ]
     for case in CASES:
         shown = c.inputs.call(case, "f")
+        if case == "d":  # Triton kernels take their output as an argument
+            rows += [
+                (case, "tltyped", f"@tl.jit {shown}", lambda case=case: c.tltyped(case)),
+                (case, "TileLang jit", f"@tilelang.jit {shown}", lambda case=case: c.tilelang_jit(case)),
+                (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
+            ]
+            continue
         rows += [
             (case, "tltyped", f"@tl.jit {shown}", lambda case=case: c.tltyped(case)),
             (case, "TileLang jit", f"@tilelang.jit {shown}", lambda case=case: c.tilelang_jit(case)),
             (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
             (case, "Triton", f"@triton.jit {c.inputs.call(case, 'k[(1,)]', ', n, BLOCK=128')}", lambda case=case: c.triton(case)),
         ]
-    order = {"a": 0, "b": 1, "c": 2}
+    order = {"a": 0, "b": 1, "c": 2, "d": 3}
     return sorted(rows, key=lambda r: order[r[0]])  # stable: within a case, the order above
 
 
@@ -382,6 +428,9 @@ def summary(rows: list[Row]) -> list[str]:
         a, c = find(rows, "a", who), find(rows, "c", who)
         cost = f"{(c - a) / 5:.3f} us" if a is not None and c is not None else "n/a"
         lines.append(f"per extra tensor ((c)-(a))/5, {who}: {cost}")
+    base, allocating = find(rows, "a", "torch", "A + B"), find(rows, "d", "tltyped")
+    if base is not None and allocating is not None:
+        lines.append(f"tltyped (d), allocating its output, vs torch A + B: {allocating / base:.2f}x")
     ours = find(rows, "a", "tltyped")
     for row in rows:
         if row.who == "C floor":

@@ -192,8 +192,10 @@ def run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> l
             label = "x".join(map(str, cfg))
             candidates.append(("tltyped", label, ours and (lambda cfg=cfg: ours(A, B, *cfg)), why))
             candidates.append(("TileLang jit", label, theirs and (lambda cfg=cfg: theirs(A, B, *cfg)), why_tl))
-        tuned, why_tuned = build("tltyped tune", lambda: __import__("examples.gemm_tuned", fromlist=["matmul"]).matmul)
-        candidates.append(("tltyped tune", "tl.tune, 6 configs, fp16 out", tuned and (lambda: tuned(A, B)), why_tuned))
+        example = __import__("examples.gemm_tuned", fromlist=["matmul", "CONFIGS"])
+        tuned, why_tuned = build("tltyped tune", lambda: example.matmul)
+        label = f"tl.tune, {len(example.CONFIGS)} configs, fp16 out"
+        candidates.append(("tltyped tune", label, tuned and (lambda: tuned(A, B)), why_tuned))
         for who, label, fn, failed in candidates:
             row = Row(size, who, label, note=failed)
             if fn is not None:

@@ -301,3 +301,14 @@ def test_a_read_only_cache(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("505 ")
     assert "cannot be used" in run.stdout and run.stdout.count("cannot be used") == 1
+
+
+def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    _, folder, _ = build_probe(601)
+    assert folder.parent == tmp_path / "xdg" / "tltyped" / "modules"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    _, folder, _ = build_probe(602)
+    assert folder.parent == tmp_path / "home" / ".cache" / "tltyped" / "modules"

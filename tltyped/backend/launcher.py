@@ -87,7 +87,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> tuple[li
         cname = f"a{index}"
         if var in pf.buffer_map:
             buffer = pf.buffer_map[var]
-            if index < len(runtime) and runtime[index].kind is not Kind.TENSOR:
+            if index < len(runtime) and runtime[index].kind not in (Kind.TENSOR, Kind.PTR):  # T.make_tensor(ptr, ...)
                 raise ABIError(f"{signature.name}: parameter {index} is a buffer, expected {runtime[index].name}")
             label = runtime[index].name if index < len(runtime) else f"output {index - len(runtime)}"
             args.append(CArg(label, cname, "void*", "ptr"))

@@ -9,8 +9,9 @@ the Python binding around it (see `launcher.py`).
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -94,6 +95,25 @@ class LoweringError(RuntimeError):
     """TileLang/TVM rejected the kernel while lowering it."""
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """`tl.jit(pass_configs=..., compile_flags=...)`: TileLang's pass configuration and extra nvcc flags.
+
+    They add to what the body states with `T.annotate_pass_configs` / `T.annotate_compile_flags`;
+    where both set a pass config, the decorator's value wins (as in TileLang).
+    """
+
+    pass_configs: Mapping[str, Any] = field(default_factory=dict)
+    compile_flags: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, pass_configs: Mapping[str, Any] | None, compile_flags: list[str] | str | None) -> BuildOptions:
+        flags = shlex.split(compile_flags) if isinstance(compile_flags, str) else list(compile_flags or ())
+        if not all(isinstance(f, str) for f in flags):
+            raise TypeError(f"compile_flags must be a string or a list of strings, got {compile_flags!r}")
+        return cls(dict(pass_configs or {}), tuple(flags))
+
+
 @dataclass
 class LoweredKernel:
     """One specialisation, lowered for one target: what `fn.lower(...)` returns."""
@@ -104,6 +124,7 @@ class LoweredKernel:
     artifact: Any
     dyn_vars: Mapping[str, Any]  # dyn dim -> its TIR variable in prim_func
     pass_configs: dict[str, Any]  # TileLang's pass configuration the kernel was lowered with
+    extra_flags: tuple[str, ...] = ()  # `tl.jit(compile_flags=...)`
 
     @cached_property
     def tir(self) -> str:
@@ -140,20 +161,23 @@ class LoweredKernel:
 
     @property
     def compile_flags(self) -> list[str]:
+        """The extra nvcc flags: the body's (`T.annotate_compile_flags`), then the decorator's."""
         attrs = self.prim_func.attrs
-        return [str(f) for f in attrs["tilelang_compile_flags"]] if attrs and "tilelang_compile_flags" in attrs else []
+        body = [str(f) for f in attrs["tilelang_compile_flags"]] if attrs and "tilelang_compile_flags" in attrs else []
+        return body + list(self.extra_flags)
 
     def __repr__(self) -> str:
         return f"<LoweredKernel {self.name} for {self.target['arch']}>"
 
 
-def lower(name: str, elaborated: Elaborated, target: dict[str, Any]) -> LoweredKernel:
+def lower(name: str, elaborated: Elaborated, target: dict[str, Any], options: BuildOptions = BuildOptions()) -> LoweredKernel:
     prim_func = elaborated.prim_func
     attrs = prim_func.attrs
     pass_configs = dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
+    pass_configs.update({getattr(key, "value", key): value for key, value in options.pass_configs.items()})
     try:
         with tvm.transform.PassContext(opt_level=3, config=pass_configs), tvm.target.Target(target):
             artifact = tilelang.lower(prim_func, target=target)
     except Exception as exc:
         raise LoweringError(f"{name}: TileLang could not lower the kernel for {target['arch']}: {exc}") from exc
-    return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars, pass_configs)
+    return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars, pass_configs, options.compile_flags)

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 import threading
 from collections.abc import Callable, Hashable
@@ -26,10 +25,9 @@ from tltyped.backend import target as targets
 from tltyped.backend.facts import tensor_facts
 from tltyped.backend.launcher import CompiledKernel, compile_kernel
 from tltyped.callpath.fastpath import build_fast_path, build_kernel_call, render_fast_path
-from tltyped.frontend.analyze import analyze
-from tltyped.frontend.binding import Binder, Bound
+from tltyped.frontend.binding import Binder, Bound, inspection_arguments
 from tltyped.frontend.elaborate import Elaborator, Specialization
-from tltyped.frontend.signature import Kind
+from tltyped.frontend.signature import KernelSignature, Kind
 
 
 class CacheInfo(NamedTuple):
@@ -47,12 +45,16 @@ class Dispatcher:
     compiled kernel, shared by every key and tuning candidate that needs it.
     """
 
-    def __init__(self, fn: Callable[..., Any], target: targets.TargetLike) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike,
+        options: lowering.BuildOptions = lowering.BuildOptions(),
+    ) -> None:
         if target is not None:
             targets.normalize(target)  # reject a malformed target at decoration
         self.fn = fn
         self.target = target
-        self.signature = analyze(fn)
+        self.options = options
+        self.signature = signature
         self.binder = Binder(self.signature, dict(fn.__globals__))
         self.elaborator = Elaborator(fn, self.signature)
         self.launches: dict[Any, Callable[..., Any]] = {}
@@ -147,7 +149,7 @@ class Dispatcher:
         return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
 
     def lowered(self, spec: Specialization, target: dict[str, Any]) -> lowering.LoweredKernel:
-        return lowering.lower(self.signature.name, self.elaborator.elaborate(spec), target)
+        return lowering.lower(self.signature.name, self.elaborator.elaborate(spec), target, self.options)
 
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
         """The compiled kernel of one specialisation and target, built once per process."""
@@ -164,12 +166,7 @@ class Dispatcher:
     # -- inspection ----------------------------------------------------------------
 
     def bind_for_inspection(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Bound, dict[str, Any]]:
-        try:
-            call = inspect.signature(self.fn).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"{self.signature.name}: {exc}") from None
-        call.apply_defaults()
-        bound = self.binder.bind(tuple(call.arguments.values()), allow_meta=True)
+        bound = self.binder.bind(inspection_arguments(self.signature, args, kwargs, self.binder.env), allow_meta=True)
         consts = self.consts(bound)
         for name, space in bound.tuned.items():
             consts[name] = space.values[0]  # inspection shows the first candidate of a tuning space

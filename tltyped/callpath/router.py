@@ -12,6 +12,7 @@ with one tuple and one dict lookup.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -37,6 +38,7 @@ class Router:
         self.signature: KernelSignature = analysis.signature
         self.children: dict[Hashable, Dispatcher] = {}
         self.calls: dict[Hashable, Callable[..., Any]] = {}
+        self._lock = threading.Lock()
         params = self.signature.params
         function = identifier(self.signature.name)
         v = reserved_prefix([p.name for p in params] + [function])
@@ -61,11 +63,12 @@ class Router:
                 f"{self.signature.name}: {', '.join(self.signature.depends_on)} must be hashable "
                 f"(a tensor annotation is computed from them); got {key!r}"
             ) from None
-        dispatcher = self.children.get(key)
-        if dispatcher is None:
-            signature = self.analysis.resolve(consts)
-            dispatcher = self.children[key] = Dispatcher(self.analysis.fn, signature, self.target, self.options)
-            self.calls[key] = dispatcher.fast_path.call
+        with self._lock:
+            dispatcher = self.children.get(key)
+            if dispatcher is None:
+                signature = self.analysis.resolve(consts)
+                dispatcher = self.children[key] = Dispatcher(self.analysis.fn, signature, self.target, self.options)
+                self.calls[key] = dispatcher.fast_path.call
         return dispatcher
 
     def _consts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

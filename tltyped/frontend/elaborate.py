@@ -192,8 +192,8 @@ class Elaborator:
         outputs = [p.name for p in self._signature.outputs]
         if not outputs:
             return prim_func
-        by_name = {var.name: var for var in prim_func.params}
-        params = [var for var in prim_func.params if var.name not in outputs] + [by_name[name] for name in outputs]
+        by_name = {prim_func.buffer_map[var].name if var in prim_func.buffer_map else var.name: var for var in prim_func.params}
+        params = [var for name, var in by_name.items() if name not in outputs] + [by_name[name] for name in outputs]
         moved = tirx.PrimFunc(params, prim_func.body, prim_func.ret_type, prim_func.buffer_map, prim_func.attrs)
         return moved.with_attr("tilelang_out_idx", [i - len(outputs) for i in range(len(outputs))])
 

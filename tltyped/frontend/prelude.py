@@ -87,26 +87,25 @@ class Prelude:
         namespace = dict(self.env)
         namespace.update({var: _tir_var(dim) for var, dim in self.body.dim_vars.items()})
         namespace.update({name: consts[name] for name in needed if consts is not None})
-        for name in sorted(n for n in free if n not in namespace and not hasattr(builtins, n)):
-            if consts is None and name in self.module_names:
-                raise Deferred(frozenset())  # a global the module assigns after the kernel: read it at the call
-            raise Undefined(f"{self.body.where(line)}: `{name}` is not defined (in `{ast.unparse(node)}`)", name)
+        missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
+        if consts is None and missing & self.module_names:
+            raise Deferred(frozenset())  # a global the module assigns after the kernel: read it at the call
         for stmt in statements:
             try:
                 code = compile(ast.Module(body=[stmt], type_ignores=[]), self.body.filename, "exec")
                 exec(code, namespace)  # noqa: S102  (the user's own statement, run as TileLang runs it)
             except Exception as exc:
-                raise DefinitionError(
-                    f"{self.body.where(stmt.lineno)}: `{_first_line(stmt)}` failed while reading an annotation: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from None
+                raise _failure(exc, f"{self.body.where(stmt.lineno)}: `{_first_line(stmt)}` failed while reading an annotation") from None
         try:
             code = compile(ast.Expression(node), self.body.filename, "eval")
             return eval(code, namespace)  # noqa: S307
         except Exception as exc:
-            raise DefinitionError(
-                f"{self.body.where(line)}: cannot evaluate `{ast.unparse(node)}`: {type(exc).__name__}: {exc}"
-            ) from None
+            raise _failure(exc, f"{self.body.where(line)}: cannot evaluate `{ast.unparse(node)}`") from None
+
+
+def _failure(exc: Exception, where: str) -> DefinitionError:
+    text = f"{where}: {type(exc).__name__}: {exc}"
+    return Undefined(text, exc.name or "") if isinstance(exc, NameError) else DefinitionError(text)
 
 
 def module_names(filename: str) -> frozenset[str]:

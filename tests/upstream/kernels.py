@@ -101,12 +101,13 @@ def _blocked_gemm(*blocks: Any) -> Callable[[Any], tuple[Call, Call]]:
     )
 
 
-def _copies(n_tensors: int, kernel: str) -> tuple[Callable[[Any], tuple[Call, Call]], ...]:
+def _copies(n_tensors: int) -> tuple[Callable[[Any], tuple[Call, Call]], ...]:
+    """Upstream's copy1..copy6, each at two (rows, cols): `rows` and `cols` give the first and second shape's."""
+
     def shapes(rows: tuple[int, int], cols: tuple[int, int], strided: bool) -> Callable[[Any], tuple[Call, Call]]:
         make = strided_view if strided else (lambda r, c: meta(r, c))
         return lambda m: tuple(call(*(make(r, c) for _ in range(n_tensors))) for r, c in zip(rows, cols))  # type: ignore[return-value]
 
-    del kernel
     return (
         shapes((128, 256), (128, 384), False),  # copy1: N, M const
         shapes((128, 128), (128, 128), False),  # copy2: 128x128 by its signature
@@ -132,9 +133,9 @@ def _cases() -> list[Case]:
             call(meta(256, 512), meta(512, 256), 64, 32),
         )),
     ]
-    for i, shapes in enumerate(_copies(2, "copy"), start=1):
+    for i, shapes in enumerate(_copies(2), start=1):
         cases.append(Case(f"eager_jit.many_annot.copy{i}", SRC["eager_many_annot"], f"copy{i}", shapes))
-    for i, shapes in enumerate(_copies(1, "copy"), start=1):
+    for i, shapes in enumerate(_copies(1), start=1):
         cases.append(Case(f"eager_jit.return.copy{i}", SRC["eager_return"], f"copy{i}", shapes))
     cases += [
         Case("notebook.gemm", SRC["notebook"], "gemm", _gemm_shapes),

@@ -186,7 +186,7 @@ class Binder:
     def _evaluate_dtype(self, p: Param, source: str, bound: Bound) -> type[DType]:
         consts = {q.name: bound.values[q.name] for q in self.signature.params if q.kind is Kind.CONST}
         try:
-            return as_dtype(eval(source, dict(self.env), consts))  # noqa: S307
+            return evaluate_dtype(source, self.env, consts)
         except Exception as exc:
             raise self._fail(TypeError, f"argument {p.name!r}: dtype `{source}` did not evaluate to a dtype: {exc}") from None
 
@@ -200,6 +200,11 @@ class Binder:
                 expected = dim.evaluate(bound.dims)
                 if expected != size:
                     raise self._fail(ValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected}, got {size}")
+
+
+def evaluate_dtype(source: str, env: Mapping[str, Any], consts: Mapping[str, Any]) -> type[DType]:
+    """A dtype annotation written over const parameters (`C: T.Tensor[[M, N], out_dtype]`), for these values."""
+    return as_dtype(eval(source, dict(env), dict(consts)))  # noqa: S307
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -271,7 +276,7 @@ def _placeholder(
     if spec.dtype.fixed is not None:
         dtype = spec.dtype.fixed
     elif spec.dtype.source is not None:
-        dtype = as_dtype(eval(spec.dtype.source, dict(env), dict(consts)))  # noqa: S307
+        dtype = evaluate_dtype(spec.dtype.source, env, consts)
     else:
         raise TypeError(f"{name}: missing argument {p.name!r}: its dtype {spec.dtype} is bound only by a tensor; pass one")
     shape = tuple(int(d.evaluate(dims)) for d in spec.dims)

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 from typing_extensions import ParamSpec
 
-from tltyped.backend import lower as lowering
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
+from tltyped.callpath.router import Router
+from tltyped.frontend.analyze import analyze
+from tltyped.backend.options import BuildOptions
 from tltyped.frontend.signature import KernelSignature
+
+if TYPE_CHECKING:
+    from tltyped.backend import lower as lowering
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,12 +59,26 @@ def jit(fn: Callable[P, R], /) -> JitFunction[P, R]: ...
 def jit(*, target: targets.TargetLike = None) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
 
 
-def jit(fn: Callable[..., Any] | None = None, /, *, target: targets.TargetLike = None) -> Any:
-    """Make a kernel: `@tl.jit` or `@tl.jit(target="sm_90a")`."""
+def jit(
+    fn: Callable[..., Any] | None = None, /, *, target: targets.TargetLike = None,
+    pass_configs: dict[str, Any] | None = None, compile_flags: list[str] | str | None = None,
+    out_idx: int | list[int] | None = None,
+) -> Any:
+    """Make a kernel: `@tl.jit`, or with TileLang's keywords `@tl.jit(target="sm_90a", pass_configs={...},
+    compile_flags=[...], out_idx=[-1])` (`out_idx`: the tensor parameters the kernel allocates and returns
+    rather than takes)."""
+    options = BuildOptions.of(pass_configs, compile_flags)
 
     def decorate(fn: Callable[..., Any]) -> Any:
-        dispatcher = Dispatcher(fn, target)
-        fast: Any = functools.update_wrapper(dispatcher.fast_path.call, fn)
+        analysis = analyze(fn, out_idx)
+        dispatcher: Dispatcher | Router
+        if analysis.signature.is_resolved:
+            dispatcher = Dispatcher(fn, analysis.signature, target, options)
+            call = dispatcher.fast_path.call
+        else:
+            dispatcher = Router(analysis, target, options)
+            call = dispatcher.call
+        fast: Any = functools.update_wrapper(call, fn)
         fast.signature = dispatcher.signature
         fast.fast_path_source = dispatcher.fast_path_source
         fast.lower = dispatcher.lower

@@ -4,9 +4,13 @@
 (`T.Kernel`, `T.copy`, `T.gemm`, `T.Pipelined`, `T.const`, `T.dynamic`, ...)
 with these differences:
 - `T.Tensor` is `tl.Tensor`, subscriptable in both orders
-  (`T.Tensor[[M, K], T.float16]` and `T.Tensor[T.float16, M, K]`);
-- `T.empty` and `T.alloc_global` declare outputs: allocated with torch on the
-  inputs' device at each call and returned to the caller;
+  (`T.Tensor[[M, K], T.float16]` and `T.Tensor[T.float16, M, K]`) and
+  callable as in TileLang (`T.Tensor((M, K), T.float16)` is the subscription);
+- `T.empty` declares an output (allocated with torch on the inputs' device at
+  each call, returned to the caller) and `T.alloc_global` a global buffer
+  allocated the same way: an output when the kernel returns it, scratch
+  memory otherwise;
+- `T.tune` is `tl.tune`;
 - functions that take a dtype also take tltyped's dtype classes (`tl.float32`).
 """
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import tilelang.language as _tl
@@ -21,6 +26,7 @@ from tilelang.language import *  # noqa: F403
 from tilelang.language.eager.builder import OutTensor
 
 from tltyped.types.dtypes import DType, DTypeLike, to_tilelang
+from tltyped.types.params import tune as tune
 from tltyped.types.tensor import Tensor as Tensor
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -51,11 +57,30 @@ alloc_var = _accepts_dtype_classes(_tl.alloc_var)
 cast = _accepts_dtype_classes(_tl.cast)
 
 
-def empty(shape: Sequence[Any], dtype: DTypeLike = "float32") -> Any:
-    """Declare an output tensor of the kernel; return it from the kernel."""
-    return OutTensor(list(shape), to_tilelang(dtype))
+def _shape_and_dtype(shape: tuple[Any, ...], dtype: DTypeLike) -> tuple[list[Any], str]:
+    """TileLang's spellings: `(shape)`, `(shape, dtype)` or `(*dims)`, each with `dtype=`."""
+    if shape and isinstance(shape[0], (tuple, list)):
+        if len(shape) > 2:
+            raise TypeError(f"expected a shape and a dtype, got {shape!r}")
+        dims, dtype = list(shape[0]), shape[1] if len(shape) == 2 else dtype
+    else:
+        dims = list(shape)
+    return dims, to_tilelang(dtype)
 
 
-def alloc_global(shape: Sequence[Any], dtype: DTypeLike) -> Any:
-    """An output tensor, as `empty`: allocated by torch, returned to the caller."""
-    return empty(shape, dtype)
+def empty(*shape: Any, dtype: DTypeLike = "float32") -> Any:
+    """Declare an output tensor of the kernel (`T.empty((M, N), dtype)` or `T.empty(M, N, dtype=...)`); return it."""
+    return OutTensor(*_shape_and_dtype(shape, dtype))
+
+
+@dataclass
+class GlobalTensor:
+    """What `T.alloc_global` declares: a kernel parameter the call allocates, returned only if the kernel returns it."""
+
+    shape: list[Any]
+    dtype: str
+
+
+def alloc_global(*shape: Any, dtype: DTypeLike = "float32") -> Any:
+    """A global buffer allocated by torch at each call: an output if the kernel returns it, else scratch memory."""
+    return GlobalTensor(*_shape_and_dtype(shape, dtype))

@@ -25,6 +25,7 @@ import tltyped as tl
 from tests.kernels import dispatch, elementwise
 from tltyped.backend import facts as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
+from tltyped.frontend.analyze import analyze
 
 KEYED = dispatch.keyed._dispatcher
 
@@ -203,7 +204,7 @@ class Launches:
 
 
 def test_fast_path_hit_launches_with_pointers_and_dyn_dims(seed_gemm) -> None:
-    d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
+    d = Dispatcher(seed_gemm.gemm.__wrapped__, analyze(seed_gemm.gemm.__wrapped__).signature, None)
     a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
     launches = Launches()
     d.launches[d.key(a, b, 128, 128, 32, 3)] = launches
@@ -216,7 +217,7 @@ def test_fast_path_hit_launches_with_pointers_and_dyn_dims(seed_gemm) -> None:
 
 
 def test_fast_path_other_dyn_dim_hits_the_same_entry(seed_gemm) -> None:
-    d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
+    d = Dispatcher(seed_gemm.gemm.__wrapped__, analyze(seed_gemm.gemm.__wrapped__).signature, None)
     launches = Launches()
     a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
     d.launches[d.key(a, b, 128, 128, 32, 3)] = launches
@@ -226,7 +227,7 @@ def test_fast_path_other_dyn_dim_hits_the_same_entry(seed_gemm) -> None:
 
 
 def test_fast_path_sends_disagreeing_dyn_dims_to_the_slow_path(seed_gemm) -> None:
-    d = Dispatcher(seed_gemm.gemm.__wrapped__, None)
+    d = Dispatcher(seed_gemm.gemm.__wrapped__, analyze(seed_gemm.gemm.__wrapped__).signature, None)
     launches = Launches()
     a, b = torch.empty(256, 512, dtype=torch.float16), torch.empty(512, 128, dtype=torch.float16)
     d.launches[d.key(a, b, 128, 128, 32, 3)] = launches
@@ -239,7 +240,7 @@ def test_fast_path_sends_disagreeing_dyn_dims_to_the_slow_path(seed_gemm) -> Non
 
 
 def test_fast_path_sends_misaligned_pointers_to_the_slow_path() -> None:
-    d = Dispatcher(elementwise.add_or_sub.__wrapped__, None)
+    d = Dispatcher(elementwise.add_or_sub.__wrapped__, analyze(elementwise.add_or_sub.__wrapped__).signature, None)
     launches = Launches()
     a = torch.empty(128, 64)
     d.launches[d.key(a, a, False)] = launches
@@ -254,7 +255,7 @@ def test_fast_path_sends_misaligned_pointers_to_the_slow_path() -> None:
 
 
 def test_fast_path_sends_unhashable_consts_to_the_slow_path() -> None:
-    d = Dispatcher(elementwise.add_or_sub.__wrapped__, None)
+    d = Dispatcher(elementwise.add_or_sub.__wrapped__, analyze(elementwise.add_or_sub.__wrapped__).signature, None)
     a = torch.empty(128, 64)
     with pytest.raises(TypeError, match="const parameter 'subtract' must be hashable"):
         d.fast_path.call(a, a, [True])
@@ -274,7 +275,7 @@ def cpu_slow_path(monkeypatch: pytest.MonkeyPatch):
       even for a kernel without tensors, and no CUDA tensor exists here);
     - `stream`, which asks CUDA for the current stream (CPU torch has none).
     """
-    d = Dispatcher(dispatch.scalar_only.__wrapped__, None)
+    d = Dispatcher(dispatch.scalar_only.__wrapped__, analyze(dispatch.scalar_only.__wrapped__).signature, None)
     builds: Counter[Any] = Counter()
     lock = threading.Lock()
     state: dict[str, Any] = {"delay": 0.05, "fail": set(), "hook": None}

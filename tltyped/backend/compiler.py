@@ -13,6 +13,7 @@ from typing import Any
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.launcher import compile_kernel
 from tltyped.backend.lower import LoweredKernel, lower
+from tltyped.backend.options import BuildOptions
 from tltyped.frontend.elaborate import Elaborator
 from tltyped.frontend.signature import KernelSignature, Specialization
 
@@ -20,12 +21,13 @@ from tltyped.frontend.signature import KernelSignature, Specialization
 class KernelBuilder:
     """Builds the kernels of one jit function (TileLang's AST rewrite of its body runs once, here)."""
 
-    def __init__(self, fn: Callable[..., Any], signature: KernelSignature) -> None:
+    def __init__(self, fn: Callable[..., Any], signature: KernelSignature, options: BuildOptions) -> None:
         self.signature = signature
+        self.options = options
         self.elaborator = Elaborator(fn, signature)
 
     def lower(self, spec: Specialization, target: dict[str, Any]) -> LoweredKernel:
-        return lower(self.signature.name, self.elaborator.elaborate(spec), target)
+        return lower(self.signature.name, self.elaborator.elaborate(spec), target, self.options)
 
     def build(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:
         return compile_kernel(self.lower(spec, target), self.signature)

@@ -86,7 +86,9 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
     placeholders = {lowered.dyn_vars[d]: tvm.tirx.Var(f"d{i}", "int32") for i, d in enumerate(signature.dyn_dims)}
     for index, var in enumerate(params):
         if index < len(runtime):
-            if (var in pf.buffer_map) != (runtime[index].kind is Kind.TENSOR):
+            kind = runtime[index].kind
+            if (kind is Kind.TENSOR and var not in pf.buffer_map) or (var in pf.buffer_map and kind not in (Kind.TENSOR, Kind.PTR)):
+                # (a ptr parameter may be a buffer: `T.make_tensor(ptr, shape, dtype)`)
                 raise ABIError(f"{signature.name}: parameter {index} ({var.name}) does not match {runtime[index].name!r}")
             if var in pf.buffer_map:
                 args.append(CArg(runtime[index].name, f"a{index}", "void*", "ptr"))

@@ -18,6 +18,7 @@ import tilelang
 from tilelang import tvm
 from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
 
+from tltyped.backend.options import BuildOptions
 from tltyped.frontend.elaborate import Elaborated
 
 
@@ -109,6 +110,7 @@ class LoweredKernel:
     artifact: Any
     dyn_vars: Mapping[str, Any]  # dyn dim -> its TIR variable in prim_func
     pass_configs: dict[str, Any]  # TileLang's pass configuration the kernel was lowered with
+    extra_flags: tuple[str, ...] = ()  # `tl.jit(compile_flags=...)`
 
     @cached_property
     def tir(self) -> str:
@@ -145,20 +147,23 @@ class LoweredKernel:
 
     @property
     def compile_flags(self) -> list[str]:
+        """The extra nvcc flags: the body's (`T.annotate_compile_flags`), then the decorator's."""
         attrs = self.prim_func.attrs
-        return [str(f) for f in attrs["tilelang_compile_flags"]] if attrs and "tilelang_compile_flags" in attrs else []
+        body = [str(f) for f in attrs["tilelang_compile_flags"]] if attrs and "tilelang_compile_flags" in attrs else []
+        return body + list(self.extra_flags)
 
     def __repr__(self) -> str:
         return f"<LoweredKernel {self.name} for {self.target['arch']}>"
 
 
-def lower(name: str, elaborated: Elaborated, target: dict[str, Any]) -> LoweredKernel:
+def lower(name: str, elaborated: Elaborated, target: dict[str, Any], options: BuildOptions = BuildOptions()) -> LoweredKernel:
     prim_func = elaborated.prim_func
     attrs = prim_func.attrs
     pass_configs = dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
+    pass_configs.update(options.pass_configs)
     try:
         with tvm.transform.PassContext(opt_level=3, config=pass_configs), tvm.target.Target(target):
             artifact = tilelang.lower(prim_func, target=target)
     except Exception as exc:
         raise LoweringError(f"{name}: TileLang could not lower the kernel for {target['arch']}: {exc}") from exc
-    return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars, pass_configs)
+    return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars, pass_configs, options.compile_flags)

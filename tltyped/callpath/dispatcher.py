@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import os
 import threading
@@ -29,9 +28,9 @@ from tltyped.backend.facts import tensor_facts
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.callpath.kernels import KernelTable
-from tltyped.frontend.analyze import analyze
-from tltyped.frontend.binding import Binder, Bound
-from tltyped.frontend.signature import Kind, Specialization
+from tltyped.backend.options import BuildOptions
+from tltyped.frontend.binding import Binder, Bound, inspection_arguments
+from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
     from tltyped.backend.compiler import KernelBuilder
@@ -57,14 +56,18 @@ class Dispatcher:
     needs it.
     """
 
-    def __init__(self, fn: Callable[..., Any], target: targets.TargetLike) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike,
+        options: BuildOptions = BuildOptions(),
+    ) -> None:
         if target is not None:
             targets.normalize(target)  # reject a malformed target at decoration
         self.fn = fn
         self.target = target
-        self.signature = analyze(fn)
+        self.options = options
+        self.signature = signature
         self.binder = Binder(self.signature, dict(fn.__globals__))
-        self.kernels = KernelTable(fn, lambda spec, target: self.builder.build(spec, target))
+        self.kernels = KernelTable(fn, lambda spec, target: self.builder.build(spec, target), options.describe())
         self.launches: dict[Any, Callable[..., Any]] = {}
         self.building: dict[Any, threading.Lock] = {}  # key -> the lock of the thread building its launch
         self.misses = 0
@@ -77,7 +80,7 @@ class Dispatcher:
         """Elaboration, lowering and nvcc: TileLang is imported here, on the first true miss."""
         from tltyped.backend.compiler import KernelBuilder
 
-        return KernelBuilder(self.fn, self.signature)
+        return KernelBuilder(self.fn, self.signature, self.options)
 
     # -- the slow path -------------------------------------------------------------
 
@@ -192,12 +195,7 @@ class Dispatcher:
 
     def bind_for_inspection(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Specialization, dict[str, Any]]:
         """The specialisation and target a call with these arguments (meta tensors allowed) would use."""
-        try:
-            call = inspect.signature(self.fn).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"{self.signature.name}: {exc}") from None
-        call.apply_defaults()
-        bound = self.binder.bind(tuple(call.arguments.values()), allow_meta=True)
+        bound = self.binder.bind(inspection_arguments(self.signature, args, kwargs, self.binder.env), allow_meta=True)
         consts = self.consts(bound)
         for name, space in bound.tuned.items():
             consts[name] = space.values[0]  # inspection shows the first candidate of a tuning space

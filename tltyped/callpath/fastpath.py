@@ -33,6 +33,15 @@ class _TensorView:
     ptr: str
     sig: str
     dims: list[str]
+    strides: list[str]  # a StridedTensor's stride variables (none for a Tensor)
+    contiguous: list[str]  # each stride as the sizes give it when the tensor is contiguous
+
+
+def address(value: Any, device: int) -> int:
+    """A ptr argument given as a tensor: its data pointer, if it is a CUDA tensor on the call's device."""
+    if value.is_cuda and value.get_device() == device:
+        return int(value.data_ptr())
+    raise ValueError("not a CUDA tensor on the call's device")  # the slow path says what was wrong
 
 
 def identifier(name: str) -> str:
@@ -61,10 +70,14 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
     derived: list[tuple[str, dimlib.Dim]] = []
     for i, p in enumerate(signature.tensors):
         assert p.tensor is not None
-        view = _TensorView(p.name, f"{v}p{i}", f"{v}s{i}", [f"{v}t{i}_{axis}" for axis in range(len(p.tensor.dims))])
+        rank = len(p.tensor.dims)
+        sizes = [f"{v}t{i}_{axis}" for axis in range(rank)]
+        strides = [f"{v}st{i}_{axis}" for axis in range(rank)] if p.tensor.strides is not None else []
+        contiguous = [" * ".join(sizes[axis + 1 :]) or "1" for axis in range(rank)]
+        view = _TensorView(p.name, f"{v}p{i}", f"{v}s{i}", sizes, strides, contiguous)
         tensors.append(view)
         key_items.append(view.sig)
-        for var, dim in zip(view.dims, p.tensor.dims):
+        for var, dim in zip(view.dims + view.strides, p.tensor.all_dims):
             if dim.is_symbol:
                 source.setdefault(dim.text, var)
             if not any(signature.dims[s] for s in dim.symbols):
@@ -78,7 +91,9 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
         f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}"
         for c in signature.checks if c.is_dyn(signature.dims)
     ]
+    checks += [f"{name} != {source[name]}" for name in signature.scalar_dims]  # a scalar that sizes a tensor
     key_items += [p.name for p in signature.params if p.kind is Kind.CONST]
+    pointers = [p.name for p in signature.params if p.kind is Kind.PTR]
     ptr_of = {t.name: t.ptr for t in tensors}
     launch_args = [ptr_of.get(p.name, p.name) for p in signature.params if p.is_runtime]
     launch_args += [source[d] for d in signature.dyn_dims]
@@ -87,7 +102,7 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
     return dict(
         v=v, function=function, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
         defaults=list(defaults.values()), parameters=parameters, names=", ".join(p.name for p in signature.params),
-        alignment=ALIGNMENT,
+        alignment=ALIGNMENT, pointers=pointers,
     )
 
 
@@ -122,5 +137,7 @@ def build_fast_path(
     """Exec the rendered fast path around `launches` (static key -> launch) and the slow path."""
     defaults = [p.default for p in signature.params if p.has_default]
     ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
-    call, key, hits = _exec(source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, *defaults)
+    call, key, hits = _exec(
+        source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, address, *defaults
+    )
     return FastPath(call, key, hits)

@@ -9,7 +9,8 @@ miss builds it (elaborate -> lower -> nvcc, through the `build` function the
 table is given), and then records it for the next process.
 
 A record's key covers the function (`frontend/fingerprint.py`), the
-specialisation (each const's type and value), the target, and tltyped's own
+specialisation (each const's type and value), the target, the decorator's
+build options, and tltyped's own
 source with the TileLang, torch and Python versions; the record lists the
 compilers that built the kernel, and an upgraded compiler (another size or
 mtime) makes it stale. A const whose text is not stable across processes (an
@@ -106,9 +107,12 @@ class _Compilers:
 class KernelTable:
     """The kernels of one jit function, keyed by specialisation and target arch."""
 
-    def __init__(self, fn: Callable[..., Any], build: Callable[[Specialization, dict[str, Any]], CompiledKernel]) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], build: Callable[[Specialization, dict[str, Any]], CompiledKernel], options: str = "",
+    ) -> None:
         self._fn = fn
         self._build = build
+        self._options = options  # how the kernels are built besides their specialisation (`BuildOptions.describe`)
         self._kernels: dict[tuple[Any, ...], CompiledKernel] = {}
         self.compiles = 0  # kernels built (elaborated and lowered) in this process
         self.disk_hits = 0  # kernels loaded from the disk cache without building them
@@ -122,7 +126,7 @@ class KernelTable:
         about = describe(spec)
         if None in about["consts"].values():
             return None
-        identity = [RECORD_FORMAT, self._function, package_digest(), builds.versions(), about, dict(target), *extra]
+        identity = [RECORD_FORMAT, self._function, package_digest(), builds.versions(), self._options, about, dict(target), *extra]
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
     def get(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:

@@ -1,8 +1,13 @@
-"""analyze(fn) -> KernelSignature: both declaration forms, one result.
+"""analyze(fn) -> Analysis: both declaration forms, one KernelSignature.
 
 The in-body form is desugared here exactly as the mypy plugin desugars it
 statically: each in-body annotation of a parameter becomes that parameter's
-type, and `T.const` / `T.dynamic` names become the dims it may use.
+type, and `T.const` / `T.dynamic` names become the dims it may use. An
+annotation may also use names the body binds before it; those are evaluated
+(frontend/prelude.py). One that depends on const parameters' values (or on a
+global not assigned yet) is deferred: the decoration-time signature leaves
+that tensor's spec empty, and `Analysis.resolve(consts)` reads every
+annotation again with the call's const values.
 """
 
 from __future__ import annotations
@@ -10,49 +15,284 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import functools
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.annotation import parse_param
-from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, shape_reference
+from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
+from tltyped.frontend.prelude import Deferred, Prelude, Undefined, module_names, to_dim
 from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
 from tltyped.types.dtypes import as_dtype, is_dtype_like
+from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor
 
+OutIdx = typing.Union[int, typing.Sequence[int], None]
 
-def analyze(fn: Callable[..., Any]) -> KernelSignature:
-    name = fn.__name__
-    parameters = inspect.signature(fn).parameters
-    for p in parameters.values():
-        if p.kind is p.POSITIONAL_ONLY:
-            raise DefinitionError(f"{name}: positional-only parameter {p.name!r} is not supported; remove the `/`")
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise DefinitionError(f"{name}: variadic parameter {p.name!r} is not supported; name each parameter")
-    body = analyze_body(fn, parameters)
-    hints = _signature_hints(fn)
-    env = _environment(fn)
-    dim_kinds = dict(body.dim_kinds)
-    params = []
-    for p in parameters.values():
-        in_body = body.annotations.get(p.name)
-        if in_body is not None:
-            if p.name in hints:
+
+@dataclass
+class _State:
+    """What reading one signature collects: the dims, the consts deferred annotations need, scalars used as dims."""
+
+    prelude: Prelude
+    consts: Mapping[str, Any] | None
+    dim_kinds: dict[str, bool]
+    scalars: set[str] = field(default_factory=set)  # int scalar parameters, which a tensor's dims may name
+    scalar_dims: set[str] = field(default_factory=set)  # those some tensor's dims do name
+    depends: set[str] = field(default_factory=set)
+
+    def scalar_symbols(self) -> dict[str, dimlib.Dim]:
+        return {name: dimlib.symbol(name) for name in self.scalars}
+
+    def declared(self, body: BodyInfo) -> dict[str, dimlib.Dim]:
+        return {**body.dims, **{d: dimlib.symbol(d) for d in self.dim_kinds}, **self.scalar_symbols()}
+
+    def note(self, dim: dimlib.Dim) -> dimlib.Dim:
+        """Record the scalar parameters `dim` uses as dyn dims."""
+        for name in set(dim.symbols) & self.scalars:
+            self.scalar_dims.add(name)
+            self.dim_kinds[name] = True
+        return dim
+
+
+@dataclass(frozen=True)
+class _TensorForm:
+    """The parts of a tensor annotation, still as source."""
+
+    shape: ast.expr
+    strides: ast.expr | None
+    dtype: ast.expr | None  # None: TileLang's default, float32
+
+
+class Analysis:
+    """A jit function's parameters as analysed at decoration, resolvable for given const values."""
+
+    def __init__(self, fn: Callable[..., Any], out_idx: OutIdx = None) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.parameters = inspect.signature(fn).parameters
+        for p in self.parameters.values():
+            if p.kind is p.POSITIONAL_ONLY:
+                raise DefinitionError(f"{self.name}: positional-only parameter {p.name!r} is not supported; remove the `/`")
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise DefinitionError(f"{self.name}: variadic parameter {p.name!r} is not supported; name each parameter")
+        self.body = analyze_body(fn, self.parameters)
+        self.module_names = module_names(self.body.filename)
+        self.env = environment(fn)
+        self.hints = _signature_hints(fn, self.env)
+        self.out_idx = _outputs(self.name, list(self.parameters), out_idx, self.body)
+        self.signature = self._read(None)
+        for name in self.signature.depends_on:
+            if isinstance(self.parameters[name].default, Tune):
                 raise DefinitionError(
-                    f"{body.where(in_body.line)}: parameter {p.name!r} is annotated both in the signature and in the body"
+                    f"{self.name}: a tensor annotation depends on {name!r}, which is tuned; tune another parameter"
                 )
-            params.append(_body_param(p.name, p.default, in_body, body, env, parameters))
-        else:
+
+    def resolve(self, consts: Mapping[str, Any]) -> KernelSignature:
+        """The signature with every annotation read for these values of the consts it depends on."""
+        for name in self.signature.depends_on:
+            if isinstance(consts[name], Tune):
+                raise DefinitionError(
+                    f"{self.name}: a tensor annotation depends on {name!r}, so it cannot be tuned (got {consts[name]!r})"
+                )
+        return self._read(consts)
+
+    # -- reading the parameters --------------------------------------------------
+
+    def _const_params(self) -> list[str]:
+        """Parameters an annotation may read as values: the consts (neither annotated in the body nor tensors or scalars)."""
+        consts = []
+        for p in self.parameters.values():
+            if p.name in self.body.annotations:
+                continue
             try:
-                params.append(parse_param(p.name, hints.get(p.name, p.empty), p.default, dim_kinds))
-            except DefinitionError as exc:
-                raise DefinitionError(f"{name}: {exc}") from None
-    signature = KernelSignature(name, tuple(params), dim_kinds, frozenset(body.annotations))
-    _check_dims_bound(signature)
-    checks = tuple(_shape_check(signature, a, body) for a in body.shape_asserts)
-    return dataclasses.replace(signature, checks=checks)
+                kind = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, {}).kind
+            except DefinitionError:
+                continue  # reported when the parameter itself is read
+            if kind is Kind.CONST:
+                consts.append(p.name)
+        return consts
+
+    def _read(self, consts: Mapping[str, Any] | None) -> KernelSignature:
+        prelude = Prelude(self.body, environment(self.fn), self._const_params(), self.module_names)  # live globals
+        state = _State(prelude, consts, dict(self.body.dim_kinds))
+        read: dict[str, Param] = {}
+        tensors: list[tuple[inspect.Parameter, BodyAnnotation]] = []
+        for p in self.parameters.values():
+            in_body = self.body.annotations.get(p.name)
+            if in_body is None:
+                try:
+                    read[p.name] = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, state.dim_kinds)
+                except DefinitionError as exc:
+                    raise DefinitionError(f"{self.name}: {exc}") from None
+            elif p.name in self.hints:
+                raise DefinitionError(
+                    f"{self.body.where(in_body.line)}: parameter {p.name!r} is annotated both in the signature and in the body"
+                )
+            elif self._tensor_form(in_body.node) is None:
+                read[p.name] = self._body_param(p, in_body, state)
+            else:
+                tensors.append((p, in_body))
+        # an int scalar parameter may size a tensor (`M: T.int32`, then `A: T.Tensor[[M, K], ...]`): a dyn dim it must equal
+        state.scalars = {n for n, q in read.items() if q.kind is Kind.DYN and q.scalar == "int32"}
+        for p, in_body in tensors:
+            try:
+                read[p.name] = self._body_param(p, in_body, state)
+            except Deferred as deferred:
+                read[p.name] = Param(p.name, Kind.TENSOR, p.default)
+                state.depends |= deferred.consts
+        params = [read[name] for name in self.parameters]
+        outputs = tuple(params[i] for i in self.out_idx)
+        for output in outputs:
+            if output.kind is not Kind.TENSOR:
+                raise DefinitionError(f"{self.name}: out_idx names {output.name!r}, which is not a tensor parameter")
+        signature = KernelSignature(
+            self.name, tuple(p for p in params if p not in outputs), state.dim_kinds, frozenset(self.body.annotations),
+            outputs=outputs, depends_on=tuple(sorted(state.depends)), dim_vars=dict(self.body.dim_vars),
+            scalar_dims=tuple(sorted(state.scalar_dims)),
+        )
+        if not signature.is_resolved:
+            return signature
+        _check_dims_bound(signature)
+        checks = tuple(_shape_check(signature, a, self.body) for a in self.body.shape_asserts)
+        return dataclasses.replace(signature, checks=checks)
+
+    def _body_param(self, p: inspect.Parameter, ann: BodyAnnotation, state: _State) -> Param:
+        where = self.body.where(ann.line)
+        try:
+            form = self._tensor_form(ann.node)
+            if form is None:
+                try:
+                    value = state.prelude.evaluate(ann.node, ann.line, state.consts)
+                except Deferred:
+                    raise DefinitionError(
+                        f"the annotation of {p.name!r} is computed from const values; only tensor annotations may be"
+                    ) from None
+                return parse_param(p.name, value, p.default, {})
+            deferred: set[str] = set()
+
+            def part(read: Callable[[], Any]) -> Any:
+                try:
+                    return read()
+                except Deferred as d:
+                    deferred.update(d.consts)
+                    return None
+
+            dims = self._dims(form.shape, ann.line, state, part)
+            strides = None if form.strides is None else self._dims(form.strides, ann.line, state, part)
+            dtype = part(lambda: self._dtype(form.dtype, ann.line, state))
+            if deferred or any(d is None for d in (*dims, *(strides or ()))) or dtype is None:
+                raise Deferred(frozenset(deferred))
+            return Param(p.name, Kind.TENSOR, p.default, tensor=TensorSpec(dtype, dims, strides))
+        except (DefinitionError, dimlib.DimSyntaxError) as exc:
+            text = str(exc)
+            raise DefinitionError(text if text.startswith(self.body.filename) else f"{where}: {text}") from None
+
+    def _tensor_form(self, node: ast.expr) -> _TensorForm | None:
+        """`T.Tensor[[M, K], dt]`, `T.Tensor[dt, M, K]`, `T.Tensor((M, K), dt)`, `T.StridedTensor[[..], [..], dt]`/(...)."""
+        from tilelang.language.proxy import StridedTensorProxy, TensorProxy
+
+        head = node.value if isinstance(node, ast.Subscript) else node.func if isinstance(node, ast.Call) else None
+        if head is None:
+            return None
+        try:
+            kind = eval(compile(ast.Expression(head), "<annotation>", "eval"), dict(self.env))  # noqa: S307
+        except Exception:
+            return None
+        strided = isinstance(kind, StridedTensorProxy)
+        if not (strided or kind is Tensor or isinstance(kind, TensorProxy)):
+            return None
+        name = "T.StridedTensor" if strided else "T.Tensor"
+        if isinstance(node, ast.Call):
+            names = ("shape", "strides", "dtype") if strided else ("shape", "dtype")
+            given = dict(zip(names, node.args))
+            given.update({k.arg: k.value for k in node.keywords if k.arg is not None})
+            if len(node.args) > len(names) or set(given) - set(names) or "shape" not in given or (strided and "strides" not in given):
+                raise DefinitionError(f"expected {name}({', '.join(names)})")
+            return _TensorForm(given["shape"], given.get("strides"), given.get("dtype"))
+        assert isinstance(node, ast.Subscript)
+        elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if strided:
+            if len(elts) not in (2, 3):
+                raise DefinitionError("expected T.StridedTensor[[dims...], [strides...], dtype]")
+            return _TensorForm(elts[0], elts[1], elts[2] if len(elts) == 3 else None)
+        if isinstance(elts[0], (ast.List, ast.Tuple)):
+            if len(elts) > 2:
+                raise DefinitionError("expected T.Tensor[[dims...], dtype]")
+            return _TensorForm(elts[0], None, elts[1] if len(elts) == 2 else None)
+        return _TensorForm(ast.Tuple(elts=elts[1:], ctx=ast.Load()), None, elts[0])
+
+    def _dims(
+        self, node: ast.expr, line: int, state: _State, part: Callable[[Callable[[], Any]], Any],
+    ) -> tuple[Any, ...]:
+        """The dims a shape (or strides) gives; None for each that waits for const values (`part` records why)."""
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return tuple(part(functools.partial(self._dim, elt, line, state)) for elt in node.elts)
+        value = part(lambda: state.prelude.evaluate(node, line, state.consts))
+        if value is None:
+            return (None,)
+        values = list(value) if isinstance(value, (list, tuple)) or _is_tir_array(value) else [value]
+        return tuple(state.note(to_dim(v, state.declared(self.body))) for v in values)
+
+    def _dim(self, node: ast.expr, line: int, state: _State) -> dimlib.Dim:
+        try:
+            return state.note(parse_dim(node, self.body, state.scalar_symbols()))
+        except dimlib.DimSyntaxError as not_a_dim:
+            try:
+                value = state.prelude.evaluate(node, line, state.consts)
+            except Undefined:
+                raise not_a_dim from None  # `dim Q is used but never declared`
+            return state.note(to_dim(value, state.declared(self.body)))
+
+    def _dtype(self, node: ast.expr | None, line: int, state: _State) -> DTypeSpec:
+        """A fixed dtype, or (when it names const parameters such as `out_dtype`) an expression the binder evaluates."""
+        if node is None:
+            return DTypeSpec(fixed=as_dtype("float32"))
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        bound_in_body = {n for s in self.body.statements if s.lineno < line for n in _assigned(s)}
+        if used & set(state.prelude.const_params) and not used & bound_in_body:
+            return DTypeSpec(source=ast.unparse(node))
+        value = state.prelude.evaluate(node, line, state.consts)
+        if not is_dtype_like(value):
+            raise DefinitionError(f"`{ast.unparse(node)}` is {value!r}, not a dtype")
+        return DTypeSpec(fixed=as_dtype(value))
+
+
+def analyze(fn: Callable[..., Any], out_idx: OutIdx = None) -> Analysis:
+    return Analysis(fn, out_idx)
+
+
+def _assigned(stmt: ast.stmt) -> set[str]:
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _is_tir_array(value: object) -> bool:
+    from tilelang import tvm
+
+    return isinstance(value, tvm.ffi.Array)
+
+
+def _outputs(name: str, parameters: list[str], out_idx: OutIdx, body: BodyInfo) -> tuple[int, ...]:
+    """`jit(out_idx=...)`: the indices (into the parameters) of the tensors the kernel allocates and returns."""
+    if out_idx is None:
+        return ()
+    indices = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+    resolved = []
+    for index in indices:
+        if not isinstance(index, int) or isinstance(index, bool) or not -len(parameters) <= index < len(parameters):
+            raise DefinitionError(f"{name}: out_idx {index!r} is not the index of one of its {len(parameters)} parameters")
+        resolved.append(index % len(parameters))
+    if len(set(resolved)) != len(resolved):
+        raise DefinitionError(f"{name}: out_idx {out_idx!r} names a parameter twice")
+    if body.returns:
+        raise DefinitionError(
+            f"{name}: out_idx is given and the kernel returns T.empty tensors; use one or the other"
+        )
+    return tuple(resolved)
 
 
 def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyInfo) -> ShapeCheck:
@@ -74,18 +314,18 @@ def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyIn
     return ShapeCheck(sides[0], sides[1], source)
 
 
-def _signature_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+def _signature_hints(fn: Callable[..., Any], env: dict[str, Any]) -> dict[str, Any]:
     """The evaluated annotations of the parameters (strings under `from __future__ import annotations`).
 
     Evaluated here rather than by `typing.get_type_hints`, which would read a
-    TileLang dtype (a `str` subclass such as `T.float32`) as another forward reference.
+    TileLang dtype (a `str` subclass such as `T.float32`) as another forward
+    reference; for the same reason only a plain `str` is source to evaluate.
     """
-    env = _environment(fn)
     hints = {}
     for name, annotation in getattr(fn, "__annotations__", {}).items():
         if name == "return":
             continue
-        if isinstance(annotation, str):
+        if type(annotation) is str:
             try:
                 annotation = eval(annotation, env)  # noqa: S307
             except Exception as exc:
@@ -94,63 +334,20 @@ def _signature_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     return hints
 
 
-def _environment(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Names an in-body annotation may use: the module's globals and the closure."""
+def environment(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Names an annotation may use: the module's globals and the closure."""
     env = dict(fn.__globals__)
     env.update(inspect.getclosurevars(fn).nonlocals)
     return env
 
 
-def _is_tensor_class(value: object) -> bool:
-    from tilelang.language.proxy import TensorProxy
-
-    return value is Tensor or isinstance(value, TensorProxy)
-
-
-def _evaluate(node: ast.expr, env: dict[str, Any]) -> Any:
-    return eval(compile(ast.Expression(node), "<annotation>", "eval"), env)  # noqa: S307
-
-
-def _body_param(
-    name: str, default: Any, ann: BodyAnnotation, body: BodyInfo, env: dict[str, Any],
-    parameters: typing.Mapping[str, inspect.Parameter],
-) -> Param:
-    node, where = ann.node, body.where(ann.line)
-    try:
-        if isinstance(node, ast.Subscript) and _is_tensor_class(_evaluate(node.value, env)):
-            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if isinstance(elts[0], (ast.List, ast.Tuple)):
-                if len(elts) != 2:
-                    raise DefinitionError(f"expected T.Tensor[[dims...], dtype] for {name!r}")
-                dim_nodes, dtype_node = elts[0].elts, elts[1]
-            else:
-                dtype_node, dim_nodes = elts[0], elts[1:]
-            dims = tuple(dimlib.from_ast(d, body.dims) for d in dim_nodes)
-            return Param(name, Kind.TENSOR, default, tensor=TensorSpec(_body_dtype(dtype_node, env, parameters), dims))
-        return parse_param(name, _evaluate(node, env), default, {})
-    except (DefinitionError, dimlib.DimSyntaxError) as exc:
-        raise DefinitionError(f"{where}: {exc}") from None
-    except Exception as exc:
-        raise DefinitionError(f"{where}: cannot read the annotation of {name!r}: {exc}") from None
-
-
-def _body_dtype(node: ast.expr, env: dict[str, Any], parameters: typing.Mapping[str, inspect.Parameter]) -> DTypeSpec:
-    """A fixed dtype, or (when it names const parameters such as `out_dtype`) an expression."""
-    used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    if used & set(parameters):
-        return DTypeSpec(source=ast.unparse(node))
-    value = _evaluate(node, env)
-    if not is_dtype_like(value):
-        raise DefinitionError(f"unknown dtype `{ast.unparse(node)}`")
-    return DTypeSpec(fixed=as_dtype(value))
-
-
 def _check_dims_bound(signature: KernelSignature) -> None:
-    """Every dim must be read directly off some tensor, or its value is unknowable."""
-    bound = signature.dim_sources()
+    """Every dim must be read directly off some input tensor's shape or strides, or its value is unknowable."""
+    bound = signature.bound_dims()
     for dim in signature.dims:
         if dim not in bound:
             raise DefinitionError(
                 f"{signature.name}: dim {dim!r} is declared but no tensor has it as a plain dim, "
                 "so a call cannot determine it"
             )
+

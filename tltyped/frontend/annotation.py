@@ -3,7 +3,10 @@
 This is the signature form: `A: tl.Tensor[tl.float16, M, K]` with dims as
 TypeVars (`bound=tl.dyn[int]` makes one dyn), `n: tl.dyn[int]`, `p: tl.ptr`,
 `flag: bool`. TileLang's own spellings read the same way: `n: T.int32` is a
-dyn scalar and `T.Tensor[[M, K], T.float16]` a tensor.
+dyn scalar, `p: T.ptr` a pointer, and `T.Tensor[[M, K], T.float16]` (or
+`T.Tensor((M, K), T.float16)`) a tensor. A dim may also be written without a
+name: `int` or a literal size is a const dim, `tl.dyn[int]` a dyn one, and
+`tl.dyn[int, "K"]` a named dyn dim shared by every tensor that uses it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_o
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, Param, TensorSpec
 from tltyped.types.dtypes import as_dtype, is_dtype_like
-from tltyped.types.params import CONST, DYN, PTR, Marker, Tune
+from tltyped.types.params import CONST, DYN, PTR, DimName, Marker, Tune
 from tltyped.types.tensor import Tensor
 
 _SCALARS = {int: "int32", float: "float32", bool: "bool"}
@@ -33,6 +36,13 @@ def tilelang_scalar(annotation: object) -> str | None:
     return None
 
 
+def is_pointer(annotation: object) -> bool:
+    """`tl.ptr`, or TileLang's `T.ptr` (a function making a handle variable)."""
+    import tilelang.language as tl_language
+
+    return annotation is tl_language.ptr or _marker(annotation) is PTR
+
+
 def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str, bool]) -> Param:
     """A Param from a signature annotation; `dim_kinds` collects the dims it declares."""
     if isinstance(default, Tune):
@@ -41,14 +51,14 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
         return Param(name, Kind.CONST, default)
     if is_tensor_annotation(annotation):
         return Param(name, Kind.TENSOR, default, tensor=parse_tensor(name, get_args(annotation), dim_kinds))
+    if is_pointer(annotation):
+        return Param(name, Kind.PTR, default, scalar="handle")
     marker = _marker(annotation)
     if marker is DYN:
         base = get_args(annotation)[0]
         if base not in (int, float):
             raise DefinitionError(f"parameter {name!r}: dyn[{_name(base)}] is not supported; dyn takes int or float")
         return Param(name, Kind.DYN, default, scalar=_SCALARS[base])
-    if marker is PTR:
-        return Param(name, Kind.PTR, default, scalar="handle")
     scalar = tilelang_scalar(annotation)
     if scalar is not None:
         return Param(name, Kind.DYN, default, scalar=scalar)
@@ -79,7 +89,8 @@ def parse_tensor(name: str, args: tuple[Any, ...], dim_kinds: dict[str, bool]) -
         dim_args, dtype_arg = tuple(args[0]), args[1]
     else:
         dtype_arg, dim_args = args[0], tuple(args[1:])
-    return TensorSpec(_parse_dtype(name, dtype_arg), tuple(_parse_dim(name, d, dim_kinds) for d in dim_args))
+    dims = tuple(_parse_dim(name, axis, d, dim_kinds) for axis, d in enumerate(dim_args))
+    return TensorSpec(_parse_dtype(name, dtype_arg), dims)
 
 
 def _parse_dtype(name: str, value: object) -> DTypeSpec:
@@ -92,17 +103,24 @@ def _parse_dtype(name: str, value: object) -> DTypeSpec:
     raise DefinitionError(f"parameter {name!r}: unknown dtype {value!r} in Tensor annotation")
 
 
-def _parse_dim(name: str, value: object, dim_kinds: dict[str, bool]) -> dimlib.Dim:
+def _declare(symbol: str, is_dyn: bool, dim_kinds: dict[str, bool]) -> dimlib.Dim:
+    if dim_kinds.setdefault(symbol, is_dyn) != is_dyn:
+        raise DefinitionError(f"dim {symbol!r} is declared both dyn and const")
+    return dimlib.symbol(symbol)
+
+
+def _parse_dim(name: str, axis: int, value: object, dim_kinds: dict[str, bool]) -> dimlib.Dim:
     if isinstance(value, TypeVar):
-        is_dyn = _marker(value.__bound__) is DYN
-        previous = dim_kinds.setdefault(value.__name__, is_dyn)
-        if previous != is_dyn:
-            raise DefinitionError(f"dim {value.__name__!r} is declared both dyn and const")
-        return dimlib.symbol(value.__name__)
+        return _declare(value.__name__, _marker(value.__bound__) is DYN, dim_kinds)
+    if value is int:  # an anonymous const dim: `Tensor[tl.float16, int, int]`
+        return _declare(f"_{name}_{axis}", False, dim_kinds)
+    if _marker(value) is DYN and get_args(value)[0] is int:  # `dyn[int]` (anonymous) or `dyn[int, "K"]`
+        names = [m.name for m in getattr(value, "__metadata__", ()) if isinstance(m, DimName)]
+        return _declare(names[0] if names else f"_{name}_{axis}", True, dim_kinds)
     if get_origin(value) is Literal:
         (value,) = get_args(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return dimlib.literal(value)
     raise DefinitionError(
-        f"parameter {name!r}: dim {value!r} must be a TypeVar, an int or Literal[int]"
+        f"parameter {name!r}: dim {value!r} must be a TypeVar, an int, int, Literal[int] or tl.dyn[int, 'name']"
     )

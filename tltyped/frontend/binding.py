@@ -4,20 +4,25 @@ The fast path checks nothing static: a call whose dtypes, ranks, const dims,
 layouts, devices or const values differ from a compiled kernel's misses the
 cache and lands here, where each mismatch becomes an error that names the
 parameter, what was expected and what came.
+
+A tensor passed to a `ptr` parameter stands for its data pointer (as in
+TileLang): the binder checks it is on the call's device and records the
+address.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import torch
 
 from tltyped.abi import ALIGNMENT
 from tltyped.frontend.signature import KernelSignature, Kind, Param
-from tltyped.types.dtypes import DType, as_dtype
+from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
+from tltyped.types.tensor import Tensor
 
 @dataclass
 class Bound:
@@ -52,12 +57,23 @@ class Binder:
         for p in params:
             if p.kind is Kind.CONST:
                 self._check_const(p, bound.values[p.name])
-            elif p.kind in (Kind.DYN, Kind.PTR):
+            elif p.kind is Kind.DYN:
                 self._check_scalar(p, bound.values[p.name])
         for p in self.signature.tensors:
             self._bind_tensor(p, bound.values[p.name], bound, allow_meta)
+        for p in params:
+            if p.kind is Kind.PTR:
+                bound.values[p.name] = self._pointer(p, bound.values[p.name], bound, allow_meta)
+        for p in self.signature.outputs:
+            bound.dtypes[p.name] = self._expected_dtype(p, bound, None)
         for p in self.signature.tensors:
             self._check_derived_dims(p, bound.values[p.name], bound)
+        for name in self.signature.scalar_dims:
+            if bound.values[name] != bound.dims[name]:
+                raise self._fail(
+                    ValueError, f"argument {name!r} = {bound.values[name]}, but it is dim {name} of "
+                    f"{bound.dim_origin[name]}, which is {bound.dims[name]}",
+                )
         for check in self.signature.checks:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
@@ -76,12 +92,20 @@ class Binder:
                 f"got {type(value).__name__} {value!r}",
             ) from None
 
+    def _pointer(self, p: Param, value: Any, bound: Bound, allow_meta: bool) -> int:
+        """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer."""
+        if isinstance(value, torch.Tensor):
+            self._check_device(p, value, bound, allow_meta)
+            return int(value.data_ptr())
+        if type(value) is not int or value < 0:
+            raise self._fail(
+                TypeError, f"ptr parameter {p.name!r} expects a device address (int) or a CUDA tensor, got {value!r}"
+            )
+        return value
+
     def _check_scalar(self, p: Param, value: Any) -> None:
         scalar = p.scalar or ""
-        if p.kind is Kind.PTR:
-            if type(value) is not int or value < 0:
-                raise self._fail(TypeError, f"ptr parameter {p.name!r} expects a device address (int), got {value!r}")
-        elif scalar == "bool":
+        if scalar == "bool":
             if type(value) is not bool:
                 raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {type(value).__name__} {value!r}")
         elif scalar.startswith(("float", "bfloat")):
@@ -105,23 +129,19 @@ class Binder:
             raise self._fail(
                 ValueError, f"argument {p.name!r} expects rank {len(spec.dims)} ({spec}), got rank {t.dim()} with shape {tuple(t.shape)}"
             )
-        for axis, (dim, size) in enumerate(zip(spec.dims, t.shape)):
+        strides = tuple(t.stride()) if not t.is_contiguous() else contiguous_strides(tuple(t.shape))
+        sizes = [(f"dim {axis}", f"axis {axis}", dim, size) for axis, (dim, size) in enumerate(zip(spec.dims, t.shape))]
+        sizes += [(f"stride {axis}", f"stride {axis}", dim, st) for axis, (dim, st) in enumerate(zip(spec.strides or (), strides))]
+        for what, where, dim, size in sizes:
             if dim.is_literal and dim.value != size:
-                raise self._fail(ValueError, f"argument {p.name!r}: dim {axis} must be {dim.value}, got {size}")
+                raise self._fail(ValueError, f"argument {p.name!r}: {what} must be {dim.value}, got {size}")
             if dim.is_symbol:
                 seen = bound.dims.setdefault(dim.text, size)
-                origin = bound.dim_origin.setdefault(dim.text, f"{p.name}, axis {axis}")
+                origin = bound.dim_origin.setdefault(dim.text, f"{p.name}, {where}")
                 if seen != size:
-                    raise self._fail(ValueError, f"dim {dim.text}: {seen} (from {origin}) vs {size} (from {p.name}, axis {axis})")
+                    raise self._fail(ValueError, f"dim {dim.text}: {seen} (from {origin}) vs {size} (from {p.name}, {where})")
         bound.dtypes[p.name] = dtype
-        bound.strides[p.name] = None if t.is_contiguous() else tuple(t.stride())
-        has_dyn = any(self.signature.dims.get(s, False) for d in spec.dims for s in d.symbols)
-        if has_dyn and bound.strides[p.name] is not None:
-            raise self._fail(
-                ValueError,
-                f"argument {p.name!r} has dyn dims, so it must be contiguous; got strides {tuple(t.stride())} "
-                f"for shape {tuple(t.shape)} (pass {p.name}.contiguous())",
-            )
+        bound.strides[p.name] = None if t.is_contiguous() or spec.strides is not None else strides
         if t.device.type != "meta" and t.data_ptr() % ALIGNMENT:
             raise self._fail(
                 ValueError,
@@ -141,34 +161,125 @@ class Binder:
             raise self._fail(ValueError, f"argument {p.name!r} is on {t.device} but {first!r} is on {bound.device}")
 
     def _check_dtype(self, p: Param, t: torch.Tensor, bound: Bound) -> type[DType]:
-        spec = p.tensor
-        assert spec is not None
         try:
             actual = as_dtype(t.dtype)
         except ValueError:
             raise self._fail(TypeError, f"argument {p.name!r} has unsupported dtype {t.dtype}") from None
-        expected: type[DType] | None = spec.dtype.fixed
-        if spec.dtype.source is not None:
-            expected = self._evaluate_dtype(p, spec.dtype.source, bound)
-        if spec.dtype.var is not None:
-            expected = bound.dtype_vars.setdefault(spec.dtype.var, actual)
-        if expected is not None and expected is not actual:
+        expected = self._expected_dtype(p, bound, actual)
+        if expected is not actual:
             raise self._fail(TypeError, f"argument {p.name!r} expects dtype {expected.name}, got {actual.name}")
         return actual
+
+    def _expected_dtype(self, p: Param, bound: Bound, actual: type[DType] | None) -> type[DType]:
+        """The dtype `p` must have in this call; `actual` binds a dtype variable seen first here."""
+        spec = p.tensor
+        assert spec is not None
+        if spec.dtype.source is not None:
+            return self._evaluate_dtype(p, spec.dtype.source, bound)
+        if spec.dtype.var is not None:
+            if actual is None and spec.dtype.var not in bound.dtype_vars:
+                raise self._fail(TypeError, f"output {p.name!r}: dtype {spec.dtype.var} is not bound by any input")
+            return bound.dtype_vars.setdefault(spec.dtype.var, actual)  # type: ignore[arg-type]
+        assert spec.dtype.fixed is not None
+        return spec.dtype.fixed
 
     def _evaluate_dtype(self, p: Param, source: str, bound: Bound) -> type[DType]:
         consts = {q.name: bound.values[q.name] for q in self.signature.params if q.kind is Kind.CONST}
         try:
-            return as_dtype(eval(source, dict(self.env), consts))  # noqa: S307
+            return evaluate_dtype(source, self.env, consts)
         except Exception as exc:
             raise self._fail(TypeError, f"argument {p.name!r}: dtype `{source}` did not evaluate to a dtype: {exc}") from None
 
     def _check_derived_dims(self, p: Param, t: torch.Tensor, bound: Bound) -> None:
         assert p.tensor is not None
-        for axis, dim in enumerate(p.tensor.dims):
+        strides = tuple(t.stride()) if not t.is_contiguous() else contiguous_strides(tuple(t.shape))
+        sizes = [(f"dim {axis}", dim, size) for axis, (dim, size) in enumerate(zip(p.tensor.dims, t.shape))]
+        sizes += [(f"stride {axis}", dim, st) for axis, (dim, st) in enumerate(zip(p.tensor.strides or (), strides))]
+        for what, dim, size in sizes:
             if dim.is_derived:
                 expected = dim.evaluate(bound.dims)
-                if expected != t.shape[axis]:
-                    raise self._fail(
-                        ValueError, f"argument {p.name!r}: dim {axis} is {dim.text} = {expected}, got {t.shape[axis]}"
-                    )
+                if expected != size:
+                    raise self._fail(ValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected}, got {size}")
+
+
+def evaluate_dtype(source: str, env: Mapping[str, Any], consts: Mapping[str, Any]) -> type[DType]:
+    """A dtype annotation written over const parameters (`C: T.Tensor[[M, N], out_dtype]`), for these values."""
+    return as_dtype(eval(source, dict(env), dict(consts)))  # noqa: S307
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a contiguous tensor of this shape (what a contiguous tensor's stride dims bind)."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def inspection_arguments(
+    signature: KernelSignature, args: Sequence[Any], kwargs: Mapping[str, Any], env: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    """Every parameter's argument for `fn.lower(...)` / `fn.compile(...)`, in order.
+
+    As TileLang's `compile` allows, a tensor may be described rather than
+    passed: as `T.Tensor((M, K), dtype)`, or left out when its dims are given
+    by name (`fn.compile(M=1024, K=512, block_M=64)`); either becomes a meta
+    tensor of that shape.
+    """
+    name = signature.name
+    params = {p.name: p for p in signature.params}
+    if len(args) > len(params):
+        raise TypeError(f"{name}: expected at most {len(params)} arguments, got {len(args)}")
+    values: dict[str, Any] = dict(zip(params, args))
+    dims: dict[str, int] = {}
+    for key, value in kwargs.items():
+        if key in values:
+            raise TypeError(f"{name}: got multiple values for argument {key!r}")
+        if key in params:
+            values[key] = value
+        elif key in signature.dims:
+            dims[key] = value
+        else:
+            raise TypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
+    for p in params.values():
+        if p.name not in values and p.has_default:
+            values[p.name] = p.default
+    consts = {p.name: values[p.name] for p in params.values() if p.kind is Kind.CONST and p.name in values}
+    for p in params.values():
+        value = values.get(p.name, _MISSING)
+        if p.kind is Kind.TENSOR and (value is _MISSING or get_origin(value) is Tensor or value is Tensor):
+            values[p.name] = _placeholder(name, p, value, dims, consts, env)
+        elif value is _MISSING:
+            raise TypeError(f"{name}: missing argument {p.name!r}")
+    return tuple(values[p] for p in params)
+
+
+_MISSING = object()
+
+
+def _placeholder(
+    name: str, p: Param, value: Any, dims: Mapping[str, int], consts: Mapping[str, Any], env: Mapping[str, Any]
+) -> torch.Tensor:
+    """A meta tensor for a tensor parameter described by `T.Tensor(shape, dtype)` or by its dims' names."""
+    if value is not _MISSING:
+        shape_arg, dtype_arg = get_args(value)
+        dtype = as_dtype(getattr(dtype_arg, "__forward_arg__", dtype_arg))
+        return torch.empty(tuple(int(s) for s in shape_arg), dtype=to_torch(dtype), device="meta")
+    spec = p.tensor
+    assert spec is not None
+    missing = sorted({s for d in spec.all_dims for s in d.symbols if s not in dims})
+    if missing:
+        raise TypeError(
+            f"{name}: missing argument {p.name!r}: pass a tensor, T.Tensor(shape, dtype), or its dims by name "
+            f"({', '.join(f'{m}=...' for m in missing)})"
+        )
+    if spec.dtype.fixed is not None:
+        dtype = spec.dtype.fixed
+    elif spec.dtype.source is not None:
+        dtype = evaluate_dtype(spec.dtype.source, env, consts)
+    else:
+        raise TypeError(f"{name}: missing argument {p.name!r}: its dtype {spec.dtype} is bound only by a tensor; pass one")
+    shape = tuple(int(d.evaluate(dims)) for d in spec.dims)
+    if spec.strides is None:
+        return torch.empty(shape, dtype=to_torch(dtype), device="meta")
+    return torch.empty_strided(shape, tuple(int(d.evaluate(dims)) for d in spec.strides), dtype=to_torch(dtype), device="meta")

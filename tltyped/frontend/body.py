@@ -1,18 +1,24 @@
 """Static analysis of a kernel's source: the in-body form and the seeds' rules.
 
 Reads the function's AST once, at decoration, without running it:
-- dim declarations: `M, N = T.const("M, N")`, `K = T.dynamic("K")`, and names
+- dim declarations: `M, N = T.const("M, N")`, `K = T.dynamic("K")` (the
+  variable may differ from the dim's name: `M = T.dynamic("m")`), and names
   bound to expressions of dims (`M = N * 2 + 1`);
+- the body's other top-level statements, kept as source: an annotation may
+  use names they bind (`dtype = T.float16`, `A_shape = (K, M) if trans_A
+  else (M, K)`), which frontend/prelude.py evaluates;
 - shape relations: `assert B.shape[0] == 2 * A.shape[0] + 1` at the top of the
   body, which become checks of every call (the signature form's derived dims);
 - in-body parameter annotations: `A: T.Tensor[[M, K], T.float16]`, `n: T.int32`;
 - rule violations, reported with the user's file and line: a `T.alloc_*`
-  passed straight into a call, a `return` of something other than buffers.
+  passed straight into a call, a `return` of a Python value (a literal or
+  arithmetic) rather than buffers or what a macro returns.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import textwrap
 from collections.abc import Callable, Mapping
@@ -46,8 +52,11 @@ class BodyInfo:
     filename: str
     dim_kinds: dict[str, bool] = field(default_factory=dict)  # declared symbol -> dyn
     dims: dict[str, dimlib.Dim] = field(default_factory=dict)  # usable name -> its dim
+    dim_vars: dict[str, str] = field(default_factory=dict)  # variable bound by T.const/T.dynamic -> its dim symbol
     annotations: dict[str, BodyAnnotation] = field(default_factory=dict)
     shape_asserts: list[ShapeAssert] = field(default_factory=list)
+    statements: list[ast.stmt] = field(default_factory=list)  # the other top-level statements, in order
+    returns: bool = False  # the kernel `return`s something (its T.empty outputs)
 
     def where(self, line: int) -> str:
         return f"{self.filename}:{line}"
@@ -103,8 +112,10 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         if names is not None and kind in ("const", "dynamic"):
             assert isinstance(stmt.value, ast.Call)
             _declare_dims(stmt.value, names, kind == "dynamic", stmt.lineno, info)
-        elif names is not None and len(names) == 1 and names[0] not in params:
+            return
+        if names is not None and len(names) == 1 and names[0] not in params:
             _declare_alias(names[0], stmt.value, info)
+        info.statements.append(stmt)
     elif isinstance(stmt, ast.Assert) and _is_shape_relation(stmt.test, params):
         assert isinstance(stmt.test, ast.Compare)
         info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno))
@@ -114,6 +125,10 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
             if name in info.annotations:
                 raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
             info.annotations[name] = BodyAnnotation(name, stmt.annotation, stmt.lineno)
+            return
+        info.statements.append(stmt)
+    else:
+        info.statements.append(stmt)
 
 
 def shape_reference(node: ast.AST, params: Mapping[str, object]) -> tuple[str, int] | None:
@@ -146,27 +161,49 @@ def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, inf
     if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
         raise DefinitionError(f"{info.where(line)}: {fn}() takes the dim names as a string literal")
     declared = call.args[0].value.replace(",", " ").split()
-    if declared != names:
+    if len(declared) != len(names) or not all(d.isidentifier() for d in declared):
         raise DefinitionError(
             f"{info.where(line)}: {fn}({call.args[0].value!r}) declares {', '.join(declared)} "
-            f"but assigns to {', '.join(names)}; use the same names in the same order"
+            f"but assigns to {', '.join(names)}; assign one variable per dim"
         )
-    for name in names:
-        if name in info.dim_kinds:
-            raise DefinitionError(f"{info.where(line)}: dim {name!r} is declared twice")
-        info.dim_kinds[name] = is_dyn
-        info.dims[name] = dimlib.symbol(name)
+    for name, dim in zip(names, declared):
+        if dim in info.dim_kinds:
+            raise DefinitionError(f"{info.where(line)}: dim {dim!r} is declared twice")
+        info.dim_kinds[dim] = is_dyn
+        info.dims[name] = dimlib.symbol(dim)
+        info.dim_vars[name] = dim
 
 
 def _declare_alias(name: str, value: ast.expr, info: BodyInfo) -> None:
     """`M = N * 2 + 1`: a name for an expression of declared dims (derived dim)."""
     used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
     if not used & set(info.dims):
+        info.dims.pop(name, None)
         return
     try:
-        info.dims[name] = dimlib.from_ast(value, info.dims)
+        info.dims[name] = parse_dim(value, info)
     except dimlib.DimSyntaxError:
         info.dims.pop(name, None)
+
+
+def parse_dim(node: ast.expr, info: BodyInfo, extra: Mapping[str, dimlib.Dim] | None = None) -> dimlib.Dim:
+    """A dim written in the body, over the declared dims' variables (which may be named unlike their dims)."""
+    renamed = _ToSymbols(info).visit(copy.deepcopy(node))
+    declared = {**(extra or {}), **info.dims, **{d: dimlib.symbol(d) for d in info.dim_kinds}}
+    return dimlib.from_ast(renamed, declared)
+
+
+class _ToSymbols(ast.NodeTransformer):
+    """`M * 2` with `M = T.dynamic("m")` -> `m * 2`."""
+
+    def __init__(self, info: BodyInfo) -> None:
+        self.info = info
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        dim = self.info.dims.get(node.id)
+        if dim is not None and dim.is_symbol and dim.text != node.id:
+            return ast.copy_location(ast.Name(dim.text, ast.Load()), node)
+        return node
 
 
 def _check_rules(fn_node: ast.FunctionDef, info: BodyInfo) -> None:
@@ -180,9 +217,10 @@ def _check_rules(fn_node: ast.FunctionDef, info: BodyInfo) -> None:
                         f"assign it to a name first (buf = T.{name}(...))"
                     )
         if isinstance(node, ast.Return) and node.value is not None:
+            info.returns = True
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
             for value in values:
-                if not isinstance(value, ast.Name):
+                if isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.JoinedStr)):
                     raise DefinitionError(
                         f"{info.where(node.lineno)}: a kernel returns global buffers (T.empty / T.alloc_global) "
                         f"only, not the Python value `{ast.unparse(value)}`"

@@ -10,6 +10,11 @@ user's file and line numbers); each specialisation then runs it through a
 Builder with every tensor parameter passed as a TIR buffer (const dims as
 ints, each dyn dim as one shared TIR variable) and every const as its Python
 value, so Python control flow on consts and on `A.shape` runs as Python.
+
+Outputs are kernel parameters the call allocates: `T.empty` tensors and the
+`T.alloc_global` buffers (scratch unless returned) become parameters after
+the inputs as the body declares them, `jit(out_idx=...)` tensors are moved
+there; `tilelang_out_idx` then names, from the end, the ones returned.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ import tilelang.language as tl_language
 from tilelang import tvm
 from tilelang.language.eager import ast as tl_ast
 from tilelang.language.eager import builder as tl_builder
+from tilelang.language.eager.utils import construct_strides
 
-from tltyped.frontend.signature import KernelSignature, Kind, Specialization
+from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
+from tltyped.language import GlobalTensor
 from tltyped.types.dtypes import to_tilelang
 
 tirx = tvm.tirx
@@ -68,12 +75,15 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
     is a Python int, so plain Python can compute with it.
     """
 
-    def __init__(self, tensors: frozenset[str], dims: dict[str, Any]) -> None:
+    def __init__(self, tensors: frozenset[str], dims: dict[str, Any], dim_vars: Mapping[str, str]) -> None:
         super().__init__()
         self.eager_jit = "phase2"
         self.eager_jit_subs = _DimValues(dims)
         self._tensors = tensors
         self._dims = dims
+        self._dim_vars = dim_vars
+        self.globals: list[Any] = []  # the T.alloc_global buffers, in declaration order
+        self.returned: list[Any] = []  # the buffers the kernel returns, in return order
 
     def get_parent_locals(self) -> dict[str, Any]:
         """The locals of the kernel body being run (the first frame outside the builder)."""
@@ -87,11 +97,36 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
         if isinstance(self.frames[-1], tl_builder.tirx.frame.PrimFuncFrame):
             if value is self.empty and name in self._tensors:
                 return self.get_parent_locals()[name]
-            if name in self._dims and isinstance(value, tirx.Var) and value.name == name:
-                return self._dims[name]
+            dim = self._dim_vars.get(name, name)
+            if dim in self._dims and isinstance(value, tirx.Var) and value.name == dim:
+                return self._dims[dim]  # `M = T.dynamic("m")`: the dim's one variable
             if isinstance(value, tirx.IntImm) and value.dtype == "int32":
                 return int(value)  # `(m, k) = A.shape` gives Python ints for const dims
         return super().bind(name, value, annot, loop_target=loop_target)
+
+    def bind_immutable(self, name: str, value: Any) -> Any:
+        if isinstance(value, GlobalTensor):
+            buffer = tl_builder.tirx.arg(
+                name, tl_builder.tirx.buffer(shape=value.shape, dtype=value.dtype, strides=construct_strides(tuple(value.shape)))
+            )
+            self.globals.append(buffer)
+            return buffer
+        return super().bind_immutable(name, value)
+
+    def ret(self, value: Any = None) -> Any:
+        """The kernel's `return`: T.empty tensors (all of them) and T.alloc_global buffers it wants back."""
+        if self.find_frame_idx(tl_builder.MacroFrame) is not None:
+            return super().ret(value)
+        self.check_continue_break()
+        values = () if value is None else value if isinstance(value, tuple) else (value,)
+        for v in (self.unwrap_value(v) for v in values):
+            is_global = any(v is g for g in self.globals)
+            if not isinstance(v, tirx.Buffer) or not (hasattr(v, "_out_idx") or is_global):
+                raise RuntimeError(f"Only tensor allocated from `T.empty` can be returned in a prim_func, got {v}({type(v)})")
+            if not is_global:
+                self.out_idx.append(len(self.returned))  # counted against the T.empty tensors when the function ends
+            self.returned.append(v)
+        return NotImplemented
 
 
 class Elaborator:
@@ -113,16 +148,11 @@ class Elaborator:
         """The body's keyword arguments and the dims' values (a fresh TIR variable per dyn dim)."""
         dims: dict[str, Any] = {**spec.dims, **{name: tirx.Var(name, "int32") for name in self._signature.dyn_dims}}
         kwargs: dict[str, Any] = {}
-        for p in self._signature.params:
+        for p in (*self._signature.params, *self._signature.outputs):
             if p.kind is Kind.TENSOR:
-                assert p.tensor is not None
-                shape = [d.evaluate(dims) for d in p.tensor.dims]
-                dtype = to_tilelang(spec.dtypes[p.name])
-                strides = spec.strides[p.name]
-                kwargs[p.name] = (
-                    tl_language.Tensor(shape, dtype) if strides is None
-                    else tl_language.StridedTensor(shape, strides, dtype)
-                )
+                kwargs[p.name] = _buffer(p, spec, dims)
+            elif p.name in self._signature.scalar_dims:
+                kwargs[p.name] = dims[p.name]  # a scalar that sizes a tensor is that dyn dim's variable
             elif p.kind in (Kind.DYN, Kind.PTR):
                 assert p.scalar is not None
                 kwargs[p.name] = tirx.Var(p.name, p.scalar)
@@ -133,20 +163,57 @@ class Elaborator:
     def elaborate(self, spec: Specialization) -> Elaborated:
         generator = self._ir_generator()
         kwargs, dims = self.arguments(spec)
-        builder = _Builder(frozenset(p.name for p in self._signature.tensors), dims)
+        tensors = frozenset(p.name for p in (*self._signature.tensors, *self._signature.outputs))
+        builder = _Builder(tensors, dims, self._signature.dim_vars)
         try:
             with builder.prim_func(self._signature.name):
                 generator.gen(builder)(**kwargs)
-            prim_func = tl_builder._patch_prim_func_attrs(builder.get(), builder)
+            prim_func = self._outputs_last(builder.get())
+            builder.out_idx = _returned_indices(prim_func, builder.returned)
+            prim_func = tl_builder._patch_prim_func_attrs(prim_func, builder)
         except Exception as exc:
             where = f"{builder.current_file}:{builder.current_line}" if builder.current_line else self._signature.name
             raise KernelBuildError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
         dyn_vars = {name: dims[name] for name in self._signature.dyn_dims}
         return Elaborated(prim_func, dyn_vars)
 
+    def _outputs_last(self, prim_func: Any) -> Any:
+        """The `out_idx` tensors moved behind every other parameter, in `out_idx` order, and returned."""
+        outputs = [p.name for p in self._signature.outputs]
+        if not outputs:
+            return prim_func
+        by_name = {prim_func.buffer_map[var].name if var in prim_func.buffer_map else var.name: var for var in prim_func.params}
+        params = [var for name, var in by_name.items() if name not in outputs] + [by_name[name] for name in outputs]
+        moved = tirx.PrimFunc(params, prim_func.body, prim_func.ret_type, prim_func.buffer_map, prim_func.attrs)
+        return moved.with_attr("tilelang_out_idx", [i - len(outputs) for i in range(len(outputs))])
+
+
+def _buffer(p: Param, spec: Specialization, dims: Mapping[str, Any]) -> Any:
+    """A tensor parameter's buffer: its annotation's shape (and strides), this specialisation's dtype and layout."""
+    assert p.tensor is not None
+    shape = [d.evaluate(dims) for d in p.tensor.dims]
+    dtype = to_tilelang(spec.dtypes[p.name])
+    if p.tensor.strides is not None:
+        return tl_language.StridedTensor(shape, [d.evaluate(dims) for d in p.tensor.strides], dtype)
+    strides = spec.strides.get(p.name)
+    return tl_language.Tensor(shape, dtype) if strides is None else tl_language.StridedTensor(shape, strides, dtype)
+
+
+def _returned_indices(prim_func: Any, returned: list[Any]) -> list[int]:
+    """Each returned buffer's parameter, counted from the end (TileLang's `tilelang_out_idx`)."""
+    params = list(prim_func.params)
+    data = [prim_func.buffer_map[var].data if var in prim_func.buffer_map else None for var in params]
+    indices = []
+    for buffer in returned:
+        index = next(i for i, d in enumerate(data) if d is not None and d.same_as(buffer.data))
+        indices.append(index - len(params))
+    return indices
+
 
 def _describe(exc: Exception) -> str:
     text = str(exc).strip() or type(exc).__name__
     if "Only tensor allocated from `T.empty` can be returned" in text:
         return "a kernel returns global buffers (T.empty / T.alloc_global) only; " + text
+    if "Not all tensor allocated from `T.empty` are returned" in text:
+        return text + " (use T.alloc_global for scratch memory the kernel does not return)"
     return f"{type(exc).__name__}: {text}"

@@ -3,6 +3,12 @@
 Both declaration forms (annotations in the signature, annotations in the
 body) are analysed into this one description; everything downstream (the call
 binder, the fast-path generator, elaboration, stubs) reads only this.
+
+An in-body annotation that Python code in the body computes from const
+parameters (`A_shape = (K, M) if trans_A else (M, K)`, then
+`A: T.Tensor(A_shape, dtype)`) cannot be read at decoration: its parameter
+is a tensor whose `TensorSpec` is None until the signature is resolved for
+the values of the consts it `depends_on` (see frontend/analyze.py).
 """
 
 from __future__ import annotations
@@ -48,9 +54,17 @@ class DTypeSpec:
 class TensorSpec:
     dtype: DTypeSpec
     dims: tuple[Dim, ...]
+    strides: tuple[Dim, ...] | None = None  # `T.StridedTensor`: a dim per stride, bound from the tensor's strides
 
     def __str__(self) -> str:
+        if self.strides is not None:
+            return f"StridedTensor[[{', '.join(map(str, self.dims))}], [{', '.join(map(str, self.strides))}], {self.dtype}]"
         return f"Tensor[{self.dtype}, {', '.join(map(str, self.dims))}]" if self.dims else f"Tensor[{self.dtype}]"
+
+    @property
+    def all_dims(self) -> tuple[Dim, ...]:
+        """The shape's dims, then the strides' (a StridedTensor's)."""
+        return self.dims + (self.strides or ())
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,11 @@ class Param:
     def is_runtime(self) -> bool:
         """Passed to the compiled kernel at every call (rather than specialised on)."""
         return self.kind is not Kind.CONST
+
+    @property
+    def is_deferred(self) -> bool:
+        """A tensor whose annotation is computed from const values: known only once they are."""
+        return self.kind is Kind.TENSOR and self.tensor is None
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,10 @@ class KernelSignature:
     dims: Mapping[str, bool]  # each declared dim symbol -> is it dyn
     in_body: frozenset[str] = field(default_factory=frozenset)  # params annotated in the body
     checks: tuple[ShapeCheck, ...] = ()
+    outputs: tuple[Param, ...] = ()  # `jit(out_idx=...)` tensors: not passed, allocated and returned, in that order
+    depends_on: tuple[str, ...] = ()  # const parameters the deferred annotations are computed from
+    dim_vars: Mapping[str, str] = field(default_factory=dict)  # body variable -> the dim it declares (`M = T.dynamic("m")`)
+    scalar_dims: tuple[str, ...] = ()  # int scalar parameters a tensor's dims name: dyn dims each call must agree with
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -105,20 +128,21 @@ class KernelSignature:
     def dyn_dims(self) -> tuple[str, ...]:
         return tuple(name for name, is_dyn in self.dims.items() if is_dyn)
 
-    def dim_sources(self) -> dict[str, tuple[str, int]]:
-        """For each dim symbol, the first (tensor, axis) that binds it."""
-        sources: dict[str, tuple[str, int]] = {}
-        for p in self.tensors:
-            assert p.tensor is not None
-            for axis, dim in enumerate(p.tensor.dims):
-                if dim.is_symbol:
-                    sources.setdefault(dim.text, (p.name, axis))
-        return sources
+    @property
+    def is_resolved(self) -> bool:
+        """Every tensor's annotation is known (no annotation waits for const values)."""
+        return not any(p.is_deferred for p in (*self.params, *self.outputs))
+
+    def bound_dims(self) -> set[str]:
+        """The dim symbols some input tensor has as a plain dim or stride, so a call determines them."""
+        return {d.text for p in self.tensors if p.tensor is not None for d in p.tensor.all_dims if d.is_symbol}
 
     def __str__(self) -> str:
         parts = []
-        for p in self.params:
+        for p in (*self.params, *self.outputs):
             text = f"{p.name}: {p.tensor}" if p.tensor else f"{p.name}: {p.kind.value}"
+            if p in self.outputs:
+                text += " (output)"
             if p.kind is Kind.DYN:
                 text = f"{p.name}: dyn[{p.scalar}]"
             if p.has_default:
@@ -135,4 +159,4 @@ class Specialization:
     consts: Mapping[str, Any]  # const parameter -> value (tuning already resolved)
     dims: Mapping[str, int]  # const dim -> size
     dtypes: Mapping[str, type[DType]]  # tensor parameter -> element type
-    strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides, None if contiguous
+    strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides when not contiguous (and not a StridedTensor)

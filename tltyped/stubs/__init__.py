@@ -62,8 +62,7 @@ def _dim(dim: dimlib.Dim) -> str:
 
 def _param_type(p: Param) -> str:
     if p.kind is Kind.TENSOR:
-        assert p.tensor is not None
-        return f"{tensor_type(p.tensor)} | torch.Tensor"
+        return "torch.Tensor" if p.tensor is None else f"{tensor_type(p.tensor)} | torch.Tensor"  # None: computed from consts
     if p.kind is Kind.PTR:
         return "tl.ptr"
     if p.kind is Kind.DYN:

@@ -2,14 +2,16 @@
 
 `dyn[int]` and `ptr` mean `int` to a type checker (they are `Annotated`
 aliases), so a dyn dim TypeVar bound to `dyn[int]` still binds to sizes. The
-runtime reads the marker out of the `Annotated` metadata.
+runtime reads the marker out of the `Annotated` metadata. `dyn[int, "K"]`
+(the JITv2 spelling of a named dyn dim, used directly as a dim of
+`Tensor[...]`) carries its name as a `DimName` after the marker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 _T = TypeVar("_T")
 
@@ -24,15 +26,39 @@ class Marker:
         return f"tltyped.{self.kind}"
 
 
+@dataclass(frozen=True)
+class DimName:
+    """Metadata of `dyn[int, "K"]`: the name of the dyn dim it declares."""
+
+    name: str
+
+
 DYN = Marker("dyn")
 PTR = Marker("ptr")
 CONST = Marker("const")
 
-dyn = Annotated[_T, DYN]
+if TYPE_CHECKING:
+    dyn = Annotated[_T, DYN]
+else:
+
+    class _Dyn:
+        """`dyn[int]` -> `Annotated[int, DYN]`; `dyn[int, "K"]` also names a dyn dim."""
+
+        def __getitem__(self, args: Any) -> Any:
+            if not isinstance(args, tuple):
+                return Annotated[args, DYN]
+            if len(args) == 2 and isinstance(args[1], str) and args[1].isidentifier():
+                return Annotated[args[0], DYN, DimName(args[1])]
+            raise TypeError(f"dyn takes a type and optionally a dim name: dyn[int] or dyn[int, 'K'], got dyn{list(args)}")
+
+        def __repr__(self) -> str:
+            return "tltyped.dyn"
+
+    dyn = _Dyn()
 """A run-time scalar (`dyn[int]`, `dyn[float]`): passed to the kernel, never specialised on."""
 
 ptr = Annotated[int, PTR]
-"""A raw device pointer, e.g. `t.data_ptr()`; a dyn scalar."""
+"""A raw device pointer, e.g. `t.data_ptr()` (or a CUDA tensor, whose data pointer is passed); a dyn scalar."""
 
 const = Annotated[_T, CONST]
 """A compile-time value (the default kind): part of the cache key, must be hashable."""

@@ -5,7 +5,9 @@ type and dims are type arguments: dims are TypeVars (unified across the
 arguments of one call) or `Literal[...]` sizes. At run time subscripting only
 records its arguments; `tltyped.frontend` reads them back with
 `typing.get_args`. The in-body form `T.Tensor[[M, K], T.float16]` (TileLang's
-order: shape list first) is the same class, subscripted the other way round.
+order: shape list first) is the same class, subscripted the other way round,
+and TileLang's call form `T.Tensor((M, K), T.float16)` returns exactly that
+subscription.
 """
 
 from __future__ import annotations
@@ -28,5 +30,9 @@ else:
     class Tensor(Generic[DT, Unpack[Dims]]):
         """A torch tensor with a static element type and dims."""
 
-        def __init__(self) -> None:
-            raise TypeError("tl.Tensor is an annotation; pass torch tensors to kernels")
+        def __new__(cls, shape: object = None, dtype: object = "float32") -> object:
+            """`Tensor((M, K), dtype)` is `Tensor[[M, K], dtype]` (TileLang's call form; dtype defaults to float32)."""
+            if shape is None:
+                raise TypeError("tl.Tensor is an annotation; pass torch tensors to kernels")
+            dims = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+            return cls[dims, dtype]

@@ -1,0 +1,287 @@
+"""TileLang's eager spellings, as tltyped reads, checks, keys and lowers them (CPU; sm_90a).
+
+This module, like tests/kernels/eager_style.py, has no `from __future__ import
+annotations`: signature annotations are objects, as in most user code.
+"""
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import tltyped as tl
+import tltyped.language as T
+from tests.conftest import meta, needs_nvcc
+from tests.kernels import eager_style as ks
+from tltyped.backend.launcher import describe_abi
+from tltyped.frontend.signature import Kind
+from tltyped.types.params import Tune
+
+KERNELS = Path(ks.__file__)
+F16 = torch.float16
+
+
+def line_of(marker: str, path: Path = KERNELS) -> int:
+    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if marker in text)
+
+
+def specs(fn: Any) -> dict[str, str]:
+    return {p.name: str(p.tensor) for p in fn.signature.params if p.tensor is not None}
+
+
+def resolved(fn: Any, **consts: Any) -> Any:
+    """The signature a Router resolved for these const values."""
+    return fn._dispatcher.child(consts).signature
+
+
+# -- 1. call-form annotations ---------------------------------------------------------
+
+
+def test_call_form_in_the_body_and_a_tilelang_scalar_in_the_signature() -> None:
+    assert specs(ks.call_form) == {"A": "Tensor[dtype, M, N]", "B": "Tensor[dtype, M, N]"}
+    scale = ks.call_form.signature.param("scale")
+    assert (scale.kind, scale.scalar) == (Kind.DYN, "float32")
+    ks.call_form.lower(meta(128, 32), meta(128, 32), 0.5)
+    with pytest.raises(TypeError, match="argument 'B' expects dtype float16, got float32"):
+        ks.call_form.lower(meta(128, 32), meta(128, 32, dtype=torch.float32), 0.5)
+
+
+def test_call_form_in_the_signature_is_the_subscription() -> None:
+    assert T.Tensor((128, 64), T.float32) == T.Tensor[[128, 64], T.float32]
+    assert T.Tensor(7) == T.Tensor[[7], "float32"]  # TileLang's defaults: one dim, float32
+    assert specs(ks.signature_call_form) == {"A": "Tensor[float32, 128, 64]", "out": "Tensor[float32, 128]"}
+    assert ks.signature_call_form.signature.param("n").kind is Kind.DYN
+
+
+def test_tensor_descriptions_and_named_dims_stand_for_tensors_in_lower() -> None:
+    by_name = ks.call_form.lower(M=256, N=64, scale=1.0)
+    described = ks.call_form.lower(T.Tensor((256, 64), T.float16), T.Tensor([256, 64], T.float16), 1.0)
+    assert "(256, 64)" in by_name.tir and by_name.cuda_source == described.cuda_source
+    with pytest.raises(TypeError, match=re.escape("missing argument 'A': pass a tensor, T.Tensor(shape, dtype), or its dims by name (N=...)")):
+        ks.call_form.lower(M=256, scale=1.0)
+
+
+# -- 2. annotations computed by the body ---------------------------------------------
+
+
+def test_shape_chosen_from_a_const_is_resolved_per_value() -> None:
+    fn = ks.body_names
+    assert fn.signature.depends_on == ("trans",) and fn.signature.param("A").is_deferred
+    plain, transposed = resolved(fn, trans=False), resolved(fn, trans=True)
+    assert str(plain.param("A").tensor) == "Tensor[in_dtype, m, K]"
+    assert str(transposed.param("A").tensor) == "Tensor[in_dtype, K, m]"
+    assert str(plain.param("B").tensor) == "Tensor[float32, m]"  # `out_dtype = T.float32` before it
+    fn.lower(meta(100, 8), meta(100, dtype=torch.float32))
+    fn.lower(meta(8, 100), meta(100, dtype=torch.float32), trans=True)
+    with pytest.raises(ValueError, match=r"dim m: 8 \(from A, axis 1\) vs 100 \(from B, axis 0\)"):
+        fn.lower(meta(100, 8), meta(100, dtype=torch.float32), trans=True)
+    assert "trans" in fn.fast_path_source
+
+
+def test_globals_assigned_after_the_kernel_are_read_at_the_first_call() -> None:
+    assert ks.late_global.signature.param("A").is_deferred
+    ks.late_global.lower(meta(32, 16, dtype=torch.float32))
+    with pytest.raises(ValueError, match="argument 'A': dim 1 must be 16, got 8"):
+        ks.late_global.lower(meta(32, 8, dtype=torch.float32))
+
+
+def test_const_parameters_used_as_dims() -> None:
+    fn = ks.const_params_as_dims
+    assert fn.signature.depends_on == ("M", "N")
+    assert str(resolved(fn, M=4, N=8).param("A").tensor) == "Tensor[float32, 4, 8]"
+    with pytest.raises(ValueError, match="argument 'A': dim 0 must be 4, got 5"):
+        fn.lower(meta(5, 8, dtype=torch.float32), 4, 8)
+
+
+def test_a_failing_statement_is_reported_where_it_is_when_the_annotation_is_resolved() -> None:
+    ks.undefined_in_deferred.lower(meta(8, 4, dtype=torch.float32), trans=True)  # that branch never reads the name
+    with pytest.raises(tl.DefinitionError) as info:
+        ks.undefined_in_deferred.lower(meta(4, 8, dtype=torch.float32))
+    message = str(info.value)
+    assert f"{KERNELS}:{line_of('# <- fails when resolved')}" in message
+    assert "NameError" in message and "not_defined_anywhere" in message
+
+
+def test_an_undefined_dtype_is_reported_at_decoration_at_its_line() -> None:
+    def kernel(A):
+        M = T.const("M")
+        A: T.Tensor[[M], no_such_dtype]  # noqa: F821  # <- undefined dtype
+
+    with pytest.raises(tl.DefinitionError) as info:
+        tl.jit(kernel)
+    message = str(info.value)
+    assert f":{line_of('# <- undefined dtype', Path(__file__))}:" in message and "no_such_dtype" in message
+
+
+# -- 3, 4. scalars in the signature, renamed dims -----------------------------------
+
+
+def test_renamed_dyn_dim_keys_messages_by_its_name() -> None:
+    assert dict(resolved(ks.body_names, trans=False).dims) == {"m": True, "K": False}
+
+
+# -- 5. strides ----------------------------------------------------------------------
+
+
+def test_dyn_strides_one_kernel_for_every_layout() -> None:
+    fn = ks.strided._dispatcher
+    contiguous, transposed = meta(8, 4, dtype=torch.float32), meta(4, 8, dtype=torch.float32).t()
+    out = meta(8, 4, dtype=torch.float32)
+    specialisations = []
+    for a in (contiguous, transposed):
+        bound, consts = fn.bind_for_inspection((a, out), {})
+        specialisations.append(fn.specialization(bound, consts))
+    assert specialisations[0] == specialisations[1]
+    assert fn.key(contiguous, out) != fn.key(transposed, out)  # the key still says the layout
+    lowered = ks.strided.lower(meta(8, 4, dtype=torch.float32).t().t(), meta(8, 4, dtype=torch.float32))
+    assert 'strides=("sM", "sN")' in lowered.tir
+
+
+class Launches:
+    """A cache entry's launch that records its arguments."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def __call__(self, *args: Any) -> str:
+        self.calls.append(args)
+        return "launched"
+
+
+def test_fast_path_passes_dyn_strides_from_the_layout_or_the_sizes() -> None:
+    d = ks.strided._dispatcher
+    out = torch.empty(8, 4)
+    for a, strides in ((torch.empty(8, 4), (4, 1)), (torch.empty(4, 8).t(), (1, 8))):
+        launches = Launches()
+        d.launches[d.key(a, out)] = launches
+        assert d.fast_path.call(a, out) == "launched"
+        assert launches.calls[0][2:6] == (8, 4, *strides)  # dyn dims M, N, sM, sN after the two pointers
+
+
+def test_non_contiguous_view_with_dyn_dims_is_a_strided_specialisation() -> None:
+    view = meta(256, 128, dtype=F16).t()  # (128, 256), strides (1, 128); m is dyn
+    lowered = ks.body_names.lower(view[:, :8], meta(128, dtype=torch.float32))
+    assert "strides=(1, 128)" in lowered.tir
+
+
+# -- 6. outputs and scratch ---------------------------------------------------------
+
+
+def test_alloc_global_is_scratch_unless_returned() -> None:
+    lowered = ks.scratch_and_outputs.lower(meta(256, dtype=torch.float32))
+    abi = describe_abi(lowered, ks.scratch_and_outputs.signature)
+    assert [a.label for a in abi.args] == ["A"]  # the launcher allocates the rest
+    assert [o.spec.label for o in abi.outputs] == ["output 'Out'", "output 'Kept'", "output 'Scratch'"]
+    assert abi.returns == (1, 0)  # returns Kept, Out; Scratch is allocated, not returned
+
+
+def test_a_macro_returns_the_kernels_output() -> None:
+    lowered = ks.macro_returns.lower(meta(1000, dtype=torch.float32))
+    abi = describe_abi(lowered, ks.macro_returns.signature)
+    assert [o.spec.shape for o in abi.outputs] == [("d0",)] and abi.returns == (0,)
+
+
+def test_an_unreturned_empty_says_to_use_alloc_global() -> None:
+    def kernel(A):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B = T.empty(N, dtype=T.float32)
+        with T.Kernel(1, threads=32) as bx:
+            B[0] = A[0]
+
+    with pytest.raises(tl.KernelBuildError, match="use T.alloc_global for scratch memory"):
+        tl.jit(kernel).lower(meta(32, dtype=torch.float32))
+
+
+# -- 7. pointers --------------------------------------------------------------------
+
+
+def test_pointer_parameters_take_addresses_or_tensors() -> None:
+    fn = ks.pointers
+    assert [fn.signature.param(n).kind for n in ("A", "out")] == [Kind.PTR, Kind.PTR]
+    lowered = fn.lower(0x1000, meta(64, dtype=torch.float32), 64)
+    abi = describe_abi(lowered, fn.signature)
+    assert [(a.label, a.convert) for a in abi.args][:2] == [("A", "ptr"), ("out", "ptr")]
+    assert abi.call_args[:2] == ("(float*)a0", "(float*)a1")
+    with pytest.raises(ValueError, match="argument 'A' is on cpu; kernels take CUDA tensors"):
+        fn(torch.empty(64), 0x2000, 64)
+
+
+def test_fast_path_passes_a_pointer_int_as_is() -> None:
+    d = ks.pointers._dispatcher
+    launches = Launches()
+    d.launches[d.key(0x1000, 0x2000, 64)] = launches
+    assert d.fast_path.call(0x1000, 0x2000, 64) == "launched"
+    assert launches.calls[0][:2] == (0x1000, 0x2000)
+
+
+# -- 8. jit keywords ----------------------------------------------------------------
+
+
+def test_jit_keywords_reach_lowering_and_the_build() -> None:
+    fn = ks.configured
+    assert [p.name for p in fn.signature.params] == ["A"] and [p.name for p in fn.signature.outputs] == ["C"]
+    lowered = fn.lower(meta(16, 32))
+    assert lowered.pass_configs["tl.disable_tma_lower"] is True and lowered.pass_configs["tl.disable_warp_specialized"] is True
+    assert lowered.compile_flags[-1] == "-DTLTYPED_FLAG=1"
+    abi = describe_abi(lowered, fn.signature)
+    assert [o.spec.shape for o in abi.outputs] == [("16", "d0")] and abi.returns == (0,)
+
+
+@pytest.mark.parametrize(
+    ("out_idx", "message"),
+    [(5, "out_idx 5 is not the index of one of its 2 parameters"), ([1, -1], "names a parameter twice")],
+)
+def test_bad_out_idx(out_idx: Any, message: str) -> None:
+    with pytest.raises(tl.DefinitionError, match=re.escape(message)):
+        tl.jit(out_idx=out_idx)(ks.configured.__wrapped__)
+
+
+def test_out_idx_with_returned_outputs_is_rejected() -> None:
+    with pytest.raises(tl.DefinitionError, match="out_idx is given and the kernel returns T.empty tensors"):
+        tl.jit(out_idx=0)(ks.macro_returns.__wrapped__)
+
+
+# -- 9. seed spellings --------------------------------------------------------------
+
+
+def test_named_dyn_dim_and_t_tune() -> None:
+    fn = ks.seed_spellings
+    assert dict(fn.signature.dims) == {"_K": True}
+    assert isinstance(fn.signature.param("block").default, Tune) and T.tune is tl.tune
+
+
+def test_anonymous_dims_are_const_dims_of_their_own() -> None:
+    fn = ks.anonymous
+    assert dict(fn.signature.dims) == {"_A_0": False, "_A_1": False, "_B_0": False, "_B_1": False}
+    fn.lower(meta(64, 32), meta(16, 32))
+    with pytest.raises(tl.KernelBuildError, match="Expect 2 matrices with identical K dimension"):
+        fn.lower(meta(64, 32), meta(16, 8))
+
+
+def test_scalar_parameters_that_size_tensors() -> None:
+    fn = ks.scalar_dims
+    assert fn.signature.scalar_dims == ("K", "M") and fn.signature.dyn_dims == ("M", "K")
+    fn.lower(meta(256, 16), 256, 16)
+    with pytest.raises(ValueError, match="argument 'M' = 100, but it is dim M of A, axis 0, which is 256"):
+        fn.lower(meta(256, 16), 100, 16)
+
+
+# -- the same kernels build (nvcc; the launcher's ABI holds for each) -------------------------
+
+
+@needs_nvcc
+@pytest.mark.parametrize(
+    ("kernel", "args"),
+    [
+        ("pointers", (0x1000, 0x2000, 64)),  # T.ptr parameters made into tensors
+        ("scratch_and_outputs", (meta(256, dtype=torch.float32),)),  # alloc_global scratch and outputs
+        ("strided", (meta(4, 8, dtype=torch.float32).t(), meta(8, 4, dtype=torch.float32))),  # dyn strides
+        ("configured", (meta(16, 32),)),  # out_idx, pass_configs, compile_flags
+    ],
+)
+def test_builds(kernel: str, args: tuple[Any, ...], sm90: str) -> None:
+    compiled = getattr(ks, kernel).compile(*args)
+    assert callable(compiled.launch)

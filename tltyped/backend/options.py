@@ -1,0 +1,38 @@
+"""`tl.jit(pass_configs=..., compile_flags=...)`: what a jit function adds to how its kernels are built.
+
+Kept apart from lowering (which imports TileLang) because the decorator and
+the disk cache's keys need it in processes that never lower anything.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """TileLang's pass configuration and extra nvcc flags.
+
+    They add to what the body states with `T.annotate_pass_configs` /
+    `T.annotate_compile_flags`; where both set a pass config, the
+    decorator's value wins (as in TileLang).
+    """
+
+    pass_configs: Mapping[str, Any] = field(default_factory=dict)
+    compile_flags: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, pass_configs: Mapping[str, Any] | None, compile_flags: list[str] | str | None) -> BuildOptions:
+        flags = shlex.split(compile_flags) if isinstance(compile_flags, str) else list(compile_flags or ())
+        if not all(isinstance(f, str) for f in flags):
+            raise TypeError(f"compile_flags must be a string or a list of strings, got {compile_flags!r}")
+        configs = {str(getattr(key, "value", key)): value for key, value in (pass_configs or {}).items()}
+        return cls(configs, tuple(flags))
+
+    def describe(self) -> str:
+        """A text of the options for cache keys: the same in every process."""
+        configs = ", ".join(f"{key}={value!r}" for key, value in sorted(self.pass_configs.items()))
+        return f"pass_configs({configs}) compile_flags{self.compile_flags!r}"

@@ -1,0 +1,96 @@
+"""The Router: a jit function whose tensor annotations are computed from const values.
+
+    A_shape = (K, M) if trans_A else (M, K)
+    A: T.Tensor(A_shape, in_dtype)
+
+Such a kernel's signature (which axis binds which dim, the ranks) is known
+only once the consts it depends on are: the Router resolves it for each
+combination of their values (frontend/analyze.py), keeps one Dispatcher per
+resolved signature, and its generated entry picks that Dispatcher's fast path
+with one tuple and one dict lookup.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from tltyped.backend import target as targets
+from tltyped.backend.kernel import CompiledKernel
+from tltyped.backend.options import BuildOptions
+from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
+from tltyped.callpath.fastpath import _exec, identifier, reserved_prefix
+from tltyped.frontend.analyze import Analysis
+from tltyped.frontend.signature import KernelSignature
+from tltyped.templates import render
+
+if TYPE_CHECKING:
+    from tltyped.backend.lower import LoweredKernel
+
+
+class Router:
+    """One jit function with deferred annotations: a Dispatcher per value of the consts they depend on."""
+
+    def __init__(self, analysis: Analysis, target: targets.TargetLike, options: BuildOptions) -> None:
+        if target is not None:
+            targets.normalize(target)
+        self.analysis = analysis
+        self.target = target
+        self.options = options
+        self.signature: KernelSignature = analysis.signature
+        self.children: dict[Hashable, Dispatcher] = {}
+        self.calls: dict[Hashable, Callable[..., Any]] = {}
+        self._lock = threading.Lock()
+        params = self.signature.params
+        function = identifier(self.signature.name)
+        v = reserved_prefix([p.name for p in params] + [function])
+        defaults = {p.name: f"{v}default{i}" for i, p in enumerate(params) if p.has_default}
+        self.fast_path_source = render(
+            "route.py.j2", v=v, function=function, consts=list(self.signature.depends_on),
+            defaults=list(defaults.values()), names=", ".join(p.name for p in params),
+            parameters=", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in params),
+        )
+        self.call: Callable[..., Any] = _exec(
+            self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route,
+            *(p.default for p in params if p.has_default),
+        )
+
+    def child(self, consts: dict[str, Any]) -> Dispatcher:
+        """The Dispatcher of the signature resolved for these const values (built on first use)."""
+        key = tuple(consts[name] for name in self.signature.depends_on)
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(
+                f"{self.signature.name}: {', '.join(self.signature.depends_on)} must be hashable "
+                f"(a tensor annotation is computed from them); got {key!r}"
+            ) from None
+        with self._lock:
+            dispatcher = self.children.get(key)
+            if dispatcher is None:
+                signature = self.analysis.resolve(consts)
+                dispatcher = self.children[key] = Dispatcher(self.analysis.fn, signature, self.target, self.options)
+                self.calls[key] = dispatcher.fast_path.call
+        return dispatcher
+
+    def _consts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        params = self.signature.params
+        values = {**{p.name: p.default for p in params if p.has_default}, **dict(zip((p.name for p in params), args)), **kwargs}
+        missing = [name for name in self.signature.depends_on if name not in values]
+        if missing:
+            raise TypeError(f"{self.signature.name}: missing argument {missing[0]!r}")
+        return {name: values[name] for name in self.signature.depends_on}
+
+    def route(self, *args: Any) -> Any:
+        return self.child(self._consts(args, {})).fast_path.call(*args)
+
+    def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
+        return self.child(self._consts(args, kwargs)).lower(*args, **kwargs)
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
+        return self.child(self._consts(args, kwargs)).compile(*args, **kwargs)
+
+    def cache_info(self) -> CacheInfo:
+        infos = [d.cache_info() for d in self.children.values()]
+        return CacheInfo(*(sum(column) for column in zip(*infos))) if infos else CacheInfo(0, 0, 0, 0, 0)

@@ -1,0 +1,168 @@
+"""Evaluate what an in-body annotation computes from the statements before it.
+
+TileLang runs a kernel's body as Python, so an annotation may use any name
+the body bound before it: `dtype = T.float16` then `A: T.Tensor[[M, K],
+dtype]`, or `A_shape = (K, M) if trans_A else (M, K)` then `A: T.Tensor(
+A_shape, in_dtype)`. The analysis reads such an annotation by running, in
+order, only the top-level statements it depends on (its slice), with the
+declared dims as TIR variables, const parameters as their values and the
+function's globals and closure as the rest; nothing else of the body runs.
+
+When the slice needs a const parameter's value, or a name that does not exist
+yet (a module global assigned after the decorated function), the annotation
+cannot be read at decoration: `Deferred` says so, and the signature is
+resolved per specialisation instead (see analyze.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tltyped.frontend import dims as dimlib
+from tltyped.frontend.body import BodyInfo
+from tltyped.frontend.signature import DefinitionError
+
+
+class Undefined(DefinitionError):
+    """An annotation uses a name that nothing defines (not the body, the function's module or its closure)."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class Deferred(Exception):
+    """The annotation needs values known only at a call: these const parameters, or names not yet defined."""
+
+    def __init__(self, consts: frozenset[str]) -> None:
+        super().__init__(sorted(consts))
+        self.consts = consts
+
+
+def _loaded(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _stored_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+class Prelude:
+    """The top-level statements of a kernel body, evaluable up to any line."""
+
+    def __init__(
+        self, body: BodyInfo, env: Mapping[str, Any], const_params: Sequence[str], module_names: frozenset[str]
+    ) -> None:
+        self.body = body
+        self.env = env
+        self.const_params = frozenset(const_params)
+        self.module_names = module_names  # what the kernel's module assigns at top level, maybe after the kernel
+
+    def _slice(self, names: set[str], before: int) -> list[ast.stmt]:
+        """The statements before line `before` that (transitively) bind `names`, in source order."""
+        chosen: dict[int, ast.stmt] = {}
+        todo = set(names)
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            seen.add(name)
+            for stmt in reversed(self.body.statements):
+                if stmt.lineno < before and id(stmt) not in chosen and name in _stored_in(stmt):
+                    chosen[id(stmt)] = stmt
+                    todo |= _loaded(stmt) - seen
+                    break
+        return sorted(chosen.values(), key=lambda s: (s.lineno, s.col_offset))
+
+    def evaluate(self, node: ast.expr, line: int, consts: Mapping[str, Any] | None) -> Any:
+        """The value of `node` as written at `line`; `Deferred` if it needs consts and none are given."""
+        statements = self._slice(_loaded(node), line)
+        stored = set().union(*(_stored_in(s) for s in statements), _stored_in(node))
+        free = _loaded(node).union(*(_loaded(s) for s in statements)) - stored
+        needed = free & self.const_params
+        if consts is None and needed:
+            raise Deferred(frozenset(needed))
+        namespace = dict(self.env)
+        namespace.update({var: _tir_var(dim) for var, dim in self.body.dim_vars.items()})
+        namespace.update({name: consts[name] for name in needed if consts is not None})
+        missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
+        if consts is None and missing & self.module_names:
+            raise Deferred(frozenset())  # a global the module assigns after the kernel: read it at the call
+        for stmt in statements:
+            try:
+                code = compile(ast.Module(body=[stmt], type_ignores=[]), self.body.filename, "exec")
+                exec(code, namespace)  # noqa: S102  (the user's own statement, run as TileLang runs it)
+            except Exception as exc:
+                raise _failure(exc, f"{self.body.where(stmt.lineno)}: `{_first_line(stmt)}` failed while reading an annotation") from None
+        try:
+            code = compile(ast.Expression(node), self.body.filename, "eval")
+            return eval(code, namespace)  # noqa: S307
+        except Exception as exc:
+            raise _failure(exc, f"{self.body.where(line)}: cannot evaluate `{ast.unparse(node)}`") from None
+
+
+def _failure(exc: Exception, where: str) -> DefinitionError:
+    text = f"{where}: {type(exc).__name__}: {exc}"
+    return Undefined(text, exc.name or "") if isinstance(exc, NameError) else DefinitionError(text)
+
+
+def module_names(filename: str) -> frozenset[str]:
+    """The names a module's source binds at its top level (a global may be assigned after the kernel using it)."""
+    try:
+        with open(filename) as file:
+            tree = ast.parse(file.read())
+    except (OSError, SyntaxError):
+        return frozenset()
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        else:
+            names |= _stored_in(stmt)
+    return frozenset(names)
+
+
+def _first_line(stmt: ast.stmt) -> str:
+    return ast.unparse(stmt).splitlines()[0]
+
+
+def _tir_var(name: str) -> Any:
+    from tilelang import tvm
+
+    return tvm.tirx.Var(name, "int32")
+
+
+def to_dim(value: Any, declared: Mapping[str, dimlib.Dim]) -> dimlib.Dim:
+    """A dim from an evaluated size: an int, a dim's TIR variable, or a TIR expression of them."""
+    from tilelang import tvm
+
+    tirx = tvm.tirx
+    if isinstance(value, bool):
+        raise dimlib.DimSyntaxError(f"a dim must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return dimlib.literal(value)
+    if isinstance(value, tirx.IntImm):
+        return dimlib.literal(int(value))
+    if isinstance(value, tirx.PrimExpr):
+        return dimlib.from_ast(ast.parse(_tir_text(value), mode="eval").body, declared)
+    raise dimlib.DimSyntaxError(f"a dim must be an int or an expression of dims, got {type(value).__name__} {value!r}")
+
+
+def _tir_text(expr: Any) -> str:
+    """Python source of a TIR integer expression over dim variables (+ - * //)."""
+    from tilelang import tvm
+
+    tirx = tvm.tirx
+    if isinstance(expr, tirx.IntImm):
+        return str(int(expr))
+    if isinstance(expr, tirx.Var):
+        return str(expr.name)
+    ops = {tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "//"}
+    for kind, op in ops.items():
+        if isinstance(expr, kind):
+            return f"({_tir_text(expr.a)} {op} {_tir_text(expr.b)})"
+    raise dimlib.DimSyntaxError(f"unsupported dim expression `{expr}`: use ints, dims, + - * // and ceildiv")

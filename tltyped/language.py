@@ -1,4 +1,4 @@
-"""TileLang's kernel language, plus tltyped's typed names.
+"""TileLang's kernel language, plus tltyped's typed names; importing it imports neither TileLang nor TVM.
 
 `import tltyped.language as T` gives everything `tilelang.language` has
 (`T.Kernel`, `T.copy`, `T.gemm`, `T.Pipelined`, `T.const`, `T.dynamic`, ...)
@@ -6,55 +6,60 @@ with these differences:
 - `T.Tensor` is `tl.Tensor`, subscriptable in both orders
   (`T.Tensor[[M, K], T.float16]` and `T.Tensor[T.float16, M, K]`) and
   callable as in TileLang (`T.Tensor((M, K), T.float16)` is the subscription);
-- `T.empty` declares an output (allocated with torch on the inputs' device at
-  each call, returned to the caller) and `T.alloc_global` a global buffer
+- `T.empty` declares an output (allocated on the inputs' device at each
+  call, returned to the caller) and `T.alloc_global` a global buffer
   allocated the same way: an output when the kernel returns it, scratch
   memory otherwise;
 - `T.tune` is `tl.tune`;
 - functions that take a dtype also take tltyped's dtype classes (`tl.float32`).
+
+TileLang's names load on first use: TileLang and TVM take seconds to import,
+and a process whose kernels are all in the disk cache never needs them. Until
+then, a dtype such as `T.float16` (in an annotation, a default, a module
+constant) is a `DTypeName`: a `str` equal to TileLang's dtype, which TileLang
+accepts wherever it takes a dtype; elaboration hands TileLang its own dtype
+objects in its place.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import importlib
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import tilelang.language as _tl
-from tilelang.language import *  # noqa: F403
-from tilelang.language.eager.builder import OutTensor
-
-from tltyped.types.dtypes import DType, DTypeLike, to_tilelang
+from tltyped.types.dtypes import BY_NAME, DTypeLike, DTypeName, tilelang_value, to_tilelang
 from tltyped.types.params import tune as tune
 from tltyped.types.tensor import Tensor as Tensor
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_TILELANG = "tilelang.language"
 
 
-def _tilelang_dtype(value: Any) -> Any:
-    if isinstance(value, type) and issubclass(value, DType):
-        return to_tilelang(value)
-    return value
+def _tilelang() -> Any:
+    return importlib.import_module(_TILELANG)
 
 
-def _accepts_dtype_classes(fn: _F) -> _F:
-    """Wrap a TileLang function so tltyped dtype classes pass as its dtypes."""
+def _accepts_dtype_classes(name: str) -> Callable[..., Any]:
+    """TileLang's function `name`, taking tltyped's dtype classes as its dtypes too."""
 
-    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        args = tuple(_tilelang_dtype(a) for a in args)
-        kwargs = {k: _tilelang_dtype(v) for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+        args = tuple(tilelang_value(a) for a in args)
+        kwargs = {k: tilelang_value(v) for k, v in kwargs.items()}
+        return getattr(_tilelang(), name)(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    wrapper.__name__ = wrapper.__qualname__ = name
+    return wrapper
 
 
-alloc_shared = _accepts_dtype_classes(_tl.alloc_shared)
-alloc_fragment = _accepts_dtype_classes(_tl.alloc_fragment)
-alloc_local = _accepts_dtype_classes(_tl.alloc_local)
-alloc_var = _accepts_dtype_classes(_tl.alloc_var)
-cast = _accepts_dtype_classes(_tl.cast)
+alloc_shared = _accepts_dtype_classes("alloc_shared")
+alloc_fragment = _accepts_dtype_classes("alloc_fragment")
+alloc_local = _accepts_dtype_classes("alloc_local")
+alloc_var = _accepts_dtype_classes("alloc_var")
+cast = _accepts_dtype_classes("cast")
 
 
 def _shape_and_dtype(shape: tuple[Any, ...], dtype: DTypeLike) -> tuple[list[Any], str]:
@@ -70,6 +75,8 @@ def _shape_and_dtype(shape: tuple[Any, ...], dtype: DTypeLike) -> tuple[list[Any
 
 def empty(*shape: Any, dtype: DTypeLike = "float32") -> Any:
     """Declare an output tensor of the kernel (`T.empty((M, N), dtype)` or `T.empty(M, N, dtype=...)`); return it."""
+    from tilelang.language.eager.builder import OutTensor
+
     return OutTensor(*_shape_and_dtype(shape, dtype))
 
 
@@ -84,3 +91,42 @@ class GlobalTensor:
 def alloc_global(*shape: Any, dtype: DTypeLike = "float32") -> Any:
     """A global buffer allocated by torch at each call: an output if the kernel returns it, else scratch memory."""
     return GlobalTensor(*_shape_and_dtype(shape, dtype))
+
+
+_DTYPE_NAMES = {name: DTypeName(name) for name in BY_NAME}
+_OWN = frozenset(globals())  # tltyped's names: TileLang's never replace them
+_load_lock = threading.Lock()
+
+
+@functools.cache
+def _load() -> None:
+    """Import TileLang's language and make its names this module's (once)."""
+    with _load_lock:
+        language = _tilelang()
+        names = globals()
+        for name in language.__all__:
+            if name not in _OWN:
+                names[name] = getattr(language, name)
+
+
+def __getattr__(name: str) -> Any:
+    """TileLang's name `name`; a dtype name before TileLang is imported is a `DTypeName`."""
+    if name == "__all__":  # `from tltyped.language import *`: TileLang's names and tltyped's
+        _load()
+        return sorted(n for n in globals() if not n.startswith("_"))
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _DTYPE_NAMES and _TILELANG not in sys.modules:
+        return _DTYPE_NAMES[name]
+    if name == "dtype" and _TILELANG not in sys.modules:
+        return DTypeName  # as an annotation (`out_dtype: T.dtype`): the class of dtype names
+    _load()
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} (TileLang's language) has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    _load()
+    return sorted(globals())

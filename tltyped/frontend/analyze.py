@@ -17,6 +17,7 @@ import copy
 import dataclasses
 import functools
 import inspect
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -194,8 +195,6 @@ class Analysis:
 
     def _tensor_form(self, node: ast.expr) -> _TensorForm | None:
         """`T.Tensor[[M, K], dt]`, `T.Tensor[dt, M, K]`, `T.Tensor((M, K), dt)`, `T.StridedTensor[[..], [..], dt]`/(...)."""
-        from tilelang.language.proxy import StridedTensorProxy, TensorProxy
-
         head = node.value if isinstance(node, ast.Subscript) else node.func if isinstance(node, ast.Call) else None
         if head is None:
             return None
@@ -203,8 +202,9 @@ class Analysis:
             kind = eval(compile(ast.Expression(head), "<annotation>", "eval"), dict(self.env))  # noqa: S307
         except Exception:
             return None
-        strided = isinstance(kind, StridedTensorProxy)
-        if not (strided or kind is Tensor or isinstance(kind, TensorProxy)):
+        proxy = sys.modules.get("tilelang.language.proxy")  # TileLang's own T.Tensor, if anything imported it
+        strided = proxy is not None and isinstance(kind, proxy.StridedTensorProxy)
+        if not (strided or kind is Tensor or (proxy is not None and isinstance(kind, proxy.TensorProxy))):
             return None
         name = "T.StridedTensor" if strided else "T.Tensor"
         if isinstance(node, ast.Call):

@@ -12,11 +12,12 @@ name: `int` or a literal size is a const dim, `tl.dyn[int]` a dyn one, and
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_origin
 
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, Param, TensorSpec
-from tltyped.types.dtypes import as_dtype, is_dtype_like
+from tltyped.types.dtypes import DTypeName, as_dtype, is_dtype_like
 from tltyped.types.params import CONST, DYN, PTR, DimName, Marker, Tune
 from tltyped.types.tensor import Tensor
 
@@ -27,20 +28,23 @@ def is_tensor_annotation(annotation: object) -> bool:
     return annotation is Tensor or get_origin(annotation) is Tensor
 
 
-def tilelang_scalar(annotation: object) -> str | None:
-    """The dtype name when `annotation` is a TileLang dtype object such as `T.int32`."""
-    import tilelang.language as tl_language
+def _tilelang_language() -> Any:
+    """TileLang's language when something has imported it: no annotation can be one of its objects before."""
+    return sys.modules.get("tilelang.language")
 
-    if isinstance(annotation, tl_language.dtype) and annotation != "handle":
-        return str(annotation)
+
+def tilelang_scalar(annotation: object) -> str | None:
+    """The dtype name when `annotation` is a TileLang dtype such as `T.int32` (or its `DTypeName`)."""
+    language = _tilelang_language()
+    if isinstance(annotation, DTypeName) or (language is not None and isinstance(annotation, language.dtype)):
+        return None if annotation == "handle" else str(annotation)
     return None
 
 
 def is_pointer(annotation: object) -> bool:
     """`tl.ptr`, or TileLang's `T.ptr` (a function making a handle variable)."""
-    import tilelang.language as tl_language
-
-    return annotation is tl_language.ptr or _marker(annotation) is PTR
+    language = _tilelang_language()
+    return (language is not None and annotation is language.ptr) or _marker(annotation) is PTR
 
 
 def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str, bool]) -> Param:

@@ -34,7 +34,7 @@ from tilelang.language.eager.utils import construct_strides
 
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
-from tltyped.types.dtypes import to_tilelang
+from tltyped.types.dtypes import DTypeName, tilelang_value, to_tilelang
 
 tirx = tvm.tirx
 _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
@@ -141,6 +141,7 @@ class Elaborator:
     def _ir_generator(self) -> Any:
         with self._lock:
             if self._generator is None:
+                _materialize_dtype_names(self._fn)
                 self._generator = tl_ast.mutate(self._fn)
             return self._generator
 
@@ -157,7 +158,7 @@ class Elaborator:
                 assert p.scalar is not None
                 kwargs[p.name] = tirx.Var(p.name, p.scalar)
             else:
-                kwargs[p.name] = spec.consts[p.name]
+                kwargs[p.name] = tilelang_value(spec.consts[p.name])
         return kwargs, dims
 
     def elaborate(self, spec: Specialization) -> Elaborated:
@@ -217,3 +218,22 @@ def _describe(exc: Exception) -> str:
     if "Not all tensor allocated from `T.empty` are returned" in text:
         return text + " (use T.alloc_global for scratch memory the kernel does not return)"
     return f"{type(exc).__name__}: {text}"
+
+
+def _materialize_dtype_names(fn: Callable[..., Any]) -> None:
+    """Give the body TileLang's dtype objects where its module and closure hold `DTypeName`s.
+
+    A dtype named through `tltyped.language` before TileLang was imported
+    (`DTYPE = T.float16` at module level) is a `DTypeName`; it equals the
+    dtype, and is replaced by it, once, before the body first runs.
+    """
+    module = fn.__globals__
+    for name, value in list(module.items()):
+        if isinstance(value, DTypeName):
+            module[name] = tilelang_value(value)
+    for cell in fn.__closure__ or ():
+        try:
+            if isinstance(cell.cell_contents, DTypeName):
+                cell.cell_contents = tilelang_value(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue

@@ -85,7 +85,7 @@ class Prelude:
         if consts is None and needed:
             raise Deferred(frozenset(needed))
         namespace = dict(self.env)
-        namespace.update({var: _tir_var(dim) for var, dim in self.body.dim_vars.items()})
+        namespace.update({var: _tir_var(dim) for var, dim in self.body.dim_vars.items() if var in free})  # TVM only if used
         namespace.update({name: consts[name] for name in needed if consts is not None})
         missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
         if consts is None and missing & self.module_names:

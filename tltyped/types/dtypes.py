@@ -15,7 +15,7 @@ for one to exist.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 if TYPE_CHECKING:
     import torch
@@ -173,3 +173,35 @@ def to_tilelang(value: DTypeLike) -> str:
 
     dtype: str = tl_language.dtype(as_dtype(value).name)
     return dtype
+
+
+class DTypeName(str):
+    """A TileLang dtype named before TileLang is imported (`T.float16` in a process that has not needed it).
+
+    `tltyped.language` hands these out until something imports TileLang: it
+    equals (and hashes like) TileLang's dtype of that name, TileLang accepts it
+    wherever it takes a dtype name, and anything else asked of it (`.bits`,
+    `T.float32(0)`) is answered by TileLang's dtype.
+    """
+
+    def real(self) -> Any:
+        """TileLang's dtype object of this name (imports TileLang)."""
+        return to_tilelang(str(self))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.real(), name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.real()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"dtype({str(self)!r})"
+
+
+def tilelang_value(value: Any) -> Any:
+    """`value` with tltyped's dtype stand-ins (DType classes, DTypeNames) replaced by TileLang's dtype objects."""
+    if isinstance(value, DTypeName) or (isinstance(value, type) and issubclass(value, DType) and value is not DType):
+        return to_tilelang(value)
+    return value

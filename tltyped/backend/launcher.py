@@ -20,7 +20,7 @@ from tltyped.backend import build
 from tltyped.backend.lower import HOST_SCALARS, LoweredKernel
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.templates import render
-from tltyped.types.dtypes import ALL_DTYPES, as_dtype, to_torch
+from tltyped.types.dtypes import ALL_DTYPES, as_dtype, bool_, to_torch
 
 MODULE = "tltyped_kernel"  # every kernel's extension module has this name, each at its own path
 
@@ -30,7 +30,7 @@ class CArg:
     label: str  # what an error message calls it
     cname: str
     ctype: str
-    convert: str  # "ptr" | "int" | "float"
+    convert: str  # "ptr" | "int" | "bool" | "float"
     lo: int = 0
     hi: int = 0
 
@@ -64,6 +64,8 @@ def _scalar_arg(label: str, cname: str, dtype: str) -> CArg:
     if dtype == "handle":
         return CArg(label, cname, "void*", "ptr")
     element = as_dtype(dtype)
+    if element is bool_:
+        return CArg(label, cname, element.c_name, "bool")
     if element.is_float():
         return CArg(label, cname, element.c_name, "float")
     lo, hi = element.value_range()

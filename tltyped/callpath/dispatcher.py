@@ -28,8 +28,10 @@ from tltyped.backend.launcher import CompiledKernel, compile_kernel
 from tltyped.callpath.fastpath import build_fast_path, build_kernel_call, render_fast_path
 from tltyped.frontend.analyze import analyze
 from tltyped.frontend.binding import Binder, Bound
-from tltyped.frontend.elaborate import Elaborator, Specialization
+from tltyped.frontend.elaborate import Elaborator, KernelBuildError, Specialization
+from tltyped.frontend.extents import check_extents
 from tltyped.frontend.signature import Kind
+from tltyped.types.values import describe, typed_key
 
 
 class CacheInfo(NamedTuple):
@@ -147,13 +149,24 @@ class Dispatcher:
         return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
 
     def lowered(self, spec: Specialization, target: dict[str, Any]) -> lowering.LoweredKernel:
-        return lowering.lower(self.signature.name, self.elaborator.elaborate(spec), target)
+        """Elaborate, check the launch extents, lower; a failure says which const values it was built with."""
+        try:
+            elaborated = self.elaborator.elaborate(spec)
+            check_extents(self.signature.name, elaborated.prim_func)
+            return lowering.lower(self.signature.name, elaborated, target)
+        except (KernelBuildError, lowering.LoweringError) as exc:
+            if spec.consts:
+                exc.add_note(f"{self.signature.name} was specialised on " + ", ".join(
+                    f"{name}={describe(value)}" for name, value in spec.consts.items()
+                ))
+            raise
 
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
         """The compiled kernel of one specialisation and target, built once per process."""
         spec = self.specialization(bound, consts)
         target = targets.resolve(self.target, device)
-        identity = (_freeze(spec.consts), _freeze(spec.dims), _freeze(spec.dtypes), _freeze(spec.strides), target["arch"])
+        typed = {name: typed_key(value) for name, value in spec.consts.items()}  # 2, 2.0 and True apart
+        identity = (_freeze(typed), _freeze(spec.dims), _freeze(spec.dtypes), _freeze(spec.strides), target["arch"])
         kernel = self.compiled.get(identity)
         if kernel is None:
             kernel = compile_kernel(self.lowered(spec, target), self.signature)

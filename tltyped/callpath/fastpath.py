@@ -13,9 +13,7 @@ identifier.
 
 from __future__ import annotations
 
-import keyword
 import linecache
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +24,11 @@ from tltyped.abi import ALIGNMENT
 from tltyped.backend.facts import tensor_facts
 from tltyped.backend.launcher import CompiledKernel
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.signature import KernelSignature, Kind
+from tltyped.frontend.const_types import key_form
+from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.templates import render
+from tltyped.templates.names import identifier
+from tltyped.types.values import typed_key
 
 
 @dataclass
@@ -40,20 +41,27 @@ class _TensorView:
     dims: list[str]
 
 
-def identifier(name: str) -> str:
-    """`name` as a Python identifier (`gemm[fp16]` -> `gemm_fp16_`)."""
-    text = re.sub(r"\W", "_", name) or "_"
-    if text[0].isdigit() or keyword.iskeyword(text):
-        text = f"_{text}"
-    return text
-
-
 def reserved_prefix(names: list[str]) -> str:
     """A prefix for generated variables that none of `names` starts with."""
     prefix, n = "_tl_", 0
     while any(name.startswith(prefix) for name in names):
         prefix, n = f"_tl{n}_", n + 1
     return prefix
+
+
+def const_key_items(p: Param, v: str) -> list[str]:
+    """A const's part of the key, in the form its annotation needs (see `const_types.key_form`).
+
+    `type(x), x` costs two specialised bytecodes; the deep form a call of
+    `typed_key`. The binder admits only values of the annotation, so a
+    kernel is only ever stored under such a key.
+    """
+    form = key_form(p.annotation)
+    if form == "deep":
+        return [f"{v}typed({p.name})"]
+    if form == "typed":
+        return [f"{v}type({p.name})", p.name]
+    return [p.name]
 
 
 def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
@@ -83,7 +91,7 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
         f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}"
         for c in signature.checks if c.is_dyn(signature.dims)
     ]
-    key_items += [p.name for p in signature.params if p.kind is Kind.CONST]
+    key_items += [item for p in signature.params if p.kind is Kind.CONST for item in const_key_items(p, v)]
     ptr_of = {t.name: t.ptr for t in tensors}
     launch_args = [ptr_of.get(p.name, p.name) for p in signature.params if p.is_runtime]
     launch_args += [source[d] for d in signature.dyn_dims]
@@ -127,7 +135,9 @@ def build_fast_path(
     """Exec the rendered fast path around `launches` (static key -> launch) and the slow path."""
     defaults = [p.default for p in signature.params if p.has_default]
     ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
-    call, key, hits = _exec(source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, *defaults)
+    call, key, hits = _exec(
+        source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, type, typed_key, *defaults
+    )
     return FastPath(call, key, hits)
 
 

@@ -8,6 +8,7 @@ parameter, what was expected and what came.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +16,14 @@ from typing import Any
 import torch
 
 from tltyped.abi import ALIGNMENT
+from tltyped.frontend.const_types import admits, spelling
 from tltyped.frontend.signature import KernelSignature, Kind, Param
-from tltyped.types.dtypes import DType, as_dtype
+from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
+from tltyped.types.values import describe
+
+_DYN_DIM_MAX = 2**31 - 1  # dyn dims reach the kernel as int32
+
 
 @dataclass
 class Bound:
@@ -33,7 +39,7 @@ class Bound:
 
     @property
     def tuned(self) -> dict[str, Tune]:
-        return {k: v for k, v in self.values.items() if isinstance(v, Tune)}
+        return {k: v for k, v in self.values.items() if type(v) is Tune}
 
 
 class Binder:
@@ -58,6 +64,12 @@ class Binder:
             self._bind_tensor(p, bound.values[p.name], bound, allow_meta)
         for p in self.signature.tensors:
             self._check_derived_dims(p, bound.values[p.name], bound)
+        for dim in self.signature.dyn_dims:
+            if bound.dims[dim] > _DYN_DIM_MAX:
+                raise self._fail(
+                    ValueError, f"dim {dim} = {bound.dims[dim]} (from {bound.dim_origin[dim]}) is too large for a dyn dim "
+                    f"(int32, at most {_DYN_DIM_MAX}); declare it const to specialise on it",
+                )
         for check in self.signature.checks:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
@@ -67,28 +79,55 @@ class Binder:
         return bound
 
     def _check_const(self, p: Param, value: Any) -> None:
-        try:
-            hash(value)
-        except TypeError:
-            raise self._fail(
-                TypeError,
-                f"const parameter {p.name!r} must be hashable (it is part of the kernel's cache key); "
-                f"got {type(value).__name__} {value!r}",
-            ) from None
+        """Hashable, equal to itself (it is a cache key) and of its annotation's type, each tuning candidate too."""
+        for candidate in value.values if type(value) is Tune else (value,):
+            what = f"const parameter {p.name!r}"
+            try:
+                hash(candidate)
+            except Exception as exc:  # noqa: BLE001 - whatever the value's __hash__ raises
+                raise self._fail(
+                    TypeError,
+                    f"{what} must be hashable (it is part of the kernel's cache key); got {describe(candidate)}"
+                    + ("" if isinstance(exc, TypeError) else f" (its __hash__ raised {type(exc).__name__})"),
+                ) from None
+            try:
+                reflexive = bool(candidate == candidate)
+            except Exception as exc:  # noqa: BLE001 - whatever the value's __eq__ or __bool__ raises
+                raise self._fail(
+                    TypeError, f"{what} must compare equal to itself (it is part of the kernel's cache key); "
+                    f"got {describe(candidate)}, whose comparison raised {type(exc).__name__}",
+                ) from None
+            if not reflexive:
+                raise self._fail(
+                    ValueError, f"{what} must compare equal to itself (it is part of the kernel's cache key); "
+                    f"got {describe(candidate)}",
+                )
+            try:
+                fits = admits(p.annotation, candidate)
+            except Exception as exc:  # noqa: BLE001 - an isinstance or == that the value makes raise
+                raise self._fail(
+                    TypeError, f"{what} expects {spelling(p.annotation)}; checking {describe(candidate)} "
+                    f"against it raised {type(exc).__name__}",
+                ) from None
+            if not fits:
+                raise self._fail(TypeError, f"{what} expects {spelling(p.annotation)}, got {describe(candidate)}")
 
     def _check_scalar(self, p: Param, value: Any) -> None:
+        """The values the launcher converts: exact ints (no bools), ints or floats, bools, non-negative addresses."""
         scalar = p.scalar or ""
         if p.kind is Kind.PTR:
             if type(value) is not int or value < 0:
-                raise self._fail(TypeError, f"ptr parameter {p.name!r} expects a device address (int), got {value!r}")
+                raise self._fail(TypeError, f"ptr parameter {p.name!r} expects a device address (an int >= 0), got {describe(value)}")
         elif scalar == "bool":
             if type(value) is not bool:
-                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {type(value).__name__} {value!r}")
+                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
         elif scalar.startswith(("float", "bfloat")):
             if type(value) not in (int, float):
-                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a float, got {type(value).__name__} {value!r}")
+                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
+            if abs(value) > torch.finfo(to_torch(scalar)).max and not (type(value) is float and math.isinf(value)):
+                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
         elif type(value) is not int:
-            raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {type(value).__name__} {value!r}")
+            raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {describe(value)}")
         else:
             low, high = as_dtype(scalar).value_range()
             if not low <= value <= high:
@@ -98,7 +137,7 @@ class Binder:
         spec = p.tensor
         assert spec is not None
         if not isinstance(t, torch.Tensor):
-            raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {type(t).__name__}")
+            raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
         self._check_device(p, t, bound, allow_meta)
         dtype = self._check_dtype(p, t, bound)
         if t.dim() != len(spec.dims):

@@ -27,6 +27,7 @@ from tilelang.language.eager import ast as tl_ast
 from tilelang.language.eager import builder as tl_builder
 
 from tltyped.frontend.signature import KernelSignature, Kind
+from tltyped.templates.names import c_names, identifier
 from tltyped.types.dtypes import DType, to_tilelang
 
 tirx = tvm.tirx
@@ -78,12 +79,17 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
     is a Python int, so plain Python can compute with it.
     """
 
-    def __init__(self, tensors: frozenset[str], dims: dict[str, Any]) -> None:
+    def __init__(self, tensors: frozenset[str], dims: dict[str, Any], c_names: Mapping[str, str]) -> None:
         super().__init__()
         self.eager_jit = "phase2"
         self.eager_jit_subs = _DimValues(dims)
         self._tensors = tensors
         self._dims = dims
+        self._c_names = c_names
+
+    def prim_func_arg(self, name: str, value: Any) -> Any:
+        """A kernel parameter, named in TIR (and so in the CUDA and host code) by its safe C name."""
+        return super().prim_func_arg(self._c_names.get(name, name), value)
 
     def get_parent_locals(self) -> dict[str, Any]:
         """The locals of the kernel body being run (the first frame outside the builder)."""
@@ -110,6 +116,14 @@ class Elaborator:
     def __init__(self, fn: Callable[..., Any], signature: KernelSignature) -> None:
         self._fn = fn
         self._signature = signature
+        self._symbol = identifier(signature.name)  # the kernel's name in TIR, CUDA and the host code
+        runtime = [p.name for p in signature.params if p.is_runtime]
+        safe = c_names(  # the names of kernel parameters and dyn dims in TIR, CUDA and the host code
+            runtime + list(signature.dyn_dims),
+            reserved=[f"{self._symbol}_kernel", *(f"{p.name}_desc" for p in signature.tensors)],  # TileLang's own
+        )
+        self._c_names = dict(zip(runtime, safe))
+        self._dim_c_names = dict(zip(signature.dyn_dims, safe[len(runtime) :]))
         self._generator: Any = None
         self._lock = threading.Lock()
 
@@ -121,7 +135,7 @@ class Elaborator:
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
         """The body's keyword arguments and the dims' values (a fresh TIR variable per dyn dim)."""
-        dims: dict[str, Any] = {**spec.dims, **{name: tirx.Var(name, "int32") for name in self._signature.dyn_dims}}
+        dims: dict[str, Any] = {**spec.dims, **{name: tirx.Var(self._dim_c_names[name], "int32") for name in self._signature.dyn_dims}}
         kwargs: dict[str, Any] = {}
         for p in self._signature.params:
             if p.kind is Kind.TENSOR:
@@ -135,7 +149,7 @@ class Elaborator:
                 )
             elif p.kind in (Kind.DYN, Kind.PTR):
                 assert p.scalar is not None
-                kwargs[p.name] = tirx.Var(p.name, p.scalar)
+                kwargs[p.name] = tirx.Var(self._c_names[p.name], p.scalar)
             else:
                 kwargs[p.name] = spec.consts[p.name]
         return kwargs, dims
@@ -143,9 +157,9 @@ class Elaborator:
     def elaborate(self, spec: Specialization) -> Elaborated:
         generator = self._ir_generator()
         kwargs, dims = self.arguments(spec)
-        builder = _Builder(frozenset(p.name for p in self._signature.tensors), dims)
+        builder = _Builder(frozenset(p.name for p in self._signature.tensors), dims, self._c_names)
         try:
-            with builder.prim_func(self._signature.name):
+            with builder.prim_func(self._symbol):
                 generator.gen(builder)(**kwargs)
             prim_func = tl_builder._patch_prim_func_attrs(builder.get(), builder)
         except Exception as exc:

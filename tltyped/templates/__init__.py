@@ -10,6 +10,8 @@ from typing import Any
 
 import jinja2
 
+from tltyped.templates.names import c_string
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tltyped", "templates"),
     undefined=jinja2.StrictUndefined,
@@ -18,6 +20,7 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     autoescape=False,
 )
+_ENV.filters["c_string"] = c_string
 
 
 def render(template: str, **context: Any) -> str:

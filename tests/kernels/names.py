@@ -43,3 +43,14 @@ def keywords(
         for i in T.Parallel(128):
             if bx * 128 + i < n and flag:
                 error_buf[bx * 128 + i] = stream[bx * 128 + i] * this + new + _tl_stream + _tl_p0
+
+
+@tl.jit
+@named("nul\0named")
+def nul_named(A: tl.Tensor[tl.float32, Int]):
+    """A name with a NUL character, which Python's compile() refuses in a file name."""
+    (n,) = A.shape
+    with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < n:
+                A[bx * 128 + i] = 0

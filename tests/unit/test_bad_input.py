@@ -94,7 +94,9 @@ def test_call_with_a_bad_dyn_float() -> None:
 @pytest.mark.parametrize(
     ("value", "error", "fragment"),
     [(1.5, TypeError, "expects an int, got float 1.5"), (True, TypeError, "expects an int, got bool True"),
-     (2**31, ValueError, "= 2147483648 does not fit in int32")],
+     (2**31, ValueError, "= int 2147483648 does not fit in int32"),
+     (10**5000, ValueError, "= int (its __repr__ raised ValueError) does not fit in int32")],  # too long for str()
+    ids=["float", "bool", "2**31", "10**5000"],
 )
 def test_bad_dyn_int(value: object, error: type[Exception], fragment: str) -> None:
     binder = shapes.with_scalars._dispatcher.binder
@@ -204,8 +206,8 @@ def test_literal_dim() -> None:
 
 @pytest.mark.parametrize(
     ("b_shape", "message"),
-    [((16, 2), "argument 'B': dim 0 is 2 * N + 1 = 17, got 16"),
-     ((17, 3), "argument 'B': dim 1 is ceildiv(N, 4) = 2, got 3")],
+    [((16, 2), "argument 'B': dim 0 is 2 * N + 1 = 17 (N = 8 from A, axis 0), got 16"),
+     ((17, 3), "argument 'B': dim 1 is ceildiv(N, 4) = 2 (N = 8 from A, axis 0), got 3")],
 )
 def test_derived_dim(b_shape: tuple[int, int], message: str) -> None:
     binder = shapes.derived._dispatcher.binder
@@ -436,7 +438,7 @@ def test_bad_block_sizes_fail_the_build_naming_the_consts(consts_: dict[str, int
     with pytest.raises(KernelBuildError) as info:
         consts.blocked.lower(meta(256, dtype=torch.float32), **consts_)
     assert message in str(info.value)
-    assert info.value.__notes__ == [f"blocked was specialised on {', '.join(_consts_text(consts_))}"]
+    assert info.value.__notes__ == [f"blocked was specialised on {', '.join(_consts_text(consts_))}, A: float32[M=256]"]
     assert note in info.value.__notes__[0]
 
 

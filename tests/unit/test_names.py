@@ -23,6 +23,8 @@ from tests.kernels import names
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.templates.names import c_names, c_string, identifier
 
+pytestmark = pytest.mark.usefixtures("sm90")
+
 KERNEL = names.keywords
 
 
@@ -120,7 +122,9 @@ def test_c_string_round_trips() -> None:
         (dict(dim=2**31), OverflowError, "argument 'dim int' = 2147483648 is out of range [-2147483648, 2147483647]"),
     ],
 )
-def test_the_launcher_refuses_what_the_binder_refuses(compiled: Any, change: dict[str, Any], error: type, message: str) -> None:
+def test_the_launcher_refuses_what_the_binder_refuses(
+    compiled: Any, change: dict[str, Any], error: type, message: str
+) -> None:
     with pytest.raises(error) as info:
         compiled.launch(*launch_args(**change))
     assert str(info.value) == f"{names.CRAFTED}: {message}"
@@ -142,7 +146,9 @@ def test_the_launcher_takes_what_the_binder_takes(compiled: Any) -> None:
         (dict(flag=1), "dyn parameter 'flag' expects a bool, got int 1"),
     ],
 )
-def test_a_cached_call_with_a_refused_value_gets_the_binders_error(compiled: Any, change: dict[str, Any], message: str) -> None:
+def test_a_cached_call_with_a_refused_value_gets_the_binders_error(
+    compiled: Any, change: dict[str, Any], message: str
+) -> None:
     """The fast path hits the real launcher, which refuses the value; the slow path's binder says why."""
     d = Dispatcher(KERNEL.__wrapped__, None)
     a, b = torch.empty(256), torch.empty(256)
@@ -162,3 +168,9 @@ def test_a_cached_call_with_admitted_values_reaches_the_launch(compiled: Any) ->
     with pytest.raises(RuntimeError, match="kernel launch failed"):
         d.fast_path.call(a, b, 5, 3, 2**40, False)
     assert d.cache_info().misses == 0
+
+
+def test_a_name_with_a_nul_character() -> None:
+    lowered = names.nul_named.lower(meta(256, dtype=torch.float32))
+    assert "nul_named_kernel(" in lowered.cuda_source
+    assert names.nul_named.__name__ == "nul\0named"

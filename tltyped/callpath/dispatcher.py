@@ -149,17 +149,24 @@ class Dispatcher:
         return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
 
     def lowered(self, spec: Specialization, target: dict[str, Any]) -> lowering.LoweredKernel:
-        """Elaborate, check the launch extents, lower; a failure says which const values it was built with."""
+        """Elaborate, check the extents, lower; a failure notes the consts and tensors it was specialised on."""
         try:
             elaborated = self.elaborator.elaborate(spec)
             check_extents(self.signature.name, elaborated.prim_func)
             return lowering.lower(self.signature.name, elaborated, target)
         except (KernelBuildError, lowering.LoweringError) as exc:
-            if spec.consts:
-                exc.add_note(f"{self.signature.name} was specialised on " + ", ".join(
-                    f"{name}={describe(value)}" for name, value in spec.consts.items()
-                ))
+            exc.add_note(f"{self.signature.name} was specialised on {self.specialised_on(spec)}")
             raise
+
+    def specialised_on(self, spec: Specialization) -> str:
+        """`block=int 0, A: float32[M=256, K]`: the consts and tensors a kernel was built from."""
+        parts = [f"{name}={describe(value)}" for name, value in spec.consts.items()]
+        for p in self.signature.tensors:
+            assert p.tensor is not None
+            dims = ", ".join(f"{d.text}={spec.dims[d.text]}" if d.text in spec.dims else d.text for d in p.tensor.dims)
+            strides = spec.strides[p.name]
+            parts.append(f"{p.name}: {spec.dtypes[p.name].name}[{dims}]" + (f" strides {strides}" if strides else ""))
+        return ", ".join(parts)
 
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
         """The compiled kernel of one specialisation and target, built once per process."""

@@ -106,6 +106,7 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
 
 def _exec(source: str, filename: str, *closure: Any) -> Any:
     """Run generated source; its text stays visible to tracebacks and `inspect`."""
+    filename = filename.replace("\0", "\\0")  # the kernel's name is any text; compile() refuses NUL
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace: dict[str, Any] = {}
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102

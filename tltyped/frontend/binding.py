@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from tltyped.abi import ALIGNMENT
-from tltyped.frontend.const_types import admits, spelling
+from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
@@ -79,45 +79,20 @@ class Binder:
         return bound
 
     def _check_const(self, p: Param, value: Any) -> None:
-        """Hashable, equal to itself (it is a cache key) and of its annotation's type, each tuning candidate too."""
+        """A const (each candidate of a tuning space) must be a cache key and of its annotation's type."""
         for candidate in value.values if type(value) is Tune else (value,):
-            what = f"const parameter {p.name!r}"
-            try:
-                hash(candidate)
-            except Exception as exc:  # noqa: BLE001 - whatever the value's __hash__ raises
-                raise self._fail(
-                    TypeError,
-                    f"{what} must be hashable (it is part of the kernel's cache key); got {describe(candidate)}"
-                    + ("" if isinstance(exc, TypeError) else f" (its __hash__ raised {type(exc).__name__})"),
-                ) from None
-            try:
-                reflexive = bool(candidate == candidate)
-            except Exception as exc:  # noqa: BLE001 - whatever the value's __eq__ or __bool__ raises
-                raise self._fail(
-                    TypeError, f"{what} must compare equal to itself (it is part of the kernel's cache key); "
-                    f"got {describe(candidate)}, whose comparison raised {type(exc).__name__}",
-                ) from None
-            if not reflexive:
-                raise self._fail(
-                    ValueError, f"{what} must compare equal to itself (it is part of the kernel's cache key); "
-                    f"got {describe(candidate)}",
-                )
-            try:
-                fits = admits(p.annotation, candidate)
-            except Exception as exc:  # noqa: BLE001 - an isinstance or == that the value makes raise
-                raise self._fail(
-                    TypeError, f"{what} expects {spelling(p.annotation)}; checking {describe(candidate)} "
-                    f"against it raised {type(exc).__name__}",
-                ) from None
-            if not fits:
-                raise self._fail(TypeError, f"{what} expects {spelling(p.annotation)}, got {describe(candidate)}")
+            problem = const_problem(p.annotation, candidate)
+            if problem is not None:
+                raise self._fail(problem[0], f"const parameter {p.name!r} {problem[1]}")
 
     def _check_scalar(self, p: Param, value: Any) -> None:
         """The values the launcher converts: exact ints (no bools), ints or floats, bools, non-negative addresses."""
         scalar = p.scalar or ""
         if p.kind is Kind.PTR:
             if type(value) is not int or value < 0:
-                raise self._fail(TypeError, f"ptr parameter {p.name!r} expects a device address (an int >= 0), got {describe(value)}")
+                raise self._fail(
+                    TypeError, f"ptr parameter {p.name!r} expects a device address (an int >= 0), got {describe(value)}"
+                )
         elif scalar == "bool":
             if type(value) is not bool:
                 raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
@@ -131,12 +106,12 @@ class Binder:
         else:
             low, high = as_dtype(scalar).value_range()
             if not low <= value <= high:
-                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {value} does not fit in {scalar}")
+                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
 
     def _bind_tensor(self, p: Param, t: Any, bound: Bound, allow_meta: bool) -> None:
         spec = p.tensor
         assert spec is not None
-        if not isinstance(t, torch.Tensor):
+        if not issubclass(type(t), torch.Tensor):  # never `t.__class__`, which a value may fake
             raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
         self._check_device(p, t, bound, allow_meta)
         dtype = self._check_dtype(p, t, bound)
@@ -176,7 +151,7 @@ class Binder:
         if bound.device is None:
             bound.device = t.device
         elif t.device != bound.device:
-            first = next(n for n, v in bound.values.items() if isinstance(v, torch.Tensor))
+            first = next(q.name for q in self.signature.tensors)
             raise self._fail(ValueError, f"argument {p.name!r} is on {t.device} but {first!r} is on {bound.device}")
 
     def _check_dtype(self, p: Param, t: torch.Tensor, bound: Bound) -> type[DType]:
@@ -208,6 +183,8 @@ class Binder:
             if dim.is_derived:
                 expected = dim.evaluate(bound.dims)
                 if expected != t.shape[axis]:
+                    where = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in dim.symbols)
                     raise self._fail(
-                        ValueError, f"argument {p.name!r}: dim {axis} is {dim.text} = {expected}, got {t.shape[axis]}"
+                        ValueError,
+                        f"argument {p.name!r}: dim {axis} is {dim.text} = {expected} ({where}), got {t.shape[axis]}",
                     )

@@ -1,4 +1,4 @@
-"""A const parameter's annotation: which values it admits, and how they enter a cache key.
+"""What a const parameter admits (a hashable value of its annotation's type), and how it enters a cache key.
 
 A const reaches the kernel body as a Python value, and TileLang's builder
 turns what it meets into TIR: a `None` where a number belongs crashes the
@@ -9,8 +9,9 @@ because `True` is never meant as a block size and the two compile
 differently. An `int` is a `float`; `tuple[...]` is checked element by
 element; unions, `Optional`, `Literal`, `tl.const[X]`, dtypes (any spelling
 tltyped accepts: `T.dtype`, `torch.dtype`, `tl.DType`) and plain classes
-(`isinstance`) are understood. An annotation it cannot read (a generic
-alias, a protocol, a TypeVar) admits anything, as does no annotation.
+(`isinstance`) are understood, other generics by their class alone. An
+annotation it cannot read (a protocol, a TypeVar) admits anything, as does
+no annotation.
 
 Equal values of different types (`2`, `2.0`, `True`) compile differently,
 so the fast path's key carries a const's type wherever the admitted values
@@ -25,8 +26,38 @@ import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from tltyped.types.dtypes import DType, is_dtype_like
+from tltyped.types.values import describe
 
 _NUMBERS: dict[object, tuple[type, ...]] = {int: (int,), float: (int, float), complex: (int, float, complex)}
+_KEY = "(it is part of the kernel's cache key)"
+
+
+def const_problem(annotation: object, value: object) -> tuple[type[Exception], str] | None:
+    """Why `value` cannot be a const of this annotation (the error's type and its text), or None.
+
+    A const must be hashable and equal to itself, or it cannot key a cache
+    (a nan never finds its kernel again), and of its annotation's type. The
+    value's own `__hash__`, `__eq__`, `__bool__` or `isinstance` hook may
+    raise: that is reported, never propagated.
+    """
+    try:
+        hash(value)
+    except Exception as exc:  # noqa: BLE001 - whatever the value's __hash__ raises
+        raised = "" if isinstance(exc, TypeError) else f" (its __hash__ raised {type(exc).__name__})"
+        return TypeError, f"must be hashable {_KEY}; got {describe(value)}{raised}"
+    try:
+        reflexive = bool(value == value)
+    except Exception as exc:  # noqa: BLE001 - whatever the value's __eq__ or __bool__ raises
+        raised = type(exc).__name__
+        return TypeError, f"must compare equal to itself {_KEY}; got {describe(value)}, whose comparison raised {raised}"
+    if not reflexive:
+        return ValueError, f"must compare equal to itself {_KEY}; got {describe(value)}"
+    try:
+        fits = admits(annotation, value)
+    except Exception as exc:  # noqa: BLE001 - an isinstance or == that the value makes raise
+        raised = type(exc).__name__
+        return TypeError, f"expects {spelling(annotation)}; checking {describe(value)} against it raised {raised}"
+    return None if fits else (TypeError, f"expects {spelling(annotation)}, got {describe(value)}")
 
 
 def admits(annotation: object, value: object) -> bool:

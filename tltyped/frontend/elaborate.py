@@ -135,7 +135,8 @@ class Elaborator:
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
         """The body's keyword arguments and the dims' values (a fresh TIR variable per dyn dim)."""
-        dims: dict[str, Any] = {**spec.dims, **{name: tirx.Var(self._dim_c_names[name], "int32") for name in self._signature.dyn_dims}}
+        dyn = {name: tirx.Var(self._dim_c_names[name], "int32") for name in self._signature.dyn_dims}
+        dims: dict[str, Any] = {**spec.dims, **dyn}
         kwargs: dict[str, Any] = {}
         for p in self._signature.params:
             if p.kind is Kind.TENSOR:

@@ -126,7 +126,7 @@ def test_derived_dim_mismatch_is_rejected_on_the_fast_path() -> None:
     a, b = torch.randn(10, device="cuda"), torch.randn(10, device="cuda")
     for fn in (interleave, interleave_into):
         fn(a, b, torch.empty(21, device="cuda"), 1.0)  # compiled: the bad call below hits the key
-    with pytest.raises(ValueError, match=r"argument 'Out': dim 0 is N \* 2 \+ 1 = 21, got 20"):
+    with pytest.raises(ValueError, match=r"argument 'Out': dim 0 is N \* 2 \+ 1 = 21 \(N = 10 from A, axis 0\), got 20"):
         interleave(a, b, torch.empty(20, device="cuda"), 1.0)
     with pytest.raises(ValueError, match=r"shape check `Out.shape\[0\] == 2 \* A.shape\[0\] \+ 1` fails"):
         interleave_into(a, b, torch.empty(20, device="cuda"), 1.0)

@@ -17,6 +17,7 @@ of a misaligned pointer to the slow path is tested in test_cache_key.py.
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -24,7 +25,8 @@ import pytest
 import torch
 
 from tests.conftest import meta
-from tests.kernels import broken, in_body, shapes
+import tltyped as tl
+from tests.kernels import broken, consts, in_body, shapes
 from tltyped.frontend.elaborate import KernelBuildError
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -92,7 +94,9 @@ def test_call_with_a_bad_dyn_float() -> None:
 @pytest.mark.parametrize(
     ("value", "error", "fragment"),
     [(1.5, TypeError, "expects an int, got float 1.5"), (True, TypeError, "expects an int, got bool True"),
-     (2**31, ValueError, "= 2147483648 does not fit in int32")],
+     (2**31, ValueError, "= int 2147483648 does not fit in int32"),
+     (10**5000, ValueError, "= int (its __repr__ raised ValueError) does not fit in int32")],  # too long for str()
+    ids=["float", "bool", "2**31", "10**5000"],
 )
 def test_bad_dyn_int(value: object, error: type[Exception], fragment: str) -> None:
     binder = shapes.with_scalars._dispatcher.binder
@@ -100,11 +104,34 @@ def test_bad_dyn_int(value: object, error: type[Exception], fragment: str) -> No
         binder.bind((meta(4, dtype=torch.float32), value, 0), allow_meta=True)
 
 
-@pytest.mark.parametrize("value", [-1, 1.0, "0x10"])
-def test_bad_ptr(value: object) -> None:
+@pytest.mark.parametrize(("value", "shown"), [(-1, "int -1"), (1.0, "float 1.0"), ("0x10", "str '0x10'"), (True, "bool True")])
+def test_bad_ptr(value: object, shown: str) -> None:
     binder = shapes.with_scalars._dispatcher.binder
-    with pytest.raises(TypeError, match=re.escape(f"ptr parameter 'p' expects a device address (int) or a CUDA tensor, got {value!r}")):
+    with pytest.raises(TypeError, match=re.escape(f"ptr parameter 'p' expects a device address (an int >= 0) or a CUDA tensor, got {shown}")):
         binder.bind((meta(4, dtype=torch.float32), 1, value), allow_meta=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "fragment"),
+    [(True, TypeError, r"expects a float, got bool True"), (10**400, ValueError, r"= int 1000\d*\.\.\.0+ does not fit in float32"),
+     (1e39, ValueError, r"= float 1e\+39 does not fit in float32")],
+    ids=["bool", "10**400", "1e39"],
+)
+def test_bad_dyn_float(value: object, error: type[Exception], fragment: str) -> None:
+    binder = in_body.scale_rows._dispatcher.binder
+    a = meta(4, 4, dtype=torch.float32)
+    with pytest.raises(error, match=f"dyn parameter 'alpha' {fragment}$"):
+        binder.bind((a, a, value, 64), allow_meta=True)
+    for fine in (2, -1.5, float("inf"), float("nan")):  # an int is a float; inf and nan are floats
+        binder.bind((a, a, fine, 64), allow_meta=True)
+
+
+def test_a_dyn_dim_beyond_int32(seed_gemm) -> None:
+    """The launcher passes dyn dims as int32: a larger one is refused by the binder, naming where it came from."""
+    binder = seed_gemm.gemm._dispatcher.binder
+    with pytest.raises(ValueError, match=re.escape("dim K = 2147483648 (from A, axis 1) is too large for a dyn dim")):
+        binder.bind((meta(16, 2**31), meta(2**31, 16), 128, 128, 32, 3), allow_meta=True)
+    binder.bind((meta(16, 2**31 - 1), meta(2**31 - 1, 16), 128, 128, 32, 3), allow_meta=True)
 
 
 def test_dyn_scalars_of_other_tilelang_dtypes() -> None:
@@ -179,8 +206,8 @@ def test_literal_dim() -> None:
 
 @pytest.mark.parametrize(
     ("b_shape", "message"),
-    [((16, 2), "argument 'B': dim 0 is 2 * N + 1 = 17, got 16"),
-     ((17, 3), "argument 'B': dim 1 is ceildiv(N, 4) = 2, got 3")],
+    [((16, 2), "argument 'B': dim 0 is 2 * N + 1 = 17 (N = 8 from A, axis 0), got 16"),
+     ((17, 3), "argument 'B': dim 1 is ceildiv(N, 4) = 2 (N = 8 from A, axis 0), got 3")],
 )
 def test_derived_dim(b_shape: tuple[int, int], message: str) -> None:
     binder = shapes.derived._dispatcher.binder
@@ -283,3 +310,178 @@ def test_a_failed_elaboration_leaves_the_kernel_usable() -> None:
         broken.typo_in_copy.lower(meta(64, dtype=torch.float32))
     a = meta(128, 64, dtype=torch.float32)
     assert "@T.prim_func" in elementwise.add_or_sub.lower(a, a).tir
+
+
+# -- consts against their annotations, before the body runs --------------------------------
+
+
+def bind_annotated(**consts_: object) -> object:
+    """Bind a call of `consts.annotated` (every kind of const annotation) with these consts."""
+    call = inspect.signature(consts.annotated.__wrapped__).bind(meta(4, dtype=torch.float32), **consts_)
+    call.apply_defaults()
+    return consts.annotated._dispatcher.binder.bind(tuple(call.arguments.values()), allow_meta=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("count", None, "expects int, got NoneType None"),
+        ("count", 1.0, "expects int, got float 1.0"),
+        ("count", True, "expects int, got bool True"),
+        ("count", "1", "expects int, got str '1'"),
+        ("scale", True, "expects float, got bool True"),
+        ("scale", "1.0", "expects float, got str '1.0'"),
+        ("flag", 1, "expects bool, got int 1"),
+        ("label", 1, "expects str, got int 1"),
+        ("pair", (1,), "expects tuple[int, int], got tuple (1,)"),
+        ("pair", (1, 2.0), "expects tuple[int, int], got tuple (1, 2.0)"),
+        ("sizes", (1, "2"), "expects tuple[int, ...], got tuple (1, '2')"),
+        ("maybe", 1.5, "expects Optional[int], got float 1.5"),
+        ("choice", "c", "expects Literal['a', 'b'], got str 'c'"),
+        ("mode", 1, "expects Mode, got int 1"),
+        ("out_dtype", "float99", "expects dtype, got str 'float99'"),
+        ("out_dtype", 16, "expects dtype, got int 16"),
+        ("fixed", 3.0, "expects int, got float 3.0"),
+    ],
+)
+def test_const_of_the_wrong_type(name: str, value: object, message: str) -> None:
+    with pytest.raises(TypeError) as info:
+        bind_annotated(**{name: value})
+    assert str(info.value) == f"annotated: const parameter {name!r} {message}"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("count", consts.Mode.FAST), ("scale", 2), ("scale", float("inf")), ("maybe", None), ("maybe", 3),
+     ("mode", consts.Mode.FAST), ("out_dtype", "float16"), ("out_dtype", torch.float16), ("out_dtype", tl.float16),
+     ("sizes", (1, 2, 3)), ("choice", "b"), ("anything", object()), ("anything", (None, "x", 1.5))],
+)
+def test_const_of_an_admitted_type(name: str, value: object) -> None:
+    assert bind_annotated(**{name: value}).values[name] is value  # type: ignore[attr-defined]
+
+
+def test_none_for_an_int_block_is_refused_before_tvm_sees_it() -> None:
+    """`block=None` reached TVM's floordiv and killed the process (SIGSEGV)."""
+    with pytest.raises(TypeError, match=r"^scale: const parameter 'block' expects int, got NoneType None$"):
+        consts.scale.lower(meta(256, dtype=torch.int32), meta(256, dtype=torch.float32), 2.0, None)
+
+
+class RaisingHash:
+    def __hash__(self) -> int:
+        raise ValueError("no hash")
+
+
+class RaisingRepr:
+    def __repr__(self) -> str:
+        raise ValueError("no repr")
+
+
+class RaisingEq:
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no eq")
+
+    __hash__ = object.__hash__
+
+
+class RaisingBool:
+    def __bool__(self) -> bool:
+        raise RuntimeError("no bool")
+
+
+class EqualsRaisingBool:
+    def __eq__(self, other: object) -> object:
+        return RaisingBool()
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "fragments"),
+    [
+        (RaisingHash(), TypeError, ["must be hashable", "RaisingHash", "its __hash__ raised ValueError"]),
+        ([1], TypeError, ["must be hashable", "got list [1]"]),
+        (RaisingRepr(), TypeError, ["expects int, got tests.unit.test_bad_input.RaisingRepr <RaisingRepr instance"]),
+        (RaisingEq(), TypeError, ["must compare equal to itself", "whose comparison raised RuntimeError"]),
+        (EqualsRaisingBool(), TypeError, ["must compare equal to itself", "whose comparison raised RuntimeError"]),
+        (float("nan"), ValueError, ["must compare equal to itself", "got float nan"]),
+    ],
+    ids=["__hash__ raises", "unhashable", "__repr__ raises", "__eq__ raises", "__bool__ raises", "nan"],
+)
+def test_badly_behaved_const(value: object, error: type[Exception], fragments: list[str]) -> None:
+    with pytest.raises(error) as info:
+        bind_annotated(count=value)
+    assert str(info.value).startswith("annotated: const parameter 'count' ")
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_badly_behaved_tuning_candidate() -> None:
+    with pytest.raises(TypeError, match=r"const parameter 'count' expects int, got float 2.0"):
+        bind_annotated(count=tl.tune([1, 2.0]))
+
+
+# -- block sizes: the extents a kernel launches, loops over and allocates -------------------
+
+
+@pytest.mark.parametrize(
+    ("consts_", "message", "note"),
+    [
+        (dict(block=0), "Divide by zero", "block=int 0"),
+        (dict(block=-64), "a loop over `i` has extent -64; a loop extent must be >= 0", "block=int -64"),
+        (dict(threads=2048), "T.Kernel launches 2048 threads per block (2048 x 1 x 1); CUDA allows at most 1024",
+         "threads=int 2048"),
+        (dict(rows=-1), "buffer `scratch` is allocated with shape (-1, 64); a dim must be >= 0", "rows=int -1"),
+    ],
+)
+def test_bad_block_sizes_fail_the_build_naming_the_consts(consts_: dict[str, int], message: str, note: str) -> None:
+    with pytest.raises(KernelBuildError) as info:
+        consts.blocked.lower(meta(256, dtype=torch.float32), **consts_)
+    assert message in str(info.value)
+    assert info.value.__notes__ == [f"blocked was specialised on {', '.join(_consts_text(consts_))}, A: float32[M=256]"]
+    assert note in info.value.__notes__[0]
+
+
+def _consts_text(changed: dict[str, int]) -> list[str]:
+    values = {"block": 64, "threads": 128, "rows": 1, **changed}
+    return [f"{name}=int {value}" for name, value in values.items()]
+
+
+def test_the_largest_block_builds() -> None:
+    assert "__launch_bounds__(1024" in consts.blocked.lower(meta(4096, dtype=torch.float32), block=1024, threads=1024).cuda_source
+
+
+# -- values shown in messages: never a whole tensor ---------------------------------------
+
+
+class Recorded(torch.Tensor):
+    """A tensor that records every formatting of itself (formatting a large CUDA tensor allocates GBs)."""
+
+    formatted: list[str] = []
+
+    def __repr__(self, *args: object, **kwargs: object) -> str:
+        Recorded.formatted.append("repr")
+        return "<tensor>"
+
+    def __format__(self, spec: str) -> str:
+        Recorded.formatted.append("format")
+        return "<tensor>"
+
+
+@pytest.mark.parametrize("where", ["dyn float", "ptr", "const"])
+def test_a_tensor_where_a_scalar_belongs_is_described_not_formatted(where: str) -> None:
+    big = torch.empty(2**16, 2**16, dtype=torch.float8_e4m3fn, device="meta")
+    recorded = torch.empty(2, 3).as_subclass(Recorded)
+    Recorded.formatted.clear()
+    for value in (big, recorded):
+        with pytest.raises((TypeError, ValueError)) as info:
+            if where == "dyn float":
+                in_body.scale_rows._dispatcher.binder.bind((meta(4, 4, dtype=torch.float32),) * 2 + (value, 64), allow_meta=True)
+            elif where == "ptr":  # a tensor is a pointer's value when it is a CUDA tensor on the call's device
+                shapes.with_scalars._dispatcher.binder.bind((meta(4, dtype=torch.float32), 1, value))
+            else:
+                bind_annotated(count=value)
+        text = str(info.value)
+        assert len(text) < 400, text
+        if value is big and where != "ptr":
+            assert "torch.Tensor of dtype torch.float8_e4m3fn and shape (65536, 65536) on meta" in text
+    assert Recorded.formatted == []

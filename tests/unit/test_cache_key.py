@@ -14,6 +14,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tltyped as tl
-from tests.kernels import dispatch, elementwise
+from tests.kernels import consts, dispatch, elementwise
 from tltyped.backend import facts as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.analyze import analyze
@@ -421,3 +422,89 @@ def test_different_keys_elaborate_concurrently_into_the_same_kernels() -> None:
 
     assert run_threads(len(cases), work) == []
     assert concurrent == sequential
+
+
+# -- equal consts of other types: 2, 2.0 and True ----------------------------------------
+
+SCALE = consts.scale._dispatcher
+ANNOTATED = consts.annotated._dispatcher
+
+
+def scale_args(factor: Any, block: Any = 64) -> tuple[Any, ...]:
+    return (meta_tensor((256,), dtype=torch.int32), meta_tensor((256,)), factor, block)
+
+
+@pytest.mark.parametrize(
+    ("dispatcher", "name", "one", "other"),
+    [
+        (SCALE, "factor", 2, 2.0),
+        (ANNOTATED, "count", 1, True),  # True is refused by the binder, but must not hit the kernel of 1
+        (ANNOTATED, "scale", 1, 1.0),
+        (ANNOTATED, "flag", True, 1),
+        (ANNOTATED, "pair", (2, 2), (2.0, 2)),
+        (ANNOTATED, "anything", 1, True),
+        (ANNOTATED, "anything", (1, (2, 3)), (1, (2, 3.0))),
+        (ANNOTATED, "anything", frozenset({1}), frozenset({1.0})),
+        (ANNOTATED, "count", tl.tune([2, 4]), tl.tune([2.0, 4.0])),
+    ],
+)
+def test_equal_consts_of_other_types_key_apart(dispatcher: Dispatcher, name: str, one: Any, other: Any) -> None:
+    plain_one, plain_other = (one.values, other.values) if isinstance(one, tl.Tune) else (one, other)
+    assert plain_one == plain_other and hash(plain_one) == hash(plain_other)  # what makes a plain key share them
+    args = list(scale_args(2) if dispatcher is SCALE else (meta_tensor((4,)),))
+    keys = []
+    for value in (one, other):
+        kwargs = {name: value}
+        if dispatcher is SCALE:
+            keys.append(dispatcher.key(*args[:2], **kwargs))
+        else:
+            keys.append(dispatcher.key(*args, **kwargs))
+    assert keys[0] != keys[1]
+
+
+def test_a_string_const_keys_by_value() -> None:
+    """A TileLang dtype is a `str` equal to its name and compiles the same: no type in the key there."""
+    import tilelang.language as T
+
+    a = meta_tensor((4,))
+    assert ANNOTATED.key(a, label="float16") == ANNOTATED.key(a, label=T.float16)
+    assert ANNOTATED.key(a, label="float16") != ANNOTATED.key(a, label="float32")
+
+
+def test_int_and_float_factors_compile_apart(monkeypatch: pytest.MonkeyPatch, sm90: str, tmp_path: Path) -> None:
+    """The slow path's kernel table: `factor=2` and `factor=2.0` are two kernels (int32 vs float arithmetic)."""
+    from tltyped.backend import compiler
+    from tltyped.backend.kernel import CompiledKernel
+
+    d = Dispatcher(consts.scale.__wrapped__, analyze(consts.scale.__wrapped__).signature, None)
+    built: list[Any] = []
+
+    def lowered_only(lowered: Any, signature: Any) -> CompiledKernel:  # nvcc's part is not under test here
+        built.append(lowered)
+        return CompiledKernel(launch=print, outputs=(), returns=(), folder=tmp_path / "unbuilt", compiled=True, lowered=lowered)
+
+    monkeypatch.setattr(compiler, "compile_kernel", lowered_only)
+    kernels = []
+    for factor in (2, 2.0, 2):
+        bound = d.binder.bind(scale_args(factor), allow_meta=True)
+        kernels.append(d.kernel(bound, d.consts(bound), torch.device("meta")))
+    assert d.kernels.compiles == 2
+    assert kernels[0] is kernels[2] and kernels[0] is not kernels[1]
+    int_source, float_source = (k.cuda_source.replace(" ", "") for k in built)
+    assert "((float)(A[" in int_source and "*2))" in int_source  # the product in int32, then converted
+    assert "*0x1p+1f" in float_source  # a float product
+
+
+def test_fast_path_hit_needs_the_same_const_type() -> None:
+    """A kernel stored for `factor=2` (CPU tensors, hand-filled) does not serve `factor=2.0`."""
+    d = Dispatcher(consts.scale.__wrapped__, analyze(consts.scale.__wrapped__).signature, None)
+    a, b = torch.empty(256, dtype=torch.int32), torch.empty(256)
+    launches = Launches()
+    d.launches[d.key(a, b, 2)] = launches
+    d.fast_path.call(a, b, 2)
+    assert len(launches.calls) == 1
+    with pytest.raises(ValueError, match="argument 'A' is on cpu"):  # the slow path: no CUDA here
+        d.fast_path.call(a, b, 2.0)
+    with pytest.raises(TypeError, match="const parameter 'block' expects int, got bool True"):
+        d.fast_path.call(a, b, 2, True)  # block=True would equal a stored block=1
+    assert len(launches.calls) == 1

@@ -352,7 +352,7 @@ def test_variables_may_name_dims_differently_as_in_tilelang() -> None:
     fn = tl.jit(renamed)
     assert dict(fn.signature.dims) == {"m": True, "N": False, "K": False}
     assert [str(d) for d in fn.signature.param("B").tensor.dims] == ["K * 2", "N"]
-    with pytest.raises(ValueError, match=r"argument 'B': dim 0 is K \* 2 = 64, got 32"):
+    with pytest.raises(ValueError, match=r"argument 'B': dim 0 is K \* 2 = 64 \(K = 32 from A, axis 1\), got 32"):
         fn.lower(torch.empty(8, 32, dtype=torch.float16, device="meta"), torch.empty(32, 4, dtype=torch.float16, device="meta"))
 
 

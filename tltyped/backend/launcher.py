@@ -20,7 +20,7 @@ from tltyped.backend.kernel import CUBIN, MODULE, CompiledKernel, OutputSpec, lo
 from tltyped.backend.lower import HOST_SCALARS, LoweredKernel, host_type_map
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.templates import render
-from tltyped.types.dtypes import ALL_DTYPES, as_dtype
+from tltyped.types.dtypes import ALL_DTYPES, as_dtype, bool_
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class CArg:
     label: str  # what an error message calls it
     cname: str
     ctype: str
-    convert: str  # "ptr" | "int" | "float"
+    convert: str  # "ptr" | "int" | "bool" | "float"
     lo: int = 0
     hi: int = 0
 
@@ -66,6 +66,8 @@ def _scalar_arg(label: str, cname: str, dtype: str) -> CArg:
     if dtype == "handle":
         return CArg(label, cname, "void*", "ptr")
     element = as_dtype(dtype)
+    if element is bool_:
+        return CArg(label, cname, element.c_name, "bool")
     if element.is_float():
         return CArg(label, cname, element.c_name, "float")
     lo, hi = element.value_range()

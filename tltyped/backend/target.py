@@ -13,6 +13,8 @@ from typing import Any, Union
 
 import torch
 
+from tltyped.types.values import describe
+
 TargetLike = Union[str, dict[str, Any], None]
 ENV_VAR = "TLTYPED_TARGET"
 
@@ -28,11 +30,11 @@ def normalize(target: str | dict[str, Any]) -> dict[str, Any]:
     """`"sm_90a"`, `"cuda -arch=sm_90a"` or a target dict with an "arch" -> a target dict."""
     if isinstance(target, dict):
         if target.get("kind", "cuda") != "cuda" or not _ARCH.match(str(target.get("arch", ""))):
-            raise TargetError(f"target {target!r} needs kind 'cuda' and an 'arch' such as 'sm_90a'")
+            raise TargetError(f"target {describe(target)} needs kind 'cuda' and an 'arch' such as 'sm_90a'")
         return {"kind": "cuda", **target}
-    found = _ARCH.match(target.strip())
+    found = _ARCH.match(target.strip()) if isinstance(target, str) else None
     if found is None:
-        raise TargetError(f"unknown target {target!r}; name a CUDA architecture such as 'sm_90a' or 'sm_80'")
+        raise TargetError(f"unknown target {describe(target)}; name a CUDA architecture such as 'sm_90a' or 'sm_80'")
     return {"kind": "cuda", "arch": found.group(1)}
 
 

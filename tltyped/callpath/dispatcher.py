@@ -26,9 +26,9 @@ from tltyped.autotune import candidates, search, time_call
 from tltyped.backend import target as targets
 from tltyped.backend.facts import tensor_facts
 from tltyped.backend.kernel import CompiledKernel
+from tltyped.backend.options import BuildOptions
 from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.callpath.kernels import KernelTable
-from tltyped.backend.options import BuildOptions
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments
 from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 

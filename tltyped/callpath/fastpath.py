@@ -11,9 +11,7 @@ identifier.
 
 from __future__ import annotations
 
-import keyword
 import linecache
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +19,11 @@ from typing import Any
 from tltyped.abi import ALIGNMENT
 from tltyped.backend.facts import tensor_facts
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.signature import KernelSignature, Kind
+from tltyped.frontend.const_types import key_form
+from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.templates import render
+from tltyped.templates.names import identifier
+from tltyped.types.values import typed_key
 
 
 @dataclass
@@ -44,20 +45,27 @@ def address(value: Any, device: int) -> int:
     raise ValueError("not a CUDA tensor on the call's device")  # the slow path says what was wrong
 
 
-def identifier(name: str) -> str:
-    """`name` as a Python identifier (`gemm[fp16]` -> `gemm_fp16_`)."""
-    text = re.sub(r"\W", "_", name) or "_"
-    if text[0].isdigit() or keyword.iskeyword(text):
-        text = f"_{text}"
-    return text
-
-
 def reserved_prefix(names: list[str]) -> str:
     """A prefix for generated variables that none of `names` starts with."""
     prefix, n = "_tl_", 0
     while any(name.startswith(prefix) for name in names):
         prefix, n = f"_tl{n}_", n + 1
     return prefix
+
+
+def const_key_items(p: Param, v: str) -> list[str]:
+    """A const's part of the key, in the form its annotation needs (see `const_types.key_form`).
+
+    `type(x), x` costs two specialised bytecodes; the deep form a call of
+    `typed_key`. The binder admits only values of the annotation, so a
+    kernel is only ever stored under such a key.
+    """
+    form = key_form(p.annotation)
+    if form == "deep":
+        return [f"{v}typed({p.name})"]
+    if form == "typed":
+        return [f"{v}type({p.name})", p.name]
+    return [p.name]
 
 
 def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
@@ -92,7 +100,7 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
         for c in signature.checks if c.is_dyn(signature.dims)
     ]
     checks += [f"{name} != {source[name]}" for name in signature.scalar_dims]  # a scalar that sizes a tensor
-    key_items += [p.name for p in signature.params if p.kind is Kind.CONST]
+    key_items += [item for p in signature.params if p.kind is Kind.CONST for item in const_key_items(p, v)]
     pointers = [p.name for p in signature.params if p.kind is Kind.PTR]
     ptr_of = {t.name: t.ptr for t in tensors}
     launch_args = [ptr_of.get(p.name, p.name) for p in signature.params if p.is_runtime]
@@ -108,6 +116,7 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
 
 def _exec(source: str, filename: str, *closure: Any) -> Any:
     """Run generated source; its text stays visible to tracebacks and `inspect`."""
+    filename = filename.replace("\0", "\\0")  # the kernel's name is any text; compile() refuses NUL
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace: dict[str, Any] = {}
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102
@@ -138,6 +147,7 @@ def build_fast_path(
     defaults = [p.default for p in signature.params if p.has_default]
     ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
     call, key, hits = _exec(
-        source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, address, *defaults
+        source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, address, int, tuple, type, typed_key,
+        *defaults,
     )
     return FastPath(call, key, hits)

@@ -20,10 +20,11 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
-from tltyped.callpath.fastpath import _exec, identifier, reserved_prefix
+from tltyped.callpath.fastpath import _exec, reserved_prefix
 from tltyped.frontend.analyze import Analysis
 from tltyped.frontend.signature import KernelSignature
 from tltyped.templates import render
+from tltyped.templates.names import identifier
 
 if TYPE_CHECKING:
     from tltyped.backend.lower import LoweredKernel

@@ -49,10 +49,8 @@ def is_pointer(annotation: object) -> bool:
 
 def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str, bool]) -> Param:
     """A Param from a signature annotation; `dim_kinds` collects the dims it declares."""
-    if isinstance(default, Tune):
-        return Param(name, Kind.CONST, default)
-    if annotation is inspect.Parameter.empty:
-        return Param(name, Kind.CONST, default)
+    if isinstance(default, Tune) or annotation is inspect.Parameter.empty:
+        return Param(name, Kind.CONST, default, annotation=annotation)
     if is_tensor_annotation(annotation):
         return Param(name, Kind.TENSOR, default, tensor=parse_tensor(name, get_args(annotation), dim_kinds))
     if is_pointer(annotation):
@@ -66,7 +64,7 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
     scalar = tilelang_scalar(annotation)
     if scalar is not None:
         return Param(name, Kind.DYN, default, scalar=scalar)
-    return Param(name, Kind.CONST, default)
+    return Param(name, Kind.CONST, default, annotation=annotation)
 
 
 def _marker(annotation: object) -> Marker | None:

@@ -12,6 +12,7 @@ address.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin
@@ -19,10 +20,15 @@ from typing import Any, get_args, get_origin
 import torch
 
 from tltyped.abi import ALIGNMENT
+from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor
+from tltyped.types.values import describe
+
+_DYN_DIM_MAX = 2**31 - 1  # dyn dims reach the kernel as int32
+
 
 @dataclass
 class Bound:
@@ -38,7 +44,7 @@ class Bound:
 
     @property
     def tuned(self) -> dict[str, Tune]:
-        return {k: v for k, v in self.values.items() if isinstance(v, Tune)}
+        return {k: v for k, v in self.values.items() if type(v) is Tune}
 
 
 class Binder:
@@ -59,10 +65,12 @@ class Binder:
                 self._check_const(p, bound.values[p.name])
             elif p.kind is Kind.DYN:
                 self._check_scalar(p, bound.values[p.name])
+            elif p.kind is Kind.PTR and not isinstance(bound.values[p.name], torch.Tensor):
+                self._pointer(p, bound.values[p.name], bound, allow_meta)  # an address, checked as the launcher does
         for p in self.signature.tensors:
             self._bind_tensor(p, bound.values[p.name], bound, allow_meta)
         for p in params:
-            if p.kind is Kind.PTR:
+            if p.kind is Kind.PTR:  # a tensor's data pointer, once the call's device is known
                 bound.values[p.name] = self._pointer(p, bound.values[p.name], bound, allow_meta)
         for p in self.signature.outputs:
             bound.dtypes[p.name] = self._expected_dtype(p, bound, None)
@@ -74,6 +82,12 @@ class Binder:
                     ValueError, f"argument {name!r} = {bound.values[name]}, but it is dim {name} of "
                     f"{bound.dim_origin[name]}, which is {bound.dims[name]}",
                 )
+        for dim in self.signature.dyn_dims:
+            if bound.dims[dim] > _DYN_DIM_MAX:
+                raise self._fail(
+                    ValueError, f"dim {dim} = {bound.dims[dim]} (from {bound.dim_origin[dim]}) is too large for a dyn dim "
+                    f"(int32, at most {_DYN_DIM_MAX}); declare it const to specialise on it",
+                )
         for check in self.signature.checks:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
@@ -83,14 +97,11 @@ class Binder:
         return bound
 
     def _check_const(self, p: Param, value: Any) -> None:
-        try:
-            hash(value)
-        except TypeError:
-            raise self._fail(
-                TypeError,
-                f"const parameter {p.name!r} must be hashable (it is part of the kernel's cache key); "
-                f"got {type(value).__name__} {value!r}",
-            ) from None
+        """A const (each candidate of a tuning space) must be a cache key and of its annotation's type."""
+        for candidate in value.values if type(value) is Tune else (value,):
+            problem = const_problem(p.annotation, candidate)
+            if problem is not None:
+                raise self._fail(problem[0], f"const parameter {p.name!r} {problem[1]}")
 
     def _pointer(self, p: Param, value: Any, bound: Bound, allow_meta: bool) -> int:
         """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer."""
@@ -99,30 +110,33 @@ class Binder:
             return int(value.data_ptr())
         if type(value) is not int or value < 0:
             raise self._fail(
-                TypeError, f"ptr parameter {p.name!r} expects a device address (int) or a CUDA tensor, got {value!r}"
+                TypeError, f"ptr parameter {p.name!r} expects a device address (an int >= 0) or a CUDA tensor, got {describe(value)}"
             )
         return value
 
     def _check_scalar(self, p: Param, value: Any) -> None:
+        """The values the launcher converts: exact ints (no bools), ints or floats, bools, non-negative addresses."""
         scalar = p.scalar or ""
         if scalar == "bool":
             if type(value) is not bool:
-                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {type(value).__name__} {value!r}")
+                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
         elif scalar.startswith(("float", "bfloat")):
             if type(value) not in (int, float):
-                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a float, got {type(value).__name__} {value!r}")
+                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
+            if abs(value) > torch.finfo(to_torch(scalar)).max and not (type(value) is float and math.isinf(value)):
+                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
         elif type(value) is not int:
-            raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {type(value).__name__} {value!r}")
+            raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {describe(value)}")
         else:
             low, high = as_dtype(scalar).value_range()
             if not low <= value <= high:
-                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {value} does not fit in {scalar}")
+                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
 
     def _bind_tensor(self, p: Param, t: Any, bound: Bound, allow_meta: bool) -> None:
         spec = p.tensor
         assert spec is not None
-        if not isinstance(t, torch.Tensor):
-            raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {type(t).__name__}")
+        if not issubclass(type(t), torch.Tensor):  # never `t.__class__`, which a value may fake
+            raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
         self._check_device(p, t, bound, allow_meta)
         dtype = self._check_dtype(p, t, bound)
         if t.dim() != len(spec.dims):
@@ -157,7 +171,7 @@ class Binder:
         if bound.device is None:
             bound.device = t.device
         elif t.device != bound.device:
-            first = next(n for n, v in bound.values.items() if isinstance(v, torch.Tensor))
+            first = next(q.name for q in self.signature.tensors)
             raise self._fail(ValueError, f"argument {p.name!r} is on {t.device} but {first!r} is on {bound.device}")
 
     def _check_dtype(self, p: Param, t: torch.Tensor, bound: Bound) -> type[DType]:
@@ -199,7 +213,8 @@ class Binder:
             if dim.is_derived:
                 expected = dim.evaluate(bound.dims)
                 if expected != size:
-                    raise self._fail(ValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected}, got {size}")
+                    where = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in dim.symbols)
+                    raise self._fail(ValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected} ({where}), got {size}")
 
 
 def evaluate_dtype(source: str, env: Mapping[str, Any], consts: Mapping[str, Any]) -> type[DType]:
@@ -247,7 +262,7 @@ def inspection_arguments(
     consts = {p.name: values[p.name] for p in params.values() if p.kind is Kind.CONST and p.name in values}
     for p in params.values():
         value = values.get(p.name, _MISSING)
-        if p.kind is Kind.TENSOR and (value is _MISSING or get_origin(value) is Tensor or value is Tensor):
+        if p.kind is Kind.TENSOR and (value is _MISSING or _describes_a_tensor(value)):
             values[p.name] = _placeholder(name, p, value, dims, consts, env)
         elif value is _MISSING:
             raise TypeError(f"{name}: missing argument {p.name!r}")
@@ -255,6 +270,14 @@ def inspection_arguments(
 
 
 _MISSING = object()
+
+
+def _describes_a_tensor(value: Any) -> bool:
+    """`T.Tensor(shape, dtype)` given for a tensor (any other value, however it behaves, is not)."""
+    try:
+        return value is Tensor or get_origin(value) is Tensor
+    except Exception:  # noqa: BLE001 - a value whose attributes raise is simply not a description
+        return False
 
 
 def _placeholder(

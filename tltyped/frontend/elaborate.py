@@ -34,6 +34,7 @@ from tilelang.language.eager.utils import construct_strides
 
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
+from tltyped.templates.names import c_names, identifier
 from tltyped.types.dtypes import DTypeName, tilelang_value, to_tilelang
 
 tirx = tvm.tirx
@@ -75,15 +76,22 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
     is a Python int, so plain Python can compute with it.
     """
 
-    def __init__(self, tensors: frozenset[str], dims: dict[str, Any], dim_vars: Mapping[str, str]) -> None:
+    def __init__(
+        self, tensors: frozenset[str], dims: dict[str, Any], dim_vars: Mapping[str, str], c_names: Mapping[str, str]
+    ) -> None:
         super().__init__()
         self.eager_jit = "phase2"
         self.eager_jit_subs = _DimValues(dims)
         self._tensors = tensors
         self._dims = dims
         self._dim_vars = dim_vars
+        self._c_names = c_names
         self.globals: list[Any] = []  # the T.alloc_global buffers, in declaration order
         self.returned: list[Any] = []  # the buffers the kernel returns, in return order
+
+    def prim_func_arg(self, name: str, value: Any) -> Any:
+        """A kernel parameter, named in TIR (and so in the CUDA and host code) by its safe C name."""
+        return super().prim_func_arg(self._c_names.get(name, name), value)
 
     def get_parent_locals(self) -> dict[str, Any]:
         """The locals of the kernel body being run (the first frame outside the builder)."""
@@ -98,8 +106,9 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
             if value is self.empty and name in self._tensors:
                 return self.get_parent_locals()[name]
             dim = self._dim_vars.get(name, name)
-            if dim in self._dims and isinstance(value, tirx.Var) and value.name == dim:
-                return self._dims[dim]  # `M = T.dynamic("m")`: the dim's one variable
+            known = self._dims.get(dim)
+            if isinstance(known, tirx.Var) and isinstance(value, tirx.Var) and value.name in (dim, known.name):
+                return known  # `M = T.dynamic("m")`: the dim's one variable (named by its safe C name)
             if isinstance(value, tirx.IntImm) and value.dtype == "int32":
                 return int(value)  # `(m, k) = A.shape` gives Python ints for const dims
         return super().bind(name, value, annot, loop_target=loop_target)
@@ -135,6 +144,14 @@ class Elaborator:
     def __init__(self, fn: Callable[..., Any], signature: KernelSignature) -> None:
         self._fn = fn
         self._signature = signature
+        self._symbol = identifier(signature.name)  # the kernel's name in TIR, CUDA and the host code
+        runtime = [p.name for p in signature.params if p.is_runtime]
+        safe = c_names(  # the names of kernel parameters and dyn dims in TIR, CUDA and the host code
+            runtime + list(signature.dyn_dims),
+            reserved=[f"{self._symbol}_kernel", *(f"{p.name}_desc" for p in signature.tensors)],  # TileLang's own
+        )
+        self._c_names = dict(zip(runtime, safe))
+        self._dim_c_names = dict(zip(signature.dyn_dims, safe[len(runtime) :]))
         self._generator: Any = None
         self._lock = threading.Lock()
 
@@ -147,7 +164,8 @@ class Elaborator:
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
         """The body's keyword arguments and the dims' values (a fresh TIR variable per dyn dim)."""
-        dims: dict[str, Any] = {**spec.dims, **{name: tirx.Var(name, "int32") for name in self._signature.dyn_dims}}
+        dyn = {name: tirx.Var(self._dim_c_names[name], "int32") for name in self._signature.dyn_dims}
+        dims: dict[str, Any] = {**spec.dims, **dyn}
         kwargs: dict[str, Any] = {}
         for p in (*self._signature.params, *self._signature.outputs):
             if p.kind is Kind.TENSOR:
@@ -156,7 +174,7 @@ class Elaborator:
                 kwargs[p.name] = dims[p.name]  # a scalar that sizes a tensor is that dyn dim's variable
             elif p.kind in (Kind.DYN, Kind.PTR):
                 assert p.scalar is not None
-                kwargs[p.name] = tirx.Var(p.name, p.scalar)
+                kwargs[p.name] = tirx.Var(self._c_names[p.name], p.scalar)
             else:
                 kwargs[p.name] = tilelang_value(spec.consts[p.name])
         return kwargs, dims
@@ -165,9 +183,9 @@ class Elaborator:
         generator = self._ir_generator()
         kwargs, dims = self.arguments(spec)
         tensors = frozenset(p.name for p in (*self._signature.tensors, *self._signature.outputs))
-        builder = _Builder(tensors, dims, self._signature.dim_vars)
+        builder = _Builder(tensors, dims, self._signature.dim_vars, self._c_names)
         try:
-            with builder.prim_func(self._signature.name):
+            with builder.prim_func(self._symbol):
                 generator.gen(builder)(**kwargs)
             prim_func = self._outputs_last(builder.get())
             builder.out_idx = _returned_indices(prim_func, builder.returned)

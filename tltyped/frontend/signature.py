@@ -21,6 +21,7 @@ from typing import Any
 
 from tltyped.frontend.dims import Dim
 from tltyped.types.dtypes import DType
+from tltyped.types.values import describe
 
 
 class Kind(enum.Enum):
@@ -74,6 +75,7 @@ class Param:
     default: Any = inspect.Parameter.empty
     tensor: TensorSpec | None = None
     scalar: str | None = None  # TileLang dtype of a dyn scalar: "int32", "float32", "handle"
+    annotation: Any = inspect.Parameter.empty  # a const's annotation, which its values are checked against
 
     @property
     def has_default(self) -> bool:
@@ -146,7 +148,7 @@ class KernelSignature:
             if p.kind is Kind.DYN:
                 text = f"{p.name}: dyn[{p.scalar}]"
             if p.has_default:
-                text += f" = {p.default!r}"
+                text += f" = {describe(p.default)}"
             parts.append(text)
         dims = ", ".join(f"{n}{'(dyn)' if d else ''}" for n, d in self.dims.items())
         return f"{self.name}({', '.join(parts)})" + (f"  [dims: {dims}]" if dims else "")

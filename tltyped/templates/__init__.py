@@ -10,6 +10,8 @@ from typing import Any
 
 import jinja2
 
+from tltyped.templates.names import c_string
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tltyped", "templates"),
     undefined=jinja2.StrictUndefined,
@@ -18,25 +20,6 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     autoescape=False,
 )
-
-
-def c_string(text: str) -> str:
-    """`text` as a C string literal: printable ASCII as is, everything else as octal escapes of its UTF-8.
-
-    Generated C passes such literals to printf-style functions as `%s`
-    arguments, never as the format itself.
-    """
-    out = []
-    for byte in str(text).encode():
-        if chr(byte) in '"\\?':
-            out.append("\\" + chr(byte))
-        elif 0x20 <= byte < 0x7F:
-            out.append(chr(byte))
-        else:
-            out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'
-
-
 _ENV.filters["c_string"] = c_string
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
+from tltyped.types.values import describe
+
 if TYPE_CHECKING:
     import torch
 
@@ -148,7 +150,7 @@ def as_dtype(value: object) -> type[DType]:
     if isinstance(value, str):
         if value in BY_NAME:
             return BY_NAME[value]
-        raise ValueError(f"unknown dtype {value!r}; expected one of {sorted(BY_NAME)}")
+        raise ValueError(f"unknown dtype {describe(value)}; expected one of {sorted(BY_NAME)}")
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.dtype):
         if not _BY_TORCH:
@@ -156,7 +158,7 @@ def as_dtype(value: object) -> type[DType]:
         if value in _BY_TORCH:
             return _BY_TORCH[value]
         raise ValueError(f"unsupported torch dtype {value}")
-    raise TypeError(f"expected a dtype, got {type(value).__name__}")
+    raise TypeError(f"expected a dtype, got {describe(value)}")
 
 
 def to_torch(value: DTypeLike) -> torch.dtype:

@@ -13,6 +13,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
+from tltyped.types.values import typed_key
+
 _T = TypeVar("_T")
 
 
@@ -64,9 +66,13 @@ const = Annotated[_T, CONST]
 """A compile-time value (the default kind): part of the cache key, must be hashable."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Tune:
-    """The candidates of a tuned const parameter, searched on first use."""
+    """The candidates of a tuned const parameter, searched on first use.
+
+    Two spaces are the same only if their candidates are of the same types
+    (`tune([2, 4])` is not `tune([2.0, 4.0])`): a space is part of a cache key.
+    """
 
     values: tuple[Hashable, ...]
 
@@ -75,6 +81,12 @@ class Tune:
             raise ValueError("tl.tune() needs at least one candidate value")
         for value in self.values:
             hash(value)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Tune and typed_key(self.values) == typed_key(other.values)
+
+    def __hash__(self) -> int:
+        return hash(typed_key(self.values))
 
 
 def tune(values: Sequence[_T]) -> _T:

@@ -1,0 +1,62 @@
+"""On a GPU: equal consts of other types run their own kernels, cached calls refuse what the binder refuses,
+and a kernel of hard names (crafted `__name__`, parameters named `stream`, `new`, `this`, `int`) computes right."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.gpu.conftest import rel_err
+from tests.kernels import consts, names
+
+
+def test_int_and_float_factors_run_their_own_kernels() -> None:
+    """`factor=3` multiplies in int32 then converts; `factor=3.0` converts then multiplies in float32.
+
+    For ints above 2**24 the two round differently, and each must match its own reference exactly, whichever
+    of the two kernels was built first.
+    """
+    a = torch.randint(2**24, 2**28, (4096,), dtype=torch.int32, device="cuda")
+    int_ref, float_ref = (a * 3).float(), a.float() * 3.0
+    assert not torch.equal(int_ref, float_ref)  # the inputs tell the kernels apart
+    for factor, expected in ((3.0, float_ref), (3, int_ref), (3.0, float_ref)):
+        out = torch.full((4096,), float("nan"), device="cuda")
+        consts.scale(a, out, factor)
+        assert torch.equal(out, expected), factor
+    assert consts.scale.cache_info().size == 2
+
+
+def test_a_kernel_of_hard_names_computes_right() -> None:
+    x = torch.randn(1000, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    names.keywords(x, out, 3, 0.5, 0, True, _tl_stream=4, _tl_p0=5)
+    assert rel_err(out, x.double() * 0.5 + 3 + 4 + 5) < 1e-6
+    hits = names.keywords.cache_info().hits
+    out2 = torch.full_like(x, float("nan"))
+    names.keywords(x, out2, 1, 2.0, out2.data_ptr(), True, _tl_stream=4, _tl_p0=5)  # other dyn values: cached
+    assert names.keywords.cache_info().hits == hits + 1
+    assert rel_err(out2, x.double() * 2.0 + 1 + 4 + 5) < 1e-6
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (dict(new=True), "dyn parameter 'new' expects an int, got bool True"),
+        (dict(int=-1), "ptr parameter 'int' expects a device address (an int >= 0) or a CUDA tensor, got int -1"),
+        (dict(this=True), "dyn parameter 'this' expects a float, got bool True"),
+        (dict(flag=1), "dyn parameter 'flag' expects a bool, got int 1"),
+    ],
+)
+def test_a_cached_call_refuses_what_the_binder_refuses(change: dict[str, object], message: str) -> None:
+    x = torch.randn(1000, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    names.keywords(x, out, 3, 0.5, 0, True)  # compiled and cached
+    values = {**dict(new=3, this=0.5, int=0, flag=True), **change}
+    hits = names.keywords.cache_info().hits
+    out.fill_(-1.0)
+    with pytest.raises(TypeError) as info:
+        names.keywords(x, out, *values.values())
+    assert str(info.value) == f"{names.CRAFTED}: {message}"
+    assert names.keywords.cache_info().hits == hits
+    torch.cuda.synchronize()
+    assert bool((out == -1.0).all())  # nothing was launched

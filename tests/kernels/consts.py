@@ -1,0 +1,55 @@
+"""Kernels whose consts are typed, checked and keyed by type (no `from __future__ import annotations`)."""
+
+import enum
+from typing import Literal, Optional, TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+M = TypeVar("M")
+
+
+class Mode(enum.IntEnum):
+    PLAIN = 0
+    FAST = 1
+
+
+@tl.jit
+def scale(A: tl.Tensor[tl.int32, M], B: tl.Tensor[tl.float32, M], factor: float = 2.0, block: int = 64):
+    """B = A * factor: int32 arithmetic (which wraps) when `factor` is an int, float arithmetic when a float."""
+    (m,) = A.shape
+    with T.Kernel(T.ceildiv(m, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < m:
+                B[bx * block + i] = A[bx * block + i] * factor
+
+
+@tl.jit
+def blocked(A: tl.Tensor[tl.float32, M], block: int = 64, threads: int = 128, rows: int = 1):
+    """A block size, a thread count and a buffer size, all from consts."""
+    (m,) = A.shape
+    with T.Kernel(T.ceildiv(m, block), threads=threads) as bx:
+        scratch = T.alloc_shared((rows, block), tl.float32)
+        for i in T.Parallel(block):
+            scratch[0, i] = A[bx * block + i]
+        for i in T.Parallel(block):
+            A[bx * block + i] = scratch[0, i] * 2
+
+
+@tl.jit
+def annotated(
+    A: tl.Tensor[tl.float32, M],
+    count: int = 1,
+    scale: float = 1.0,
+    flag: bool = False,
+    label: str = "x",
+    pair: tuple[int, int] = (1, 2),
+    sizes: tuple[int, ...] = (),
+    maybe: Optional[int] = None,
+    choice: Literal["a", "b"] = "a",
+    mode: Mode = Mode.PLAIN,
+    out_dtype: T.dtype = T.float32,
+    fixed: tl.const[int] = 3,
+    anything=None,
+):
+    """Every kind of const annotation the binder checks; the body ignores them all."""

@@ -1,0 +1,56 @@
+"""A kernel whose names generated code cannot hold as they are (no `from __future__ import annotations`).
+
+Its `__name__` is crafted text (brackets, quotes, `%`, a backslash, `??`,
+comment delimiters, newlines, a preprocessor line), its parameters are
+named like C++ keywords and TileLang's launcher variables, its dyn dim like
+a C type, and two consts like the fast path's own variables.
+"""
+
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+CRAFTED = 'gemm[fp16] "quoted" 100%s%n \\ ??/ */ /*\n#error injected\n'
+
+Int = TypeVar("Int", bound=tl.dyn[int])
+Int.__name__ = "int"  # a dim named like a C type
+
+
+def named(name: str):  # type: ignore[no-untyped-def]
+    def rename(fn):  # type: ignore[no-untyped-def]
+        fn.__name__ = fn.__qualname__ = name
+        return fn
+
+    return rename
+
+
+@tl.jit
+@named(CRAFTED)
+def keywords(
+    stream: tl.Tensor[tl.float32, Int],
+    error_buf: tl.Tensor[tl.float32, Int],
+    new: tl.dyn[int],
+    this: tl.dyn[float],
+    int: tl.ptr,
+    flag,
+    _tl_stream: int = 1,
+    _tl_p0: int = 2,
+):
+    flag: T.bool  # in the body: a dtype in the signature is read as a string annotation
+    (n,) = stream.shape
+    with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < n and flag:
+                error_buf[bx * 128 + i] = stream[bx * 128 + i] * this + new + _tl_stream + _tl_p0
+
+
+@tl.jit
+@named("nul\0named")
+def nul_named(A: tl.Tensor[tl.float32, Int]):
+    """A name with a NUL character, which Python's compile() refuses in a file name."""
+    (n,) = A.shape
+    with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < n:
+                A[bx * 128 + i] = 0

@@ -1,0 +1,152 @@
+"""What a const parameter admits (a hashable value of its annotation's type), and how it enters a cache key.
+
+A const reaches the kernel body as a Python value, and TileLang's builder
+turns what it meets into TIR: a `None` where a number belongs crashes the
+process inside TVM, a float where an extent belongs fails deep in lowering.
+So each const is checked against its annotation first, as a type checker
+reads it, with one exception: a `bool` is not an `int` (nor a `float`) here,
+because `True` is never meant as a block size and the two compile
+differently. An `int` is a `float`; `tuple[...]` is checked element by
+element; unions, `Optional`, `Literal`, `tl.const[X]`, dtypes (any spelling
+tltyped accepts: `T.dtype`, `torch.dtype`, `tl.DType`) and plain classes
+(`isinstance`) are understood, other generics by their class alone. An
+annotation it cannot read (a protocol, a TypeVar) admits anything, as does
+no annotation.
+
+Equal values of different types (`2`, `2.0`, `True`) compile differently,
+so the fast path's key carries a const's type wherever the admitted values
+(or an equal value the binder would refuse) could collide: `key_form`.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import sys
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from tltyped.types.dtypes import DType, DTypeName, is_dtype_like
+from tltyped.types.values import describe
+
+_NUMBERS: dict[object, tuple[type, ...]] = {int: (int,), float: (int, float), complex: (int, float, complex)}
+_KEY = "(it is part of the kernel's cache key)"
+
+
+def const_problem(annotation: object, value: object) -> tuple[type[Exception], str] | None:
+    """Why `value` cannot be a const of this annotation (the error's type and its text), or None.
+
+    A const must be hashable and equal to itself, or it cannot key a cache
+    (a nan never finds its kernel again), and of its annotation's type. The
+    value's own `__hash__`, `__eq__`, `__bool__` or `isinstance` hook may
+    raise: that is reported, never propagated.
+    """
+    try:
+        hash(value)
+    except Exception as exc:  # noqa: BLE001 - whatever the value's __hash__ raises
+        raised = "" if isinstance(exc, TypeError) else f" (its __hash__ raised {type(exc).__name__})"
+        return TypeError, f"must be hashable {_KEY}; got {describe(value)}{raised}"
+    try:
+        reflexive = bool(value == value)
+    except Exception as exc:  # noqa: BLE001 - whatever the value's __eq__ or __bool__ raises
+        raised = type(exc).__name__
+        return TypeError, f"must compare equal to itself {_KEY}; got {describe(value)}, whose comparison raised {raised}"
+    if not reflexive:
+        return ValueError, f"must compare equal to itself {_KEY}; got {describe(value)}"
+    try:
+        fits = admits(annotation, value)
+    except Exception as exc:  # noqa: BLE001 - an isinstance or == that the value makes raise
+        raised = type(exc).__name__
+        return TypeError, f"expects {spelling(annotation)}; checking {describe(value)} against it raised {raised}"
+    return None if fits else (TypeError, f"expects {spelling(annotation)}, got {describe(value)}")
+
+
+def admits(annotation: object, value: object) -> bool:
+    """Whether `value` fits `annotation` (may raise what the value's own methods raise)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if annotation in (inspect.Parameter.empty, Any, object):
+        return True
+    if origin is Annotated:
+        return admits(args[0], value)
+    if annotation is None or annotation is type(None):
+        return value is None
+    if origin in (Union, types.UnionType):
+        return any(admits(arm, value) for arm in args)
+    if origin is Literal:
+        return any(type(value) is type(option) and value == option for option in args)
+    if annotation in _NUMBERS:
+        return isinstance(value, _NUMBERS[annotation]) and not isinstance(value, bool)
+    if _is_dtype(annotation):
+        return is_dtype_like(value)
+    if annotation is tuple or origin is tuple:
+        return isinstance(value, tuple) and _admits_items(args, value)
+    if isinstance(origin, type):
+        return isinstance(value, origin)  # frozenset[int], type[X]: the container's class only
+    if isinstance(annotation, type):
+        try:
+            return isinstance(value, annotation)
+        except TypeError:  # a protocol that is not runtime-checkable
+            return True
+    return True
+
+
+def key_form(annotation: object) -> str:
+    """How a const of this annotation enters a cache key so that values of other types never share it.
+
+    "deep": its values may be tuples or frozensets (or anything, unannotated),
+    whose items are typed one by one. "typed": the value and its type, for
+    numbers (`2`, `2.0` and `True` are equal) and for classes whose equality
+    is the class's own. "value": the value alone, where whatever equals an
+    admitted value compiles the same: strings (a TileLang dtype is a `str`
+    that equals its name), dtypes, plain enums (equal only to themselves).
+    """
+    origin, args = get_origin(annotation), get_args(annotation)
+    if annotation in (inspect.Parameter.empty, Any, object):
+        return "deep"
+    if origin is Annotated:
+        return key_form(args[0])
+    forms = [key_form(arm) for arm in args] if origin in (Union, types.UnionType) else []
+    if origin is Literal:
+        forms = ["value" if type(option) in (str, bytes) or option is None else key_form(type(option)) for option in args]
+    if forms:
+        return "deep" if "deep" in forms else "typed" if "typed" in forms else "value"
+    if annotation in (str, bytes, None, type(None)) or _is_dtype(annotation):
+        return "value"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum) and not issubclass(annotation, (int, float, str)):
+        return "value"
+    if isinstance(origin, type):
+        return "deep" if issubclass(origin, (tuple, frozenset)) else "typed"
+    if isinstance(annotation, type):
+        return "deep" if issubclass(annotation, (tuple, frozenset)) else "typed"
+    return "deep"  # one this module cannot read: a TypeVar, a string
+
+
+def _admits_items(args: tuple[Any, ...], value: tuple[Any, ...]) -> bool:
+    if not args:
+        return True  # a bare `tuple`
+    if len(args) == 2 and args[1] is Ellipsis:
+        return all(admits(args[0], item) for item in value)
+    if args == ((),):
+        return value == ()  # tuple[()]
+    return len(args) == len(value) and all(admits(a, item) for a, item in zip(args, value))
+
+
+def _is_dtype(annotation: object) -> bool:
+    import torch
+
+    language = sys.modules.get("tilelang.language")  # its dtype class is an annotation only once it is imported
+    if annotation in (DTypeName, torch.dtype) or (language is not None and annotation is language.dtype):
+        return True
+    if get_origin(annotation) is type:
+        (annotation,) = get_args(annotation) or (None,)
+    return isinstance(annotation, type) and issubclass(annotation, DType)
+
+
+def spelling(annotation: object) -> str:
+    """The annotation as a message names it: `int`, `tuple[int, int]`, `Optional[int]`."""
+    if get_origin(annotation) is Annotated:
+        return spelling(get_args(annotation)[0])
+    if isinstance(annotation, type) and get_origin(annotation) is None:
+        return annotation.__qualname__
+    return repr(annotation).replace("typing.", "")
+

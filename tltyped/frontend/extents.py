@@ -1,0 +1,77 @@
+"""The extents an elaborated kernel launches, loops over and allocates, checked before lowering.
+
+Consts reach the body as plain ints, and what a kernel computes from them
+(a block size, `T.ceildiv(m, block)`, `threads=`) becomes the extents of its
+grid, its loops and its buffers. No annotation says which int is a block
+size, so the extents themselves are checked, once each is a constant: a
+negative loop extent silently runs nothing (the output keeps whatever was in
+memory), a negative grid becomes four billion blocks, and more than 1024
+threads per block (or a grid beyond CUDA's limits) only fails at the
+launch, on the GPU. Each becomes a `KernelBuildError` here, which the
+dispatcher completes with the const values the kernel was specialised on.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tilelang import tvm
+
+from tltyped.frontend.elaborate import KernelBuildError
+
+MAX_THREADS = 1024  # per block, every CUDA architecture
+MAX_GRID = {"blockIdx.x": 2**31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}
+
+tirx = tvm.tirx
+
+
+def check_extents(name: str, prim_func: Any) -> None:
+    """Raise a KernelBuildError naming the first extent that no launch can run correctly."""
+    problems: list[str] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.For):
+            problems.extend(_loop(node))
+        elif isinstance(node, tirx.SBlock):
+            problems.extend(_block(node))
+
+    tirx.stmt_functor.post_order_visit(prim_func.body, visit)
+    if problems:
+        raise KernelBuildError(f"{name}: {problems[0]}")
+
+
+def _constant(expr: Any) -> int | None:
+    return int(expr) if isinstance(expr, tirx.IntImm) else None
+
+
+def _loop(loop: Any) -> list[str]:
+    extent = _constant(loop.extent)
+    if extent is None:
+        return []
+    binding = loop.thread_binding
+    tag = str(binding.thread_tag) if binding is not None else ""
+    if tag in MAX_GRID:
+        if not 0 <= extent <= MAX_GRID[tag]:
+            return [f"T.Kernel's grid has {extent} blocks along {tag[-1]}; CUDA takes 0 to {MAX_GRID[tag]}"]
+        return []
+    if extent < 0:
+        return [f"a loop over `{loop.loop_var.name}` has extent {extent}; a loop extent must be >= 0"]
+    return []
+
+
+def _block(block: Any) -> list[str]:
+    problems = []
+    threads = block.annotations.get("tl.launch_threads")
+    if threads is not None:
+        sizes = [_constant(t) for t in threads]
+        total = math.prod(s for s in sizes if s is not None)
+        if total > MAX_THREADS:
+            shape = " x ".join(map(str, sizes))
+            problems.append(f"T.Kernel launches {total} threads per block ({shape}); CUDA allows at most {MAX_THREADS}")
+    for buffer in block.alloc_buffers:
+        dims = [_constant(d) for d in buffer.shape]
+        if any(d is not None and d < 0 for d in dims):
+            shape = ", ".join(str(d) for d in buffer.shape)
+            problems.append(f"buffer `{buffer.name}` is allocated with shape ({shape}); a dim must be >= 0")
+    return problems

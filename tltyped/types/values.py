@@ -1,0 +1,52 @@
+"""Values a caller passes, handled without trusting them: in messages and in cache keys.
+
+`describe(value)` is how every error message shows a user's value: short,
+never raising (a `__repr__` that raises is reported as such), and for a
+tensor or array its type, dtype and shape only, since formatting the
+elements of a large tensor allocates (for float8, gigabytes) and floods the
+message.
+
+`typed_key(value)` is the value as a cache key that equal values of other
+types do not share: `2`, `2.0` and `True` compare (and hash) equal, but a
+kernel built for one is not the kernel of another. Containers are tagged
+element by element, so `(2, 2)` and `(2.0, 2)` differ too.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Hashable
+from typing import Any
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlevel = 3
+
+
+def describe(value: object) -> str:
+    """`value` for an error message: its type and a bounded repr, or for an array its dtype and shape."""
+    try:
+        kind = f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins.")
+    except Exception:  # noqa: BLE001 - a broken metaclass: still say something
+        kind = "object"
+    try:  # torch.Tensor, numpy.ndarray and their kin
+        array = f"{kind} of dtype {value.dtype} and shape {tuple(value.shape)}"  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - not an array (or a broken one): describe it like any object
+        pass
+    else:
+        device = getattr(value, "device", None)
+        return array if device is None or callable(device) else f"{array} on {device}"
+    try:
+        return f"{kind} {_REPR.repr(value)}"
+    except Exception as exc:  # noqa: BLE001 - reprlib calls the value's own __repr__
+        return f"{kind} (its __repr__ raised {type(exc).__name__})"
+
+
+def typed_key(value: Hashable) -> Hashable:
+    """`value` tagged with its type, recursively through tuples (named ones too) and frozensets."""
+    kind = type(value)  # never `value.__class__`, which a value may fake
+    if issubclass(kind, tuple):
+        return (kind, *map(typed_key, value))  # type: ignore[call-overload]
+    if issubclass(kind, frozenset):
+        return (kind, frozenset(map(typed_key, value)))  # type: ignore[call-overload]
+    return (kind, value)

@@ -1,6 +1,9 @@
 """Run the typing cases (pytest-mypy-plugins YAML) against this checkout, fast.
 
-- mypy finds `tltyped` through MYPYPATH (the checkout need not be installed);
+- mypy finds `tltyped` and the stubs of `tilelang.language` (stubs/) through
+  MYPYPATH: the checkout need not be installed, and pytest-mypy-plugins copies
+  the configuration into each case's directory, where mypy.ini's own
+  `mypy_path` (relative to the file) no longer points at stubs/;
 - every case uses tests/typing/mypy.ini (the plugin, strict, TileLang skipped);
 - cases run inside this process (`--mypy-same-process`), with the plugin
   imported once here: importing `tltyped` imports torch, which a fresh mypy
@@ -22,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-os.environ["MYPYPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("MYPYPATH", "")) if p)
+os.environ["MYPYPATH"] = os.pathsep.join(p for p in (str(ROOT), str(ROOT / "stubs"), os.environ.get("MYPYPATH", "")) if p)
 
 import sqlite3.dbapi2  # noqa: E402,F401  (mypy's cache imports it lazily: load it before any case)
 

@@ -8,19 +8,20 @@ means the same), or a string `Literal` holding a derived dim's expression
 (only the in-body rewrite writes those: in_body.py, dimexpr.py). Anything else is an
 error on the annotation's own line, with the plugin's codes.
 
-`tl.dyn[X]` must be `dyn[int]` or `dyn[float]`. TileLang dtype values used as
-scalar annotations (`n: T.int32`) mean the Python scalar they carry, and
-`T.dtype` as an annotation means anything the runtime accepts as a dtype.
+The in-body spelling `T.Tensor[...]` (the kernel language's own class, see
+tltyped/_tilelang_language.pyi) is read the same way. `tl.dyn[X]` must be
+`dyn[int]` or `dyn[float]`. TileLang's dtype names need no hook as scalar
+annotations (`n: T.int32`): the language's stubs make them aliases of the
+Python scalar they carry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
-from mypy.nodes import MypyFile, PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
+from mypy.nodes import PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
 from mypy.plugin import AnalyzeTypeContext
 from mypy.semanal import SemanticAnalyzer
 from mypy.typeanal import TypeAnalyser
@@ -130,7 +131,7 @@ class _TensorAnnotation:
             return AnyType(TypeOfAny.explicit)
         if isinstance(node, TypeInfo) and node.has_base(names.DTYPE_BASE) and node.fullname != names.DTYPE_BASE:
             return Instance(node, [], line=arg.line, column=arg.column)
-        if isinstance(node, Var):
+        if isinstance(node, (Var, TypeAlias)):  # a TileLang dtype name: `T.float16`
             class_name = names.language_dtype_class(node.fullname)
             if class_name is not None:
                 info = self.api.lookup_fully_qualified(class_name).node
@@ -202,7 +203,7 @@ def _spelling(typ: Type) -> str:
     return str(typ)
 
 
-# -- dyn, TileLang scalars and T.dtype ---------------------------------------------------------
+# -- dyn ---------------------------------------------------------------------------------------
 
 
 def analyze_dyn(ctx: AnalyzeTypeContext) -> Type:
@@ -224,49 +225,12 @@ def analyze_dyn(ctx: AnalyzeTypeContext) -> Type:
     return inner
 
 
-def analyze_language_scalar(scalar: str, ctx: AnalyzeTypeContext) -> Type:
-    """`n: T.int32` is a dyn scalar, carried as `int` (float dtypes as `float`)."""
-    if ctx.type.args:
-        ctx.api.fail(f'"{ctx.type.name}" takes no type arguments', ctx.context, code=codes.ANNOTATION)
-    return ctx.api.named_type(scalar, [])
-
-
-def analyze_language_dtype(ctx: AnalyzeTypeContext) -> Type:
-    """`out_dtype: T.dtype` accepts what the language's functions take as a dtype.
-
-    Through `tltyped.language` that is anything the runtime converts
-    (`DTypeLike`: TileLang dtypes, names, torch dtypes, `tl.float16`...);
-    through `tilelang.language` (its typed view), TileLang's own dtypes only.
-    """
-    api = ctx.api
-    assert isinstance(api, TypeAnalyser)
-    plain = api.named_type(names.LANGUAGE_DTYPE, [])
-    semantic = api.api
-    if not isinstance(semantic, SemanticAnalyzer) or semantic.cur_mod_id in (names.LANGUAGE, names.TILELANG_VIEW):
-        return plain  # the stubs' own `dtype`
-    prefix = ctx.type.name.rpartition(".")[0]
-    module = api.lookup_qualified(prefix, ctx.type, suppress_errors=True) if prefix else None
-    if module is not None and isinstance(module.node, MypyFile) and module.node.fullname == names.TILELANG_VIEW:
-        alias_name = f"{names.TILELANG_VIEW}.TileLangDType"
-    else:
-        alias_name = f"{names.LANGUAGE}.DTypeLike"
-    alias = semantic.lookup_fully_qualified_or_none(alias_name)
-    if alias is not None and isinstance(alias.node, TypeAlias):
-        return alias.node.target
-    return plain
-
-
 def type_analyze_hook(fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
     """The hook for a name an annotation resolved to, if the plugin reads that name."""
-    if fullname == names.TENSOR:
+    if fullname in (names.TENSOR, names.LANGUAGE_TENSOR):
         return analyze_tensor
     if fullname == names.DYN:
         return analyze_dyn
-    if fullname == names.LANGUAGE_DTYPE:
-        return analyze_language_dtype
-    scalar = names.language_scalar(fullname)
-    if scalar is not None:
-        return partial(analyze_language_scalar, scalar)
     return None
 
 

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from mypy.nodes import ARG_NAMED, ARG_POS, Expression, IntExpr, ListExpr, RefExpr, StrExpr, TupleExpr, Var
+from mypy.nodes import ARG_NAMED, ARG_POS, Expression, IntExpr, ListExpr, RefExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext, FunctionSigContext
 from mypy.types import (
     AnyType,
@@ -76,19 +76,18 @@ def _mapped_shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[lis
 
 
 def _dtype_class(ctx: FunctionContext, expr: Expression) -> Type:
-    """`tl.float16` (a class) or `T.float16` (TileLang's value) -> the dtype class; else Any."""
+    """`tl.float16` (a class) or `T.float16` (a TileLang dtype name) -> the dtype class; else Any."""
+    if isinstance(expr, RefExpr):
+        class_name = names.language_dtype_class(expr.fullname)
+        if class_name is not None:
+            return named_instance(ctx.api, class_name)
     found = get_proper_type(expression_type(ctx.api, expr))
-    if isinstance(found, TypeType) and isinstance(found.item, Instance):
+    if isinstance(found, TypeType) and isinstance(found.item, Instance) and found.item.type.has_base(names.DTYPE_BASE):
         return found.item
     if isinstance(found, FunctionLike) and found.is_type_obj():  # a class named directly: `tl.float32`
         info = found.type_object()
         if info.has_base(names.DTYPE_BASE):
             return Instance(info, [])
-    if isinstance(found, Instance) and found.type.fullname == names.LANGUAGE_DTYPE:
-        if isinstance(expr, RefExpr) and isinstance(expr.node, Var):
-            class_name = names.language_dtype_class(expr.node.fullname)
-            if class_name is not None:
-                return named_instance(ctx.api, class_name)
     return AnyType(TypeOfAny.special_form)
 
 

@@ -24,7 +24,6 @@ from mypy.nodes import (
     IfStmt,
     Import,
     ImportAll,
-    ImportBase,
     ImportFrom,
     ListExpr,
     MatchStmt,
@@ -49,7 +48,6 @@ class ModuleNames:
     jit: set[str] = field(default_factory=set)  # dotted spellings of tltyped.jit.jit
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
-    tilelang_imports: list[ImportBase] = field(default_factory=list)  # imports of tilelang.language
 
     def tensor_spelling(self) -> str | None:
         """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
@@ -82,8 +80,6 @@ def module_names(file: MypyFile) -> ModuleNames:
             _read_import(imp, found)
         elif isinstance(imp, ImportFrom) and imp.relative == 0:
             _read_import_from(imp, found)
-        elif isinstance(imp, ImportAll) and imp.relative == 0 and imp.id == names.TILELANG_LANGUAGE:
-            found.tilelang_imports.append(imp)
     return found
 
 
@@ -97,8 +93,6 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.jit.add(f"{alias}.jit" if alias else names.JIT)
         if module in (names.LANGUAGE, names.TILELANG_LANGUAGE):
             found.language.add(alias or module)
-            if module == names.TILELANG_LANGUAGE and alias is not None:
-                found.tilelang_imports.append(imp)
 
 
 def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
@@ -112,10 +106,6 @@ def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
             found.language.add(bound)
         elif imp.id == "tilelang" and name == "language":
             found.language.add(bound)
-            if len(imp.names) == 1:
-                found.tilelang_imports.append(imp)
-    if imp.id == names.TILELANG_LANGUAGE:
-        found.tilelang_imports.append(imp)
 
 
 def dotted_name(expr: Expression) -> str | None:

@@ -78,12 +78,12 @@ class TLTypedPlugin(Plugin):
     # -- after parsing -------------------------------------------------------------------------
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
-        dependencies, records = rewrite_module(file, self.kernels, self.options)
+        records = rewrite_module(file, self.kernels, self.options)
         for record in records:
             self.kernels[id(record.func)] = record
         if records:
             self.kernel_modules.add(file.fullname)
-        return dependencies
+        return []
 
     def report_config_data(self, ctx: ReportConfigContext) -> Any:
         """What mypy stores with each module's cache entry, and compares on the next run.
@@ -113,7 +113,7 @@ class TLTypedPlugin(Plugin):
             return language_hooks.declared_dims
         if fullname in names.LANGUAGE_OUTPUTS:
             return language_hooks.output_tensor
-        if fullname == names.TILELANG_VIEW_OUTPUT:
+        if fullname == names.TILELANG_OUTPUT:
             return partial(language_hooks.output_tensor, star_shape=True)
         return None
 

@@ -19,9 +19,6 @@ Also done here, for every module that defines kernels:
 - `@tl.jit` becomes `@tl.jit()`: the same decorator, but applying it is then
   a plain (not overloaded) call, so the plugin's definition checks run in a
   call mypy does not evaluate speculatively (see plugin.py);
-- `import tilelang.language as T` is read as a typed view of TileLang's
-  language (`tltyped.mypy_plugin.tilelang_language`), since TileLang ships no
-  type information; tltyped's own `tltyped.language` needs no such help;
 - kernels that mypy parsed without their bodies get them back: mypy parses
   modules whose errors it silences (installed packages) without function
   bodies, and an in-body kernel's parameter types live in its body, so the
@@ -33,37 +30,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mypy.errors import Errors
-from mypy.nodes import CallExpr, Decorator, FuncDef, Import, ImportAll, ImportBase, ImportFrom, MypyFile
+from mypy.nodes import CallExpr, Decorator, FuncDef, MypyFile
 from mypy.options import Options
 from mypy.parse import parse
 
-from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.in_body import KernelRecord, KernelRewrite, SourceText
 from tltyped.mypy_plugin.parsed import bound_names, decorated_functions, imports_tltyped, jit_decorator, module_names
 
-_DEPENDENCY_PRIORITY = 10  # mypy.build.PRI_MED, what mypy gives a top-level `import X`
 
-
-def rewrite_module(
-    file: MypyFile, done: Mapping[int, KernelRecord], options: Options
-) -> tuple[list[tuple[int, str, int]], list[KernelRecord]]:
-    """Rewrite the module's kernels in place; return the extra dependencies and the new records.
+def rewrite_module(file: MypyFile, done: Mapping[int, KernelRecord], options: Options) -> list[KernelRecord]:
+    """Rewrite the module's kernels in place; return the records of the kernels rewritten now.
 
     `done` holds the kernels already rewritten (by `id` of their FuncDef): a
     daemon may hand the same, already rewritten, tree over again.
     """
     if not imports_tltyped(file):
-        return [], []
+        return []
     found = module_names(file)
     if not found.jit:
-        return [], []
+        return []
     kernels = [
         (decorator, index)
         for decorator in decorated_functions(file)
         if (index := jit_decorator(decorator, found)) is not None and id(decorator.func) not in done
     ]
     if not kernels:
-        return [], []
+        return []
     _restore_bodies(file, [decorator.func for decorator, _ in kernels], options)
     source = SourceText(file.path)
     module_bound = bound_names(file)
@@ -71,12 +63,7 @@ def rewrite_module(
     for decorator, index in kernels:
         _call_decorator(decorator, index)
         records.append(KernelRewrite(decorator.func, found, source, module_bound).run())
-    dependencies: list[tuple[int, str, int]] = []
-    if found.tilelang_imports:
-        for imp in found.tilelang_imports:
-            _redirect_tilelang(imp)
-        dependencies.append((_DEPENDENCY_PRIORITY, names.TILELANG_VIEW, found.tilelang_imports[0].line))
-    return dependencies, records
+    return records
 
 
 def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) -> None:
@@ -110,14 +97,3 @@ def _call_decorator(decorator: Decorator, index: int) -> None:
     if index < len(decorator.original_decorators) and decorator.original_decorators[index] is expr:
         decorator.original_decorators[index] = call
 
-
-def _redirect_tilelang(imp: ImportBase) -> None:
-    """Point an import of `tilelang.language` at its typed view."""
-    if isinstance(imp, Import):
-        imp.ids = [(names.TILELANG_VIEW if module == names.TILELANG_LANGUAGE else module, alias) for module, alias in imp.ids]
-    elif isinstance(imp, ImportFrom) and imp.id == "tilelang":  # from tilelang import language as T
-        ((name, alias),) = imp.names
-        package, _, module = names.TILELANG_VIEW.rpartition(".")
-        imp.id, imp.names = package, [(module, alias or name)]
-    elif isinstance(imp, (ImportFrom, ImportAll)):  # from tilelang.language import ...
-        imp.id = names.TILELANG_VIEW

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import tltyped as tl
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import function_ast
 from tltyped.frontend.signature import Kind, KernelSignature, Param, TensorSpec
-from tltyped.jit import JitFunction
 from tltyped.templates import render
 
 _CONST_TYPES = (bool, int, float, str)
@@ -73,7 +73,7 @@ def _param_type(p: Param) -> str:
     return "Any"
 
 
-def _returns(fn: JitFunction[..., Any]) -> str:
+def _returns(fn: tl.JitFunction[..., Any]) -> str:
     """The return annotation, read through the same parser; else None when nothing is returned."""
     node, _ = function_ast(fn.__wrapped__)
     returns_value = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
@@ -89,7 +89,7 @@ def render_stub(module: ModuleType) -> str:
     functions = []
     dims: dict[str, bool] = {}
     for name, value in vars(module).items():
-        if not isinstance(value, JitFunction) or value.__module__ != module.__name__ or name != value.__name__:
+        if not isinstance(value, tl.JitFunction) or value.__module__ != module.__name__ or name != value.__name__:
             continue
         signature: KernelSignature = value.signature
         for dim, is_dyn in signature.dims.items():

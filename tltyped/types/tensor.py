@@ -1,16 +1,37 @@
 """`Tensor[dtype, *dims]`: the annotation of a kernel's tensor parameters.
 
-For a type checker a `Tensor[float16, M, K]` is a torch tensor whose element
-type and dims are type arguments: dims are TypeVars (unified across the
-arguments of one call) or `Literal[...]` sizes. At run time subscripting only
-records its arguments; `tltyped.frontend` reads them back with
-`typing.get_args`. The in-body form `T.Tensor[[M, K], T.float16]` (TileLang's
-order: shape list first) is the same class, subscripted the other way round.
+At run time subscripting only records its arguments; `tltyped.frontend`
+reads them back with `typing.get_args`. The in-body form `T.Tensor[[M, K],
+T.float16]` (TileLang's order: shape list first) is the same class,
+subscripted the other way round.
+
+For a type checker a `Tensor[float16, M, K]` has to be three things at once,
+with no plugin (pyright, mypy alike):
+- a torch tensor: a kernel's result is used and passed on like any tensor;
+- a type that every plain torch tensor fits, since users call kernels with
+  torch tensors, whose dtype and shape no type checker knows;
+- a type that a tensor typed `Tensor[float32, ...]` does NOT fit, nor one of
+  another rank or with other literal dims (dims are TypeVars, unified across
+  the arguments of one call, or `Literal[...]` sizes).
+Nominally that cannot be had: the second and third contradict each other
+through the first. So the type is a Protocol that also derives from
+`torch.Tensor` (both checkers report that base, here only, and then honour
+it): a value typed `Tensor[...]` is a torch tensor (its MRO), another
+`Tensor[...]` is compared by its type arguments (same class: nominal), and a
+plain torch tensor, which does not derive from it, is matched structurally
+against the one member declared here. That member is torch's own
+`_grad_fn`, typed `Any` in torch's stubs: matched against `Any`, the dtype
+and dims of a plain torch tensor solve to `Any`, so it fits every
+`Tensor[...]`, and a returned tensor's dims stay unknown rather than wrong.
+Nothing without `_grad_fn` (a float, a NumPy array) fits.
+
+Indexing gives `Any`: inside a kernel `X[i]` is one element (a TIR scalar),
+so `T.exp(X[i])` and `T.max(X[i], 0.0)` type-check as the scalar code they are.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from typing_extensions import TypeVarTuple, Unpack
 
@@ -20,8 +41,12 @@ Dims = TypeVarTuple("Dims")
 if TYPE_CHECKING:
     import torch
 
-    class Tensor(torch.Tensor, Generic[DT, Unpack[Dims]]):
+    class Tensor(torch.Tensor, Protocol[DT, Unpack[Dims]]):  # type: ignore[misc]  # see the module docstring
         """A torch tensor with a static element type and dims."""
+
+        _grad_fn: tuple[DT, Unpack[Dims]]
+
+        def __getitem__(self, index: Any, /) -> Any: ...
 
 else:
 

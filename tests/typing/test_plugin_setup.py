@@ -126,7 +126,7 @@ def test_kernel_module_rechecked_after_a_dependency_changes(tmp_path: Path) -> N
         str(tmp_path / "tltyped_incremental_kernels.py"),
         str(helper),
     ]
-    expected = "Tensor[tltyped.types.dtypes.float16, N]"
+    expected = "DTypeDims[tltyped.types.dtypes.float16, N]"
     for source in ("X = 1\n", "X = 2\nY: str = 'changed interface'\n"):
         helper.write_text(source)
         out, err, status = api.run(args)

@@ -40,7 +40,7 @@ from mypy.types import AnyType, CallableType, Type, TypeOfAny, get_proper_type
 
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
-from tltyped.mypy_plugin.callsite import check_tune_candidates
+from tltyped.mypy_plugin.callvalues import check_tune_candidates
 from tltyped.mypy_plugin.in_body import KernelRecord
 from tltyped.mypy_plugin.parsed import called_name, dotted_name
 from tltyped.mypy_plugin.typeops import is_buffer_like

@@ -18,6 +18,9 @@ JIT_CALL: Final = "tltyped.jit.JitFunction.__call__"
 JIT_INSPECTION_METHODS: Final = ("tltyped.jit.JitFunction.lower", "tltyped.jit.JitFunction.compile")
 
 TENSOR: Final = "tltyped.types.tensor.Tensor"
+"""`Tensor[dtype, *dims]`, an alias of `TypedTensor[DTypeDims[dtype, *dims]]` (tltyped/types/tensor.py)."""
+TYPED_TENSOR: Final = "tltyped.types.tensor.TypedTensor"
+DTYPE_DIMS: Final = "tltyped.types.tensor.DTypeDims"
 DTYPE_BASE: Final = "tltyped.types.dtypes.DType"
 DYN: Final = "tltyped.types.params.dyn"
 TUNE: Final = "tltyped.types.params.tune"
@@ -61,6 +64,15 @@ def language_dtype_class(fullname: str) -> str | None:
     if module != LANGUAGE_DEFINITIONS:
         return None
     class_name = LANGUAGE_DTYPE_CLASS.get(name)
+    return None if class_name is None else dtype_class_fullname(class_name)
+
+
+_TORCH_DTYPE_CLASS: Final = {f"torch.{d.torch_name}": d.__name__ for d in dtypes.ALL_DTYPES}
+
+
+def torch_dtype_class(fullname: str) -> str | None:
+    """`torch.float16` -> `tltyped.types.dtypes.float16`; None if not a supported torch dtype."""
+    class_name = _TORCH_DTYPE_CLASS.get(fullname)
     return None if class_name is None else dtype_class_fullname(class_name)
 
 

@@ -4,8 +4,9 @@ Hooks, in the order mypy calls them:
 - `get_additional_deps` (after parsing): desugar the in-body form (rewrite.py);
 - `get_type_analyze_hook` (semantic analysis): read Tensor, dyn and TileLang
   dtype annotations (annotation_hooks.py);
-- `get_function_hook("tltyped.jit.jit")` (type checking): definition checks
-  of each kernel (definition.py);
+- `get_function_hook("tltyped.jit.jit")`, and the same on each stored
+  decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
+  each kernel (definition.py);
 - `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`:
   call sites (callsite.py);
 - function hooks on `T.const`, `T.dynamic`, `T.empty`, `T.alloc_global` and
@@ -73,12 +74,14 @@ class TLTypedPlugin(Plugin):
         super().__init__(options)
         self.kernels: dict[int, KernelRecord] = {}
         self.kernel_modules: set[str] = set()
+        self.stored_decorators: set[str] = set()  # full names of `hopper = tl.jit(...)`
         self.digest = _source_digest()
 
     # -- after parsing -------------------------------------------------------------------------
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
-        records = rewrite_module(file, self.kernels, self.options)
+        records, stored = rewrite_module(file, self.kernels, self.options)
+        self.stored_decorators |= stored
         for record in records:
             self.kernels[id(record.func)] = record
         if records:
@@ -107,7 +110,7 @@ class TLTypedPlugin(Plugin):
     # -- type checking ---------------------------------------------------------------------------
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        if fullname == names.JIT:
+        if fullname == names.JIT or fullname in self.stored_decorators:
             return self.check_jit
         if fullname in names.LANGUAGE_DIM_DECLARATIONS:
             return language_hooks.declared_dims

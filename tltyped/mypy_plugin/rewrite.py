@@ -18,7 +18,9 @@ which every check of the module does.
 Also done here, for every module that defines kernels:
 - `@tl.jit` becomes `@tl.jit()`: the same decorator, but applying it is then
   a plain (not overloaded) call, so the plugin's definition checks run in a
-  call mypy does not evaluate speculatively (see plugin.py);
+  call mypy does not evaluate speculatively (see plugin.py); a stored
+  decorator (`hopper = tl.jit(target=...)`, then `@hopper`) is such a call
+  already, and its full name is handed to the plugin, which hooks it alike;
 - kernels that mypy parsed without their bodies get them back: mypy parses
   modules whose errors it silences (installed packages) without function
   bodies, and an in-body kernel's parameter types live in its body, so the
@@ -30,40 +32,51 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mypy.errors import Errors
-from mypy.nodes import CallExpr, Decorator, FuncDef, MypyFile
+from mypy.nodes import CallExpr, Decorator, FuncDef, MypyFile, NameExpr
 from mypy.options import Options
 from mypy.parse import parse
 
 from tltyped.mypy_plugin.in_body import KernelRecord, KernelRewrite, SourceText
-from tltyped.mypy_plugin.parsed import bound_names, decorated_functions, imports_tltyped, jit_decorator, module_names
+from tltyped.mypy_plugin.parsed import (
+    ModuleNames,
+    bound_names,
+    decorated_functions,
+    imports_tltyped,
+    jit_decorator,
+    module_names,
+)
 
 
-def rewrite_module(file: MypyFile, done: Mapping[int, KernelRecord], options: Options) -> list[KernelRecord]:
-    """Rewrite the module's kernels in place; return the records of the kernels rewritten now.
+def rewrite_module(
+    file: MypyFile, done: Mapping[int, KernelRecord], options: Options
+) -> tuple[list[KernelRecord], set[str]]:
+    """Rewrite the module's kernels in place; return the records of the kernels rewritten now
+    and the full names of the module's stored decorators (`hopper = tl.jit(...)`).
 
     `done` holds the kernels already rewritten (by `id` of their FuncDef): a
     daemon may hand the same, already rewritten, tree over again.
     """
     if not imports_tltyped(file):
-        return []
+        return [], set()
     found = module_names(file)
     if not found.jit:
-        return []
+        return [], set()
+    stored = {f"{file.fullname}.{name}" for name in found.stored_jit}
     kernels = [
         (decorator, index)
         for decorator in decorated_functions(file)
         if (index := jit_decorator(decorator, found)) is not None and id(decorator.func) not in done
     ]
     if not kernels:
-        return []
+        return [], stored
     _restore_bodies(file, [decorator.func for decorator, _ in kernels], options)
     source = SourceText(file.path)
     module_bound = bound_names(file)
     records = []
     for decorator, index in kernels:
-        _call_decorator(decorator, index)
+        _call_decorator(decorator, index, found)
         records.append(KernelRewrite(decorator.func, found, source, module_bound).run())
-    return records
+    return records, stored
 
 
 def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) -> None:
@@ -86,10 +99,13 @@ def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) ->
             func.body = found.body
 
 
-def _call_decorator(decorator: Decorator, index: int) -> None:
-    """`@tl.jit` -> `@tl.jit()`: equal at run time and to a type checker (see the module docstring)."""
+def _call_decorator(decorator: Decorator, index: int, found: ModuleNames) -> None:
+    """`@tl.jit` -> `@tl.jit()`: equal at run time and to a type checker (see the module docstring).
+
+    A called `@tl.jit(...)` and a stored decorator (`@hopper`) are applied as they are.
+    """
     expr = decorator.decorators[index]
-    if isinstance(expr, CallExpr):
+    if isinstance(expr, CallExpr) or (isinstance(expr, NameExpr) and expr.name in found.stored_jit):
         return
     call = CallExpr(expr, [], [], [])
     call.set_line(expr)

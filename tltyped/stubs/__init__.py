@@ -2,8 +2,9 @@
 
 A stub shows what the frontend understood, in the signature form, for IDEs and
 type checkers that run no plugin: in-body annotations become parameter types,
-dims become TypeVars (bound to int when dyn), a derived dim reads as
-`Annotated[int, "N * 2 + 1"]`, and tensors also accept plain torch tensors.
+dims become TypeVars (bound to int when dyn), and a derived dim reads as
+`Annotated[Any, "N * 2 + 1"]` (any size to a type checker; the expression is
+checked at run time). `tl.Tensor[...]` itself takes plain torch tensors.
 """
 
 from __future__ import annotations
@@ -57,13 +58,13 @@ def _dim(dim: dimlib.Dim) -> str:
         return f"Literal[{dim.value}]"
     if dim.is_symbol:
         return dim.text
-    return f'Annotated[int, "{dim.text}"]'
+    return f'Annotated[Any, "{dim.text}"]'
 
 
 def _param_type(p: Param) -> str:
     if p.kind is Kind.TENSOR:
         assert p.tensor is not None
-        return f"{tensor_type(p.tensor)} | torch.Tensor"
+        return tensor_type(p.tensor)
     if p.kind is Kind.PTR:
         return "tl.ptr"
     if p.kind is Kind.DYN:

@@ -46,13 +46,14 @@ from mypy.types import (
     get_proper_type,
 )
 
-from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.annotation_hooks import tensor_parts
 from tltyped.mypy_plugin.callvalues import check_value
-from tltyped.mypy_plugin.parsed import dotted_name
 from tltyped.mypy_plugin.dtype_params import parse as dtype_parameter
+from tltyped.mypy_plugin.parsed import dotted_name
 from tltyped.mypy_plugin.typeops import dtype_class_of, named_instance
+from tltyped.types import dim_grammar
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,7 @@ class CallBinder:
     def check_derived_dims(self) -> None:
         known = self.known_sizes()
         for name, axis, text, size, where in self.derived:
-            expected = dimexpr.evaluate(text, known)
+            expected = dim_grammar.evaluate_int(text, known)
             if expected is not None and expected != size:
                 self.fail(
                     f"{self.argument(name)} has size {size} at axis {axis}; expected {text} = {expected}",
@@ -343,11 +344,11 @@ class _Solution(TypeTranslator):
         return self.dtype_argument(proper.value) if self.dtype_argument is not None else AnyType(TypeOfAny.special_form)
 
     def dim(self, dim: Type) -> Type:
-        """A derived dim (a string Literal, see dimexpr.py) becomes its size once its dims are known."""
+        """A derived dim (a string Literal, see in_body.py) becomes its size once its dims are known."""
         proper = get_proper_type(dim)
         if not (isinstance(proper, LiteralType) and isinstance(proper.value, str)):
             return dim
-        size = dimexpr.evaluate(proper.value, self.sizes)
+        size = dim_grammar.evaluate_int(proper.value, self.sizes)
         if size is None or self.int_type is None:
             return AnyType(TypeOfAny.special_form)
         return LiteralType(size, self.int_type)

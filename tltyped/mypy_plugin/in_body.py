@@ -41,6 +41,7 @@ from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
+from tltyped.types import dim_grammar
 
 
 @dataclass(frozen=True)
@@ -194,14 +195,14 @@ class KernelRewrite:
         """`M = N * 2 + 1`: a name for an expression of dims, usable in annotations."""
         try:
             source = dimexpr.source_of(value)
-            if not dimexpr.symbols_in_source(source) & (set(self.dims) | set(self.aliases)):
+            if not dim_grammar.names_in_source(source) & (set(self.dims) | set(self.aliases)):
                 return
-            self.aliases[name] = dimexpr.normalise(source, self.resolve_dim)
-        except dimexpr.DimExpressionError:
+            self.aliases[name] = dim_grammar.normalise_source(source, self.resolve_dim)
+        except dim_grammar.DimSyntaxError:
             self.aliases.pop(name, None)
 
     def resolve_dim(self, name: str) -> str | None:
-        """For dimexpr.normalise: a declared dim is itself, a derived name its expression."""
+        """For the dim grammar's normalise: a declared dim is itself, a derived name its expression."""
         if name in self.dims:
             return name
         return self.aliases.get(name)
@@ -311,8 +312,8 @@ class KernelRewrite:
         problem = ""
         for text in candidates:
             try:
-                normalised = dimexpr.normalise(text, self.resolve_dim)
-            except dimexpr.DimExpressionError as exc:
+                normalised = dim_grammar.normalise_source(text, self.resolve_dim)
+            except dim_grammar.DimSyntaxError as exc:
                 problem = problem or str(exc)
                 continue
             if normalised.isdigit():

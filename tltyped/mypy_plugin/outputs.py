@@ -30,6 +30,7 @@ from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name
 from tltyped.mypy_plugin.walk import own_nodes
+from tltyped.types import dim_grammar
 
 
 def inferred_return(func: FuncDef, found: ModuleNames, resolve_dim: Callable[[str], str | None]) -> Type:
@@ -99,8 +100,8 @@ class _OutputReader:
 
     def dim(self, expr: Expression) -> Type:
         try:
-            text = dimexpr.normalise(dimexpr.source_of(expr), self.resolve_dim)
-        except dimexpr.DimExpressionError:  # a size computed some other way: unknown statically
+            text = dim_grammar.normalise_source(dimexpr.source_of(expr), self.resolve_dim)
+        except dim_grammar.DimSyntaxError:  # a size computed some other way: unknown statically
             return AnyType(TypeOfAny.special_form)
         if text.isdigit():
             return RawExpressionType(int(text), "builtins.int", expr.line, expr.column)

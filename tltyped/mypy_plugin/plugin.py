@@ -2,8 +2,8 @@
 
 Hooks, in the order mypy calls them:
 - `get_additional_deps` (after parsing): desugar the in-body form (rewrite.py);
-- `get_type_analyze_hook` (semantic analysis): read Tensor, dyn and TileLang
-  dtype annotations (annotation_hooks.py);
+- `get_type_analyze_hook` (semantic analysis): read Tensor (`tl.Tensor`,
+  `T.Tensor`) and dyn annotations (annotation_hooks.py);
 - `get_function_hook("tltyped.jit.jit")`, and the same on each stored
   decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
   each kernel (definition.py);
@@ -45,10 +45,12 @@ parses annotations and checks overloaded decorators, which change between releas
 
 
 def _source_digest() -> str:
-    """A digest of the plugin's code: mypy's cache of checked modules is kept only while the
-    plugin that read them is unchanged (mypy itself tracks only the plugin's entry module)."""
+    """A digest of the plugin's code, and of the runtime modules it reads (the dtype table and the
+    dim grammar): mypy's cache of checked modules is kept only while those are unchanged (mypy
+    itself tracks only the plugin's entry module)."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    types = Path(__file__).parent.parent / "types"
+    for path in [*sorted(Path(__file__).parent.glob("*.py")), types / "dtypes.py", types / "dim_grammar.py"]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

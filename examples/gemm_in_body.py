@@ -1,3 +1,4 @@
+# pyright: reportRedeclaration=false
 """The second seed's GEMM, verbatim but for `@tl.jit`: annotations in the body."""
 
 import tilelang.language as T

@@ -1,3 +1,4 @@
+# pyright: reportRedeclaration=false
 """Derived dims: interleave two length-N inputs and end with a separator (2*N+1 values).
 
     out[2i] = A[i], out[2i+1] = B[i] for i < N, out[2N] = sep

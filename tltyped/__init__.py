@@ -71,6 +71,11 @@ _HOME = {  # public name -> the module defining it
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'tltyped' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME.get(name, "tltyped.types")), "bool_" if name == "bool" else name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    home = _HOME.get(name, "tltyped.types")
+    module = importlib.import_module(home)
+    # Bind every public name of that module, so later lookups skip this function; importing
+    # `tltyped.jit` bound the submodule itself to the package's `jit`, which is the function.
+    for public in __all__:
+        if _HOME.get(public, "tltyped.types") == home:
+            globals()[public] = getattr(module, "bool_" if public == "bool" else public)
+    return globals()[name]

@@ -9,7 +9,7 @@ no more.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 from typing_extensions import ParamSpec
@@ -32,7 +32,12 @@ R_co = TypeVar("R_co", covariant=True)
 
 @runtime_checkable
 class JitFunction(Protocol[P, R_co]):
-    """What `@tl.jit` returns: callable like the kernel, plus inspection."""
+    """What `@tl.jit` returns: callable like the kernel, plus inspection.
+
+    Generic over the kernel's parameters (P) and result (R), so a type checker
+    checks each call, and `lower` / `compile`, against the kernel's own
+    signature, and infers the returned tensor's dims from the arguments.
+    """
 
     signature: KernelSignature
     fast_path_source: str
@@ -42,11 +47,11 @@ class JitFunction(Protocol[P, R_co]):
     @property
     def __wrapped__(self) -> Callable[P, R_co]: ...
 
-    def __call__(self, *args: Any, **kwargs: Any) -> R_co: ...
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
-    def lower(self, *args: Any, **kwargs: Any) -> lowering.LoweredKernel: ...
+    def lower(self, *args: P.args, **kwargs: P.kwargs) -> lowering.LoweredKernel: ...
 
-    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel: ...
+    def compile(self, *args: P.args, **kwargs: P.kwargs) -> CompiledKernel: ...
 
     def cache_info(self) -> CacheInfo: ...
 
@@ -56,13 +61,23 @@ def jit(fn: Callable[P, R], /) -> JitFunction[P, R]: ...
 
 
 @overload
-def jit(*, target: targets.TargetLike = None) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
+def jit(
+    *,
+    target: targets.TargetLike = None,
+    pass_configs: Mapping[str, Any] | None = None,
+    compile_flags: str | Sequence[str] | None = None,
+    out_idx: int | Sequence[int] | None = None,
+) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
 
 
 def jit(
-    fn: Callable[..., Any] | None = None, /, *, target: targets.TargetLike = None,
-    pass_configs: dict[str, Any] | None = None, compile_flags: list[str] | str | None = None,
-    out_idx: int | list[int] | None = None,
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    target: targets.TargetLike = None,
+    pass_configs: Mapping[str, Any] | None = None,
+    compile_flags: str | Sequence[str] | None = None,
+    out_idx: int | Sequence[int] | None = None,
 ) -> Any:
     """Make a kernel: `@tl.jit`, or with TileLang's keywords `@tl.jit(target="sm_90a", pass_configs={...},
     compile_flags=[...], out_idx=[-1])` (`out_idx`: the tensor parameters the kernel allocates and returns

@@ -48,16 +48,38 @@ def _public_names(stub: Path) -> set[str]:
     return {n for n in found if not n.startswith("_") or n.startswith("__")}
 
 
-def test_tilelang_view_offers_every_name_of_the_typed_language() -> None:
-    language = _public_names(ROOT / "tltyped" / "language.pyi")
-    view = _public_names(ROOT / "tltyped" / "mypy_plugin" / "tilelang_language.pyi")
-    assert language - view == set()
+def _defined_names(source: Path) -> set[str]:
+    """Names a module defines itself (functions, classes, assignments), not those it imports."""
+    found: set[str] = set()
+    for node in ast.parse(source.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return found
+
+
+def test_both_views_differ_only_where_the_runtime_does() -> None:
+    """tltyped.language and TileLang's language share one set of typed definitions;
+    each view defines only the names tltyped/language.py replaces at run time."""
+    runtime_only = {"GlobalTensor"}  # what `T.alloc_global` returns, read by elaboration: no language name
+    replaced = {n for n in _defined_names(ROOT / "tltyped" / "language.py") if not n.startswith("_")} - runtime_only
+    assert replaced == {"alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "cast", "empty", "alloc_global"}
+    own = {"dtype", "__getattr__"}
+    for view in (ROOT / "tltyped" / "language.pyi", ROOT / "stubs" / "tilelang" / "language" / "__init__.pyi"):
+        names_of_view = {n for n in _defined_names(view) if not n.startswith("_") or n == "__getattr__"}
+        assert names_of_view == replaced | own, view
+    shared = _public_names(ROOT / "tltyped" / "_tilelang_language.pyi")
+    assert not (shared & replaced), "a replaced name is defined in the shared module too"
 
 
 def test_typed_language_names_exist_in_tilelang() -> None:
-    language = _public_names(ROOT / "tltyped" / "language.pyi") - {"__getattr__", "Shape", "BufferLike", "DTypeLike"}
+    language = _public_names(ROOT / "tltyped" / "_tilelang_language.pyi")
     missing = sorted(n for n in language if not hasattr(tilelang_language, n))
-    assert missing == ["ForFrame"]  # the stub's name for the loop frames TileLang's loops return
+    # the stubs' names for the loop frames TileLang's loops return, and for argument types
+    assert missing == ["BufferLike", "ForFrame", "ScalarDType", "Shape", "TileLangDType"]
 
 
 def test_supported_mypy_versions() -> None:
@@ -105,7 +127,7 @@ def test_kernel_module_rechecked_after_a_dependency_changes(tmp_path: Path) -> N
         str(tmp_path / "tltyped_incremental_kernels.py"),
         str(helper),
     ]
-    expected = "Tensor[tltyped.types.dtypes.float16, N]"
+    expected = "DTypeDims[tltyped.types.dtypes.float16, N]"
     for source in ("X = 1\n", "X = 2\nY: str = 'changed interface'\n"):
         helper.write_text(source)
         out, err, status = api.run(args)

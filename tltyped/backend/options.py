@@ -7,7 +7,7 @@ the disk cache's keys need it in processes that never lower anything.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ class BuildOptions:
     compile_flags: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, pass_configs: Mapping[str, Any] | None, compile_flags: list[str] | str | None) -> BuildOptions:
+    def of(cls, pass_configs: Mapping[str, Any] | None, compile_flags: str | Sequence[str] | None) -> BuildOptions:
         flags = shlex.split(compile_flags) if isinstance(compile_flags, str) else list(compile_flags or ())
         if not all(isinstance(f, str) for f in flags):
             raise TypeError(f"compile_flags must be a string or a list of strings, got {compile_flags!r}")

@@ -65,7 +65,7 @@ class Binder:
                 self._check_const(p, bound.values[p.name])
             elif p.kind is Kind.DYN:
                 self._check_scalar(p, bound.values[p.name])
-            elif p.kind is Kind.PTR and not isinstance(bound.values[p.name], torch.Tensor):
+            elif p.kind is Kind.PTR and not issubclass(type(bound.values[p.name]), torch.Tensor):
                 self._pointer(p, bound.values[p.name], bound, allow_meta)  # an address, checked as the launcher does
         for p in self.signature.tensors:
             self._bind_tensor(p, bound.values[p.name], bound, allow_meta)
@@ -105,7 +105,7 @@ class Binder:
 
     def _pointer(self, p: Param, value: Any, bound: Bound, allow_meta: bool) -> int:
         """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer."""
-        if isinstance(value, torch.Tensor):
+        if issubclass(type(value), torch.Tensor):  # never `value.__class__`, which a value may fake
             self._check_device(p, value, bound, allow_meta)
             return int(value.data_ptr())
         if type(value) is not int or value < 0:

@@ -4,6 +4,7 @@ Enable it in mypy's configuration (mypy >=2.0,<2.5)::
 
     [mypy]
     plugins = tltyped.mypy_plugin
+    mypy_path = stubs            # the stub package typing `tilelang.language`
 
     [mypy-tilelang.*]
     ignore_missing_imports = True
@@ -16,9 +17,10 @@ What it adds to plain mypy:
   derived dims, checked for unknown dtypes, undeclared dims and bad shapes;
 - the seeds' definition rules (T.alloc_* use, returns, parameter kinds, tune
   defaults), reported on the offending line;
-- call sites: tensors typed `tl.Tensor[...]` are checked against the kernel's
-  signature (dtype, rank, dims shared between arguments), const arguments must
-  be hashable, and the returned tensor's dims are solved from the arguments.
+- call sites: every argument is checked against its parameter, by name;
+  tensors typed `tl.Tensor[...]` against the kernel's signature (dtype, rank,
+  dims shared between arguments), const arguments must be hashable, and the
+  returned tensor's dims are solved from the arguments.
 
 Errors carry the codes in `tltyped.mypy_plugin.errorcodes` (`tltyped-shape`,
 `tltyped-dtype`, `tltyped-dim`, `tltyped-annotation`, `tltyped-kernel`,

@@ -1,26 +1,28 @@
 """Type-analysis hooks: what tensor, dyn and dtype annotations mean to mypy.
 
 `Tensor[dtype, *dims]` (and TileLang's order `Tensor[[dims], dtype]`) becomes
-`Instance(Tensor, [dtype, *dims])` where the dtype is one of tltyped's dtype
+`TypedTensor[DTypeDims[dtype, *dims]]`, what the alias `Tensor` means without
+the plugin (tltyped/types/tensor.py), where the dtype is one of tltyped's dtype
 classes (TileLang's `T.float16` is read as `tl.float16`), a dtype variable or
 Any, and each dim is a TypeVar (a declared dim), `Literal[n]` (a bare `128`
 means the same), or a string `Literal` holding a derived dim's expression
 (only the in-body rewrite writes those: in_body.py, dimexpr.py). Anything else is an
 error on the annotation's own line, with the plugin's codes.
 
-`tl.dyn[X]` must be `dyn[int]` or `dyn[float]`. TileLang dtype values used as
-scalar annotations (`n: T.int32`) mean the Python scalar they carry, and
-`T.dtype` as an annotation means anything the runtime accepts as a dtype.
+The in-body spelling `T.Tensor[...]` (the kernel language's own class, see
+tltyped/_tilelang_language.pyi) is read the same way. `tl.dyn[X]` must be
+`dyn[int]` or `dyn[float]`. TileLang's dtype names need no hook as scalar
+annotations (`n: T.int32`): the language's stubs make them aliases of the
+Python scalar they carry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
-from mypy.nodes import MypyFile, PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
+from mypy.nodes import PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
 from mypy.plugin import AnalyzeTypeContext
 from mypy.semanal import SemanticAnalyzer
 from mypy.typeanal import TypeAnalyser
@@ -38,13 +40,14 @@ from mypy.types import (
     get_proper_type,
 )
 
-from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin import dtype_params, names
 from tltyped.mypy_plugin import errorcodes as codes
 
 _TENSOR_FORMS = "Tensor[dtype, *dims] or Tensor[[dims...], dtype]"
 _LITERALS = ("typing.Literal", "typing_extensions.Literal")
 _UNPACKS = ("typing.Unpack", "typing_extensions.Unpack")
 _ANY = ("typing.Any", "builtins.Any")
+_DIM_EXAMPLE = "N"
 _SUPPORTED = ", ".join(names.dtype_display(names.dtype_class_fullname(c)) for c in names.DTYPE_CLASSES)
 
 
@@ -66,9 +69,10 @@ class _TensorAnnotation:
         self.fail(f"Malformed Tensor annotation: {detail}; expected {_TENSOR_FORMS}", codes.ANNOTATION, where)
 
     def instance(self, args: list[Type]) -> Instance:
-        info = self.api.lookup_fully_qualified(names.TENSOR).node
-        assert isinstance(info, TypeInfo)
-        return Instance(info, args, line=self.typ.line, column=self.typ.column)
+        tensor, dtype_dims = (self.api.lookup_fully_qualified(n).node for n in (names.TYPED_TENSOR, names.DTYPE_DIMS))
+        assert isinstance(tensor, TypeInfo) and isinstance(dtype_dims, TypeInfo)
+        spec = Instance(dtype_dims, args, line=self.typ.line, column=self.typ.column)
+        return Instance(tensor, [spec], line=self.typ.line, column=self.typ.column)
 
     def unknown_rank(self) -> Instance:
         """`Tensor` with no arguments: any dtype, any rank."""
@@ -95,6 +99,9 @@ class _TensorAnnotation:
     def dtype(self, arg: Type) -> Type:
         if isinstance(arg, AnyType):
             return arg
+        if isinstance(arg, RawExpressionType) and isinstance(arg.literal_value, str):  # see dtype_params.py
+            if dtype_params.is_marker(arg.literal_value):
+                return LiteralType(arg.literal_value, self.api.named_type("builtins.str", []), line=arg.line)
         if isinstance(arg, UnboundType) and not arg.args:
             found = self.dtype_of_name(arg)
             if found is not None:
@@ -130,12 +137,16 @@ class _TensorAnnotation:
             return AnyType(TypeOfAny.explicit)
         if isinstance(node, TypeInfo) and node.has_base(names.DTYPE_BASE) and node.fullname != names.DTYPE_BASE:
             return Instance(node, [], line=arg.line, column=arg.column)
-        if isinstance(node, Var):
+        if isinstance(node, (Var, TypeAlias)):  # a TileLang dtype name: `T.float16`
             class_name = names.language_dtype_class(node.fullname)
             if class_name is not None:
                 info = self.api.lookup_fully_qualified(class_name).node
                 assert isinstance(info, TypeInfo)
                 return Instance(info, [], line=arg.line, column=arg.column)
+        if isinstance(node, TypeAlias):  # `F16 = tl.float16`
+            target = get_proper_type(self.api.analyze_type(arg))
+            if isinstance(target, Instance) and target.type.has_base(names.DTYPE_BASE):
+                return target
         return None
 
     # -- dims ------------------------------------------------------------------------------------
@@ -183,12 +194,19 @@ class _TensorAnnotation:
             return AnyType(TypeOfAny.explicit)
         if node.fullname in _UNPACKS:
             return self.api.anal_type(arg, allow_unpack=True)
-        if node.fullname in _LITERALS:
+        if node.fullname in _LITERALS or isinstance(node, TypeAlias):  # `Literal[64]`, or `L64` naming it
             literal = get_proper_type(self.api.analyze_type(arg))
             if isinstance(literal, LiteralType) and literal.fallback.type.fullname == "builtins.int":
-                return literal
+                return LiteralType(literal.value, literal.fallback, line=arg.line, column=arg.column)
             if not isinstance(literal, AnyType):
                 self.malformed("a Literal dim must be an int", arg)
+            return AnyType(TypeOfAny.from_error)
+        if isinstance(node, TypeInfo):  # `int`: a size's type, not a size
+            self.fail(
+                f'Dim "{arg.name}" is a type, not a dim: name the dim with a TypeVar '
+                f'({_DIM_EXAMPLE} = TypeVar("{_DIM_EXAMPLE}")) or give its size with Literal[n]',
+                codes.ANNOTATION, arg,
+            )
             return AnyType(TypeOfAny.from_error)
         self.malformed(f'dim "{arg.name}" must be a dim name (a TypeVar), an int or Literal[int]', arg)
         return AnyType(TypeOfAny.from_error)
@@ -202,7 +220,7 @@ def _spelling(typ: Type) -> str:
     return str(typ)
 
 
-# -- dyn, TileLang scalars and T.dtype ---------------------------------------------------------
+# -- dyn ---------------------------------------------------------------------------------------
 
 
 def analyze_dyn(ctx: AnalyzeTypeContext) -> Type:
@@ -224,49 +242,12 @@ def analyze_dyn(ctx: AnalyzeTypeContext) -> Type:
     return inner
 
 
-def analyze_language_scalar(scalar: str, ctx: AnalyzeTypeContext) -> Type:
-    """`n: T.int32` is a dyn scalar, carried as `int` (float dtypes as `float`)."""
-    if ctx.type.args:
-        ctx.api.fail(f'"{ctx.type.name}" takes no type arguments', ctx.context, code=codes.ANNOTATION)
-    return ctx.api.named_type(scalar, [])
-
-
-def analyze_language_dtype(ctx: AnalyzeTypeContext) -> Type:
-    """`out_dtype: T.dtype` accepts what the language's functions take as a dtype.
-
-    Through `tltyped.language` that is anything the runtime converts
-    (`DTypeLike`: TileLang dtypes, names, torch dtypes, `tl.float16`...);
-    through `tilelang.language` (its typed view), TileLang's own dtypes only.
-    """
-    api = ctx.api
-    assert isinstance(api, TypeAnalyser)
-    plain = api.named_type(names.LANGUAGE_DTYPE, [])
-    semantic = api.api
-    if not isinstance(semantic, SemanticAnalyzer) or semantic.cur_mod_id in (names.LANGUAGE, names.TILELANG_VIEW):
-        return plain  # the stubs' own `dtype`
-    prefix = ctx.type.name.rpartition(".")[0]
-    module = api.lookup_qualified(prefix, ctx.type, suppress_errors=True) if prefix else None
-    if module is not None and isinstance(module.node, MypyFile) and module.node.fullname == names.TILELANG_VIEW:
-        alias_name = f"{names.TILELANG_VIEW}.TileLangDType"
-    else:
-        alias_name = f"{names.LANGUAGE}.DTypeLike"
-    alias = semantic.lookup_fully_qualified_or_none(alias_name)
-    if alias is not None and isinstance(alias.node, TypeAlias):
-        return alias.node.target
-    return plain
-
-
 def type_analyze_hook(fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
     """The hook for a name an annotation resolved to, if the plugin reads that name."""
-    if fullname == names.TENSOR:
+    if fullname in (names.TENSOR, names.LANGUAGE_TENSOR):
         return analyze_tensor
     if fullname == names.DYN:
         return analyze_dyn
-    if fullname == names.LANGUAGE_DTYPE:
-        return analyze_language_dtype
-    scalar = names.language_scalar(fullname)
-    if scalar is not None:
-        return partial(analyze_language_scalar, scalar)
     return None
 
 
@@ -274,14 +255,14 @@ def tensor_parts(typ: ProperType) -> tuple[Type, list[Type] | None] | None:
     """(dtype, dims) of an analysed tltyped Tensor; dims None when the rank is unknown."""
     if not isinstance(typ, Instance):
         return None
-    if typ.type.fullname != names.TENSOR:
-        for base in typ.type.mro[1:]:
-            if base.fullname == names.TENSOR:
-                return tensor_parts(map_instance_to_supertype(typ, base))
+    base = next((b for b in typ.type.mro if b.fullname == names.TYPED_TENSOR), None)
+    if base is None:
         return None
-    if not typ.args:
+    tensor = map_instance_to_supertype(typ, base)
+    spec = get_proper_type(tensor.args[0]) if tensor.args else None
+    if not (isinstance(spec, Instance) and spec.type.fullname == names.DTYPE_DIMS and spec.args):
         return AnyType(TypeOfAny.special_form), None
-    dtype, dims = typ.args[0], list(typ.args[1:])
+    dtype, dims = spec.args[0], list(spec.args[1:])
     if any(isinstance(d, UnpackType) for d in dims):
         return dtype, None
     return dtype, dims

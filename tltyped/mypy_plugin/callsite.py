@@ -1,28 +1,32 @@
 """Call sites of jit functions, checked against the kernel's own signature.
 
-`@tl.jit` gives `JitFunction[P, R]`, whose `__call__` takes `*args: Any` so
-that code type-checks without the plugin. With the plugin, a call is checked
-in two steps:
-- the signature hook gives mypy the kernel's parameters (from P), with each
-  tensor parameter widened to `torch.Tensor`: argument count, names and the
-  types of scalar parameters get mypy's usual checks and messages, and plain
-  torch tensors are accepted;
-- the return hook then compares arguments typed `tl.Tensor[...]` with the
-  tensor parameters: dtype, rank, literal dims, and dims shared between
-  arguments (a K of 512 and one of 256 cannot both bind), then solves the
-  return type's dims from what the arguments bound. It also checks that
-  const arguments are hashable and that `tl.tune([...])` candidates fit.
+`@tl.jit` gives `JitFunction[P, R]`, whose `__call__(*args: P.args,
+**kwargs: P.kwargs) -> R` type checkers without the plugin check as a call of
+the kernel itself. With the plugin, a call is checked in two steps:
+- the signature hook gives mypy the kernel's parameters (from P), each typed
+  `Any`: argument count and names get mypy's usual checks and messages;
+- the return hook then checks each argument against its parameter, so that
+  every message names the parameter: a tensor parameter takes any torch
+  tensor, and an argument typed `tl.Tensor[...]` (each member of a Union of
+  them) is compared with it: dtype (a dtype given by a const parameter,
+  `C: T.Tensor[[M, N], out_dtype]`, is the dtype that argument names), rank,
+  literal dims, and dims shared between arguments (a K of 512 and one of 256
+  cannot both bind); other arguments are checked by callvalues.py (type,
+  hashability, `tl.tune` candidates). Then it solves the return type's dims
+  and dtypes from what the arguments bound.
 Messages name the parameter, the dim or dtype, the expected and found value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mypy import errorcodes
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
-from mypy.nodes import ARG_STAR, ARG_STAR2, CallExpr, Context, Expression, ListExpr, RefExpr, TupleExpr
+from mypy.nodes import ARG_STAR, ARG_STAR2, CallExpr, Context, Expression
 from mypy.plugin import CheckerPluginInterface, MethodContext, MethodSigContext
 from mypy.subtypes import is_subtype
 from mypy.type_visitor import TypeTranslator
@@ -38,14 +42,18 @@ from mypy.types import (
     TypeOfAny,
     TypeVarId,
     TypeVarType,
+    UnionType,
     get_proper_type,
 )
 
-from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.annotation_hooks import tensor_parts
+from tltyped.mypy_plugin.callvalues import check_value
+from tltyped.mypy_plugin.dtype_params import parse as dtype_parameter
 from tltyped.mypy_plugin.parsed import dotted_name
-from tltyped.mypy_plugin.typeops import expression_type
+from tltyped.mypy_plugin.typeops import dtype_class_of, named_instance
+from tltyped.types import dim_grammar
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ def kernel_name(context: Context) -> str:
 
 
 def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> FunctionLike:
-    """The kernel's parameters, tensors widened to `torch.Tensor` (checked in `call_return`).
+    """The kernel's parameters, each typed Any (the return hook checks the arguments).
 
     `returns_result`: the method returns what the kernel returns (`__call__`),
     not its own type (`lower`, `compile`).
@@ -90,10 +98,9 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
     if kernel is None:
         return ctx.default_signature
     params = kernel.params
-    arg_types = [_widened(t) for t in params.arg_types]
     signature = ctx.default_signature
     return signature.copy_modified(
-        arg_types=arg_types,
+        arg_types=[AnyType(TypeOfAny.special_form) for _ in params.arg_types],
         arg_kinds=list(params.arg_kinds),
         arg_names=list(params.arg_names),
         ret_type=_Solution({}, {}).translate(kernel.returns) if returns_result else signature.ret_type,
@@ -103,22 +110,17 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
     )
 
 
-def _widened(typ: Type) -> Type:
-    """A tensor parameter accepts any torch tensor at this stage; free dims become Any."""
-    proper = get_proper_type(typ)
-    if isinstance(proper, Instance) and tensor_parts(proper) is not None:
-        torch_tensor = next((b for b in proper.type.mro if b.fullname == names.TORCH_TENSOR), None)
-        if torch_tensor is not None:
-            return Instance(torch_tensor, [])
-    return _Solution({}, {}).translate(typ)
-
-
 def call_return(ctx: MethodContext) -> Type:
     kernel = Kernel.of(ctx.type)
     if kernel is None:
         return ctx.default_return_type
-    binder = CallBinder(ctx.api, kernel_name(ctx.context))
     params = kernel.params
+    given = {
+        params.arg_names[index]: exprs[0]
+        for index, exprs in enumerate(ctx.args[: len(params.arg_types)])
+        if len(exprs) == 1 and ctx.arg_kinds[index][0] not in (ARG_STAR, ARG_STAR2)
+    }
+    binder = CallBinder(ctx.api, kernel_name(ctx.context), {n: e for n, e in given.items() if n is not None})
     for index, formal in enumerate(params.arg_types):
         if index >= len(ctx.arg_types):
             break
@@ -128,9 +130,9 @@ def call_return(ctx: MethodContext) -> Type:
             if kind in (ARG_STAR, ARG_STAR2):
                 continue
             if formal_tensor is not None:
-                binder.bind_tensor(name, formal_tensor, actual, expr)
+                binder.bind_argument(name, formal_tensor, actual, expr)
             else:
-                binder.check_value(name, formal, actual, expr)
+                check_value(ctx.api, binder.argument(name), name, formal, expr)
     binder.check_derived_dims()
     return binder.solution().translate(kernel.returns)
 
@@ -153,6 +155,7 @@ class CallBinder:
 
     api: CheckerPluginInterface
     kernel: str
+    given: dict[str, Expression]  # parameter -> the one expression the call gives it
     bound: dict[TypeVarId, Type] = field(default_factory=dict)  # what the return type gets
     sizes: dict[TypeVarId, _DimBinding] = field(default_factory=dict)
     dim_names: dict[str, TypeVarId] = field(default_factory=dict)
@@ -166,6 +169,31 @@ class CallBinder:
         return f'Argument "{name}" to "{self.kernel}"'
 
     # -- tensors ------------------------------------------------------------------------------
+
+    def bind_argument(
+        self, name: str, formal_parts: tuple[Type, list[Type] | None], actual: Type, where: Expression
+    ) -> None:
+        """A tensor parameter's argument: a torch tensor, checked further when typed `tl.Tensor[...]`."""
+        if not is_subtype(actual, named_instance(self.api, names.TORCH_TENSOR)):
+            dtype, dims = formal_parts
+            self.fail(
+                f"{self.argument(name)} has incompatible type {format_type(actual, self.api.options)}; "
+                f"expected a tensor ({_tensor_text(dtype, dims) if dims is not None else 'Tensor'})",
+                where, errorcodes.ARG_TYPE,
+            )
+            return
+        proper = get_proper_type(actual)
+        if not isinstance(proper, UnionType):
+            self.bind_tensor(name, formal_parts, proper, where)
+            return
+        for member in proper.items:  # each must fit what the other arguments bound; none binds for them
+            self.scratch().bind_tensor(name, formal_parts, member, where)
+
+    def scratch(self) -> CallBinder:
+        """A binder that starts from this one's bindings and keeps its own."""
+        return CallBinder(
+            self.api, self.kernel, self.given, dict(self.bound), dict(self.sizes), dict(self.dim_names), dict(self.dtypes),
+        )
 
     def bind_tensor(self, name: str, formal: tuple[Type, list[Type] | None], actual: Type, where: Expression) -> None:
         actual_parts = tensor_parts(get_proper_type(actual))
@@ -186,8 +214,29 @@ class CallBinder:
         for axis, (formal_dim, actual_dim) in enumerate(zip(formal_dims, actual_dims)):
             self.bind_dim(name, axis, formal_dim, actual_dim, where)
 
+    def dtype_argument(self, marker: str) -> Type:
+        """The dtype a const parameter names at this call (`out_dtype=T.float16`), else its default's; or Any."""
+        param, default = dtype_parameter(marker)
+        given = self.given.get(param)
+        if given is not None:
+            return dtype_class_of(self.api, given)
+        if default is not None:
+            return named_instance(self.api, names.dtype_class_fullname(default))
+        return AnyType(TypeOfAny.special_form)
+
     def bind_dtype(self, name: str, formal: Type, actual: Type, where: Expression) -> None:
         expected, found = get_proper_type(formal), get_proper_type(actual)
+        if isinstance(expected, LiteralType) and isinstance(expected.value, str):  # given by a const parameter
+            param = dtype_parameter(expected.value)[0]
+            expected = get_proper_type(self.dtype_argument(expected.value))
+            if isinstance(expected, Instance) and isinstance(found, Instance):
+                if expected.type.fullname != found.type.fullname:
+                    self.fail(
+                        f"{self.argument(name)} has dtype {_dtype_text(found)}; "
+                        f"expected {_dtype_text(expected)} (the dtype {param} names)",
+                        where, codes.DTYPE,
+                    )
+            return
         if isinstance(expected, Instance) and isinstance(found, Instance):
             if expected.type.fullname != found.type.fullname:
                 self.fail(
@@ -244,7 +293,7 @@ class CallBinder:
     def check_derived_dims(self) -> None:
         known = self.known_sizes()
         for name, axis, text, size, where in self.derived:
-            expected = dimexpr.evaluate(text, known)
+            expected = dim_grammar.evaluate_int(text, known)
             if expected is not None and expected != size:
                 self.fail(
                     f"{self.argument(name)} has size {size} at axis {axis}; expected {text} = {expected}",
@@ -252,53 +301,25 @@ class CallBinder:
                 )
 
     def solution(self) -> _Solution:
-        return _Solution(self.bound, self.known_sizes(), self.api.named_generic_type("builtins.int", []))
-
-    # -- other values -------------------------------------------------------------------------------
-
-    def check_value(self, name: str, formal: Type, actual: Type, where: Expression) -> None:
-        if isinstance(where, CallExpr) and isinstance(where.callee, RefExpr) and where.callee.fullname == names.TUNE:
-            check_tune_candidates(self.api, name, formal, where)
-            return
-        if not is_subtype(actual, formal):
-            return  # mypy has reported the argument's type already
-        hashable = self.api.named_generic_type(names.HASHABLE, [])
-        if not is_subtype(actual, hashable):
-            self.fail(
-                f"{self.argument(name)} must be hashable (const arguments key the kernel cache); "
-                f"found {format_type(actual, self.api.options)}",
-                where, codes.CONST,
-            )
-
-
-def check_tune_candidates(api: CheckerPluginInterface, name: str, declared: Type, call: CallExpr) -> None:
-    """Each candidate of `tl.tune([...])` must fit the parameter's type, and there must be one."""
-    if not call.args or not isinstance(call.args[0], (ListExpr, TupleExpr)):
-        return
-    candidates = call.args[0].items
-    if not candidates:
-        api.fail("tl.tune() needs at least one candidate", call, code=codes.TUNE)
-        return
-    if isinstance(get_proper_type(declared), AnyType):
-        return
-    for item in candidates:
-        found = expression_type(api, item)
-        if not is_subtype(found, declared):
-            api.fail(
-                f'Tune candidate for "{name}" has type {format_type(found, api.options)}; '
-                f"expected {format_type(declared, api.options)}",
-                item, code=codes.TUNE,
-            )
+        int_type = self.api.named_generic_type("builtins.int", [])
+        return _Solution(self.bound, self.known_sizes(), int_type, self.dtype_argument)
 
 
 class _Solution(TypeTranslator):
     """A return type with the call's bindings put in: solved dims and dtypes, the rest Any."""
 
-    def __init__(self, bound: dict[TypeVarId, Type], sizes: dict[str, int], int_type: Instance | None = None) -> None:
+    def __init__(
+        self,
+        bound: dict[TypeVarId, Type],
+        sizes: dict[str, int],
+        int_type: Instance | None = None,
+        dtype_argument: Callable[[str], Type] | None = None,
+    ) -> None:
         super().__init__()
         self.bound = bound
         self.sizes = sizes
         self.int_type = int_type
+        self.dtype_argument = dtype_argument
 
     def translate(self, typ: Type) -> Type:
         return typ.accept(self)
@@ -311,16 +332,23 @@ class _Solution(TypeTranslator):
 
     def visit_instance(self, t: Instance) -> Type:
         translated = super().visit_instance(t)
-        if not (isinstance(translated, Instance) and translated.type.fullname == names.TENSOR):
+        if not (isinstance(translated, Instance) and translated.type.fullname == names.DTYPE_DIMS and translated.args):
             return translated
-        return translated.copy_modified(args=[translated.args[0], *(self.dim(d) for d in translated.args[1:])])
+        return translated.copy_modified(args=[self.dtype(translated.args[0]), *(self.dim(d) for d in translated.args[1:])])
+
+    def dtype(self, dtype: Type) -> Type:
+        """A dtype given by a const parameter (a string Literal, see in_body.py) becomes the one the call names."""
+        proper = get_proper_type(dtype)
+        if not (isinstance(proper, LiteralType) and isinstance(proper.value, str)):
+            return dtype
+        return self.dtype_argument(proper.value) if self.dtype_argument is not None else AnyType(TypeOfAny.special_form)
 
     def dim(self, dim: Type) -> Type:
-        """A derived dim (a string Literal, see dimexpr.py) becomes its size once its dims are known."""
+        """A derived dim (a string Literal, see in_body.py) becomes its size once its dims are known."""
         proper = get_proper_type(dim)
         if not (isinstance(proper, LiteralType) and isinstance(proper.value, str)):
             return dim
-        size = dimexpr.evaluate(proper.value, self.sizes)
+        size = dim_grammar.evaluate_int(proper.value, self.sizes)
         if size is None or self.int_type is None:
             return AnyType(TypeOfAny.special_form)
         return LiteralType(size, self.int_type)

@@ -40,11 +40,12 @@ from mypy.types import AnyType, CallableType, Type, TypeOfAny, get_proper_type
 
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
-from tltyped.mypy_plugin.callsite import check_tune_candidates
+from tltyped.mypy_plugin.callvalues import check_tune_candidates
 from tltyped.mypy_plugin.in_body import KernelRecord
 from tltyped.mypy_plugin.parsed import called_name, dotted_name
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
+from tltyped.types.dim_grammar import DimSyntaxError
 
 _RETURN_RULE = "A kernel returns global buffers (T.empty / T.alloc_global) only"
 
@@ -170,7 +171,7 @@ def _source(value: Expression) -> str:
         return f"{value.op}{_source(value.expr)}"
     try:
         source = dimexpr.source_of(value)
-    except dimexpr.DimExpressionError:
+    except DimSyntaxError:
         return "an expression"
     return source[1:-1] if source.startswith("(") and source.endswith(")") else source
 

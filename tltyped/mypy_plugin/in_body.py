@@ -7,7 +7,8 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
 - `A: T.Tensor[[M, K], T.float16]` (no value) annotates parameter `A`: the
   statement leaves the body and its type becomes `A`'s;
 - an unannotated parameter is a const (any hashable value): `Any` here, its
-  hashability is checked at call sites;
+  hashability is checked at call sites; a tensor dtype that names one
+  (`C: T.Tensor[[M, N], out_dtype]`) is the dtype each call gives it;
 - a kernel without a return annotation returns what its `return` names:
   outputs declared with `T.empty` / `T.alloc_global` (outputs.py), or None.
 Dims become PEP 695 type parameters of the kernel. Problems are recorded as
@@ -16,6 +17,7 @@ Dims become PEP 695 type parameters of the kernel. Problems are recorded as
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 
 from mypy.errorcodes import ErrorCode
@@ -36,8 +38,10 @@ from mypy.types import AnyType, CallableType, Instance, RawExpressionType, Type,
 
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
+from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
+from tltyped.types import dim_grammar
 
 
 @dataclass(frozen=True)
@@ -191,14 +195,14 @@ class KernelRewrite:
         """`M = N * 2 + 1`: a name for an expression of dims, usable in annotations."""
         try:
             source = dimexpr.source_of(value)
-            if not dimexpr.symbols_in_source(source) & (set(self.dims) | set(self.aliases)):
+            if not dim_grammar.names_in_source(source) & (set(self.dims) | set(self.aliases)):
                 return
-            self.aliases[name] = dimexpr.normalise(source, self.resolve_dim)
-        except dimexpr.DimExpressionError:
+            self.aliases[name] = dim_grammar.normalise_source(source, self.resolve_dim)
+        except dim_grammar.DimSyntaxError:
             self.aliases.pop(name, None)
 
     def resolve_dim(self, name: str) -> str | None:
-        """For dimexpr.normalise: a declared dim is itself, a derived name its expression."""
+        """For the dim grammar's normalise: a declared dim is itself, a derived name its expression."""
         if name in self.dims:
             return name
         return self.aliases.get(name)
@@ -248,6 +252,8 @@ class KernelRewrite:
         if dim.name in self.dims:
             self.plain_dims.add(dim.name)
             return dim
+        if dim.name in self.found.other_values or hasattr(builtins, dim.name):
+            return dim  # a module-level alias (`L64 = Literal[64]`) or a builtin (`int`): the hook reads it
         if self.module_bound is None or dim.name in self.module_bound:
             if dim.name not in self.signature_dims:
                 self.signature_dims.append(dim.name)
@@ -271,9 +277,9 @@ class KernelRewrite:
         return typ.copy_modified(args=[self.body_dtype(first), *(self.body_dim(d) for d in typ.args[1:])])
 
     def body_dtype(self, typ: Type) -> Type:
-        """A dtype naming a const parameter (`out_dtype`) is known per call only: Any here."""
+        """A dtype naming a const parameter (`out_dtype`) is the one each call gives it (dtype_params.py)."""
         if isinstance(typ, UnboundType) and not typ.args and typ.name in self.params:
-            return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
+            return parameter_dtype(self.func, typ.name, typ.line, typ.column)
         return typ
 
     def body_dim(self, typ: Type) -> Type:
@@ -306,8 +312,8 @@ class KernelRewrite:
         problem = ""
         for text in candidates:
             try:
-                normalised = dimexpr.normalise(text, self.resolve_dim)
-            except dimexpr.DimExpressionError as exc:
+                normalised = dim_grammar.normalise_source(text, self.resolve_dim)
+            except dim_grammar.DimSyntaxError as exc:
                 problem = problem or str(exc)
                 continue
             if normalised.isdigit():
@@ -345,7 +351,7 @@ class KernelRewrite:
             arg.type_annotation if arg.type_annotation is not None else AnyType(TypeOfAny.explicit)
             for arg in func.arguments
         ]
-        returns = ret if ret is not None else inferred_return(func, self.found, self.resolve_dim, self.params)
+        returns = ret if ret is not None else inferred_return(func, self.found, self.resolve_dim)
         typ = CallableType(
             arg_types,
             [arg.kind for arg in func.arguments],

@@ -13,23 +13,20 @@
 
 from __future__ import annotations
 
-from mypy.nodes import ARG_NAMED, ARG_POS, Expression, IntExpr, ListExpr, RefExpr, StrExpr, TupleExpr, Var
+from mypy.nodes import ARG_NAMED, ARG_POS, Expression, IntExpr, ListExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext, FunctionSigContext
 from mypy.types import (
     AnyType,
     FunctionLike,
-    Instance,
     LiteralType,
     TupleType,
     Type,
     TypeOfAny,
-    TypeType,
     UnpackType,
-    get_proper_type,
 )
 
 from tltyped.mypy_plugin import names
-from tltyped.mypy_plugin.typeops import expression_type, named_instance
+from tltyped.mypy_plugin.typeops import dtype_class_of, named_instance, tensor_type
 
 
 def declared_dims(ctx: FunctionContext) -> Type:
@@ -50,15 +47,15 @@ def output_tensor(ctx: FunctionContext, *, star_shape: bool = False) -> Type:
     TileLang's `T.empty(*shape, dtype=...)` (`star_shape`) as separate ints.
     """
     shape, dtype = _mapped_shape_and_dtype(ctx, star_shape)
-    dtype_type = _dtype_class(ctx, dtype) if dtype is not None else _named_dtype(ctx, "float32")
+    dtype_type = dtype_class_of(ctx.api, dtype) if dtype is not None else _named_dtype(ctx, "float32")
     if shape is None:
         any_tuple = ctx.api.named_generic_type("builtins.tuple", [AnyType(TypeOfAny.special_form)])
-        return named_instance(ctx.api, names.TENSOR, [dtype_type, UnpackType(any_tuple)])
+        return tensor_type(ctx.api, dtype_type, [UnpackType(any_tuple)])
     int_type = ctx.api.named_generic_type("builtins.int", [])
     dims: list[Type] = [
         LiteralType(d.value, int_type) if isinstance(d, IntExpr) else AnyType(TypeOfAny.special_form) for d in shape
     ]
-    return named_instance(ctx.api, names.TENSOR, [dtype_type, *dims])
+    return tensor_type(ctx.api, dtype_type, dims)
 
 
 def _mapped_shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[list[Expression] | None, Expression | None]:
@@ -73,23 +70,6 @@ def _mapped_shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[lis
         elif name == "dtype" and len(exprs) == 1 and kinds[0] in (ARG_POS, ARG_NAMED):
             dtype = exprs[0]
     return shape, dtype
-
-
-def _dtype_class(ctx: FunctionContext, expr: Expression) -> Type:
-    """`tl.float16` (a class) or `T.float16` (TileLang's value) -> the dtype class; else Any."""
-    found = get_proper_type(expression_type(ctx.api, expr))
-    if isinstance(found, TypeType) and isinstance(found.item, Instance):
-        return found.item
-    if isinstance(found, FunctionLike) and found.is_type_obj():  # a class named directly: `tl.float32`
-        info = found.type_object()
-        if info.has_base(names.DTYPE_BASE):
-            return Instance(info, [])
-    if isinstance(found, Instance) and found.type.fullname == names.LANGUAGE_DTYPE:
-        if isinstance(expr, RefExpr) and isinstance(expr.node, Var):
-            class_name = names.language_dtype_class(expr.node.fullname)
-            if class_name is not None:
-                return named_instance(ctx.api, class_name)
-    return AnyType(TypeOfAny.special_form)
 
 
 def _named_dtype(ctx: FunctionContext, class_name: str) -> Type:

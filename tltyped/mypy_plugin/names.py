@@ -18,6 +18,9 @@ JIT_CALL: Final = "tltyped.jit.JitFunction.__call__"
 JIT_INSPECTION_METHODS: Final = ("tltyped.jit.JitFunction.lower", "tltyped.jit.JitFunction.compile")
 
 TENSOR: Final = "tltyped.types.tensor.Tensor"
+"""`Tensor[dtype, *dims]`, an alias of `TypedTensor[DTypeDims[dtype, *dims]]` (tltyped/types/tensor.py)."""
+TYPED_TENSOR: Final = "tltyped.types.tensor.TypedTensor"
+DTYPE_DIMS: Final = "tltyped.types.tensor.DTypeDims"
 DTYPE_BASE: Final = "tltyped.types.dtypes.DType"
 DYN: Final = "tltyped.types.params.dyn"
 TUNE: Final = "tltyped.types.params.tune"
@@ -25,15 +28,16 @@ TORCH_TENSOR: Final = "torch._tensor.Tensor"
 HASHABLE: Final = "typing.Hashable"
 
 LANGUAGE: Final = "tltyped.language"
-LANGUAGE_DTYPE: Final = "tltyped.language.dtype"
-LANGUAGE_BUFFER: Final = "tltyped.language.Buffer"
-LANGUAGE_DIM_DECLARATIONS: Final = ("tltyped.language.const", "tltyped.language.dynamic")
-LANGUAGE_OUTPUTS: Final = ("tltyped.language.empty", "tltyped.language.alloc_global")
-
 TILELANG_LANGUAGE: Final = "tilelang.language"
-TILELANG_VIEW: Final = "tltyped.mypy_plugin.tilelang_language"
-"""A stub module typing `tilelang.language` as tltyped kernels see it (see rewrite.py)."""
-TILELANG_VIEW_OUTPUT: Final = "tltyped.mypy_plugin.tilelang_language.empty"
+LANGUAGE_DEFINITIONS: Final = "tltyped._tilelang_language"
+"""The typed kernel language both views (`tltyped.language`, `tilelang.language`) star-import."""
+LANGUAGE_TENSOR: Final = f"{LANGUAGE_DEFINITIONS}.Tensor"
+"""`T.Tensor`, the in-body form's spelling: read as tltyped's Tensor."""
+LANGUAGE_BUFFER: Final = f"{LANGUAGE_DEFINITIONS}.Buffer"
+LANGUAGE_DIM_DECLARATIONS: Final = (f"{LANGUAGE_DEFINITIONS}.const", f"{LANGUAGE_DEFINITIONS}.dynamic")
+LANGUAGE_OUTPUTS: Final = (f"{LANGUAGE}.empty", f"{LANGUAGE}.alloc_global")
+TILELANG_OUTPUT: Final = f"{TILELANG_LANGUAGE}.empty"
+"""TileLang's own `T.empty(*shape, dtype=...)`."""
 
 DIM_DECLARATION_CALLS: Final = ("const", "dynamic")
 """`T.const(...)` / `T.dynamic(...)` in a kernel body, matched by name as the runtime does."""
@@ -55,26 +59,21 @@ def dtype_class_fullname(class_name: str) -> str:
 
 
 def language_dtype_class(fullname: str) -> str | None:
-    """`tltyped.language.half` -> `tltyped.types.dtypes.float16`; None if not a supported dtype value."""
+    """`T.half` (tltyped._tilelang_language.half) -> `tltyped.types.dtypes.float16`; None if not a dtype name."""
     module, _, name = fullname.rpartition(".")
-    if module not in (LANGUAGE, TILELANG_VIEW):
+    if module != LANGUAGE_DEFINITIONS:
         return None
     class_name = LANGUAGE_DTYPE_CLASS.get(name)
     return None if class_name is None else dtype_class_fullname(class_name)
 
 
-def language_scalar(fullname: str) -> str | None:
-    """The Python scalar a TileLang dtype value stands for as a dyn annotation (`n: T.int32`)."""
-    module, _, name = fullname.rpartition(".")
-    if module not in (LANGUAGE, TILELANG_VIEW):
-        return None
-    if name.startswith(("int", "uint")) or name in ("long", "short"):
-        return "builtins.int"
-    if name in ("bool", "boolean"):
-        return "builtins.bool"
-    if name.startswith(("float", "bfloat", "tfloat")) or name in ("half", "double"):
-        return "builtins.float"
-    return None
+_TORCH_DTYPE_CLASS: Final = {f"torch.{d.torch_name}": d.__name__ for d in dtypes.ALL_DTYPES}
+
+
+def torch_dtype_class(fullname: str) -> str | None:
+    """`torch.float16` -> `tltyped.types.dtypes.float16`; None if not a supported torch dtype."""
+    class_name = _TORCH_DTYPE_CLASS.get(fullname)
+    return None if class_name is None else dtype_class_fullname(class_name)
 
 
 def dtype_display(fullname: str) -> str:

@@ -27,18 +27,18 @@ from mypy.nodes import (
 from mypy.types import AnyType, Instance, RawExpressionType, TupleType, Type, TypeOfAny, UnboundType
 
 from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name
 from tltyped.mypy_plugin.walk import own_nodes
+from tltyped.types import dim_grammar
 
 
-def inferred_return(
-    func: FuncDef, found: ModuleNames, resolve_dim: Callable[[str], str | None], params: set[str]
-) -> Type:
+def inferred_return(func: FuncDef, found: ModuleNames, resolve_dim: Callable[[str], str | None]) -> Type:
     returns, outputs = _returns_and_outputs(func)
     returned = next((r.expr for r in returns if r.expr is not None), None)
     if returned is None:
         return UnboundType("None", line=func.line)
-    reader = _OutputReader(func, found, resolve_dim, params, outputs)
+    reader = _OutputReader(func, found, resolve_dim, outputs)
     if isinstance(returned, TupleExpr):
         return TupleType([reader.type_of(i) for i in returned.items], Instance(MISSING_FALLBACK, []), line=returned.line)
     return reader.type_of(returned)
@@ -63,13 +63,12 @@ class _OutputReader:
         func: FuncDef,
         found: ModuleNames,
         resolve_dim: Callable[[str], str | None],
-        params: set[str],
         outputs: dict[str, CallExpr],
     ) -> None:
         self.func = func
         self.found = found
         self.resolve_dim = resolve_dim
-        self.params = params
+        self.params = {arg.variable.name for arg in func.arguments}
         self.outputs = outputs
 
     def type_of(self, expr: Expression) -> Type:
@@ -93,14 +92,16 @@ class _OutputReader:
             default = self.found.dtype_spelling("float32")
             return UnboundType(default) if default is not None else AnyType(TypeOfAny.special_form)
         spelled = dotted_name(dtype)
-        if spelled is None or spelled in self.params:  # chosen per call by a const parameter
+        if spelled is None:
             return AnyType(TypeOfAny.special_form)
+        if spelled in self.params:  # chosen per call by a const parameter
+            return parameter_dtype(self.func, spelled, dtype.line, dtype.column)
         return UnboundType(spelled, line=dtype.line, column=dtype.column)
 
     def dim(self, expr: Expression) -> Type:
         try:
-            text = dimexpr.normalise(dimexpr.source_of(expr), self.resolve_dim)
-        except dimexpr.DimExpressionError:  # a size computed some other way: unknown statically
+            text = dim_grammar.normalise_source(dimexpr.source_of(expr), self.resolve_dim)
+        except dim_grammar.DimSyntaxError:  # a size computed some other way: unknown statically
             return AnyType(TypeOfAny.special_form)
         if text.isdigit():
             return RawExpressionType(int(text), "builtins.int", expr.line, expr.column)

@@ -3,8 +3,10 @@
 The in-body rewrite runs on the raw AST, so names cannot be resolved yet: the
 module's imports tell which spellings mean `tltyped.jit.jit` (`tl.jit`,
 `jit`), which names are the kernel language (`T`), and which name tltyped
-itself (`tl`). Kernels are the functions decorated with one of those jit
-spellings, at any nesting depth.
+itself (`tl`); its top-level assignments tell which names hold a decorator
+made by calling jit (`hopper = tl.jit(target="sm_90a")`), and which are
+TypeVars. Kernels are the functions decorated with one of those jit
+spellings or stored decorators, at any nesting depth.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from mypy.nodes import (
     IfStmt,
     Import,
     ImportAll,
-    ImportBase,
     ImportFrom,
     ListExpr,
     MatchStmt,
@@ -47,9 +48,11 @@ class ModuleNames:
     """How one module spells tltyped's jit, tltyped itself and the kernel language."""
 
     jit: set[str] = field(default_factory=set)  # dotted spellings of tltyped.jit.jit
+    stored_jit: set[str] = field(default_factory=set)  # top-level names bound to `tl.jit(...)`
+    typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
+    other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
-    tilelang_imports: list[ImportBase] = field(default_factory=list)  # imports of tilelang.language
 
     def tensor_spelling(self) -> str | None:
         """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
@@ -75,16 +78,26 @@ def imports_tltyped(file: MypyFile) -> bool:
 
 
 def module_names(file: MypyFile) -> ModuleNames:
-    """Read the module's imports (the nodes in its tree: `file.imports` may hold copies)."""
+    """Read the module's imports (the nodes in its tree: `file.imports` may hold copies) and top-level names."""
     found = ModuleNames()
     for imp in _statements(file.defs):
         if isinstance(imp, Import):
             _read_import(imp, found)
         elif isinstance(imp, ImportFrom) and imp.relative == 0:
             _read_import_from(imp, found)
-        elif isinstance(imp, ImportAll) and imp.relative == 0 and imp.id == names.TILELANG_LANGUAGE:
-            found.tilelang_imports.append(imp)
+    for stmt in file.defs:
+        if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and isinstance(stmt.lvalues[0], NameExpr):
+            _read_assignment(stmt.lvalues[0].name, stmt.rvalue, found)
     return found
+
+
+def _read_assignment(name: str, value: Expression, found: ModuleNames) -> None:
+    if isinstance(value, CallExpr) and dotted_name(value.callee) in found.jit:
+        found.stored_jit.add(name)
+    elif called_name(value) == "TypeVar":
+        found.typevars.add(name)
+    else:
+        found.other_values.add(name)
 
 
 def _read_import(imp: Import, found: ModuleNames) -> None:
@@ -97,8 +110,6 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.jit.add(f"{alias}.jit" if alias else names.JIT)
         if module in (names.LANGUAGE, names.TILELANG_LANGUAGE):
             found.language.add(alias or module)
-            if module == names.TILELANG_LANGUAGE and alias is not None:
-                found.tilelang_imports.append(imp)
 
 
 def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
@@ -112,10 +123,6 @@ def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
             found.language.add(bound)
         elif imp.id == "tilelang" and name == "language":
             found.language.add(bound)
-            if len(imp.names) == 1:
-                found.tilelang_imports.append(imp)
-    if imp.id == names.TILELANG_LANGUAGE:
-        found.tilelang_imports.append(imp)
 
 
 def dotted_name(expr: Expression) -> str | None:
@@ -129,10 +136,10 @@ def dotted_name(expr: Expression) -> str | None:
 
 
 def jit_decorator(decorator: Decorator, found: ModuleNames) -> int | None:
-    """The index of the decorator that is tltyped's jit, bare or called; None if there is none."""
+    """The index of the decorator that is tltyped's jit (bare, called or stored); None if there is none."""
     for index, expr in enumerate(decorator.decorators):
         target = expr.callee if isinstance(expr, CallExpr) else expr
-        if dotted_name(target) in found.jit:
+        if dotted_name(target) in found.jit or (isinstance(expr, NameExpr) and expr.name in found.stored_jit):
             return index
     return None
 

@@ -2,10 +2,11 @@
 
 Hooks, in the order mypy calls them:
 - `get_additional_deps` (after parsing): desugar the in-body form (rewrite.py);
-- `get_type_analyze_hook` (semantic analysis): read Tensor, dyn and TileLang
-  dtype annotations (annotation_hooks.py);
-- `get_function_hook("tltyped.jit.jit")` (type checking): definition checks
-  of each kernel (definition.py);
+- `get_type_analyze_hook` (semantic analysis): read Tensor (`tl.Tensor`,
+  `T.Tensor`) and dyn annotations (annotation_hooks.py);
+- `get_function_hook("tltyped.jit.jit")`, and the same on each stored
+  decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
+  each kernel (definition.py);
 - `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`:
   call sites (callsite.py);
 - function hooks on `T.const`, `T.dynamic`, `T.empty`, `T.alloc_global` and
@@ -44,10 +45,12 @@ parses annotations and checks overloaded decorators, which change between releas
 
 
 def _source_digest() -> str:
-    """A digest of the plugin's code: mypy's cache of checked modules is kept only while the
-    plugin that read them is unchanged (mypy itself tracks only the plugin's entry module)."""
+    """A digest of the plugin's code, and of the runtime modules it reads (the dtype table and the
+    dim grammar): mypy's cache of checked modules is kept only while those are unchanged (mypy
+    itself tracks only the plugin's entry module)."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    types = Path(__file__).parent.parent / "types"
+    for path in [*sorted(Path(__file__).parent.glob("*.py")), types / "dtypes.py", types / "dim_grammar.py"]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -73,17 +76,19 @@ class TLTypedPlugin(Plugin):
         super().__init__(options)
         self.kernels: dict[int, KernelRecord] = {}
         self.kernel_modules: set[str] = set()
+        self.stored_decorators: set[str] = set()  # full names of `hopper = tl.jit(...)`
         self.digest = _source_digest()
 
     # -- after parsing -------------------------------------------------------------------------
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
-        dependencies, records = rewrite_module(file, self.kernels, self.options)
+        records, stored = rewrite_module(file, self.kernels, self.options)
+        self.stored_decorators |= stored
         for record in records:
             self.kernels[id(record.func)] = record
         if records:
             self.kernel_modules.add(file.fullname)
-        return dependencies
+        return []
 
     def report_config_data(self, ctx: ReportConfigContext) -> Any:
         """What mypy stores with each module's cache entry, and compares on the next run.
@@ -107,13 +112,13 @@ class TLTypedPlugin(Plugin):
     # -- type checking ---------------------------------------------------------------------------
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        if fullname == names.JIT:
+        if fullname == names.JIT or fullname in self.stored_decorators:
             return self.check_jit
         if fullname in names.LANGUAGE_DIM_DECLARATIONS:
             return language_hooks.declared_dims
         if fullname in names.LANGUAGE_OUTPUTS:
             return language_hooks.output_tensor
-        if fullname == names.TILELANG_VIEW_OUTPUT:
+        if fullname == names.TILELANG_OUTPUT:
             return partial(language_hooks.output_tensor, star_shape=True)
         return None
 

@@ -18,10 +18,9 @@ which every check of the module does.
 Also done here, for every module that defines kernels:
 - `@tl.jit` becomes `@tl.jit()`: the same decorator, but applying it is then
   a plain (not overloaded) call, so the plugin's definition checks run in a
-  call mypy does not evaluate speculatively (see plugin.py);
-- `import tilelang.language as T` is read as a typed view of TileLang's
-  language (`tltyped.mypy_plugin.tilelang_language`), since TileLang ships no
-  type information; tltyped's own `tltyped.language` needs no such help;
+  call mypy does not evaluate speculatively (see plugin.py); a stored
+  decorator (`hopper = tl.jit(target=...)`, then `@hopper`) is such a call
+  already, and its full name is handed to the plugin, which hooks it alike;
 - kernels that mypy parsed without their bodies get them back: mypy parses
   modules whose errors it silences (installed packages) without function
   bodies, and an in-body kernel's parameter types live in its body, so the
@@ -33,50 +32,51 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mypy.errors import Errors
-from mypy.nodes import CallExpr, Decorator, FuncDef, Import, ImportAll, ImportBase, ImportFrom, MypyFile
+from mypy.nodes import CallExpr, Decorator, FuncDef, MypyFile, NameExpr
 from mypy.options import Options
 from mypy.parse import parse
 
-from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.in_body import KernelRecord, KernelRewrite, SourceText
-from tltyped.mypy_plugin.parsed import bound_names, decorated_functions, imports_tltyped, jit_decorator, module_names
-
-_DEPENDENCY_PRIORITY = 10  # mypy.build.PRI_MED, what mypy gives a top-level `import X`
+from tltyped.mypy_plugin.parsed import (
+    ModuleNames,
+    bound_names,
+    decorated_functions,
+    imports_tltyped,
+    jit_decorator,
+    module_names,
+)
 
 
 def rewrite_module(
     file: MypyFile, done: Mapping[int, KernelRecord], options: Options
-) -> tuple[list[tuple[int, str, int]], list[KernelRecord]]:
-    """Rewrite the module's kernels in place; return the extra dependencies and the new records.
+) -> tuple[list[KernelRecord], set[str]]:
+    """Rewrite the module's kernels in place; return the records of the kernels rewritten now
+    and the full names of the module's stored decorators (`hopper = tl.jit(...)`).
 
     `done` holds the kernels already rewritten (by `id` of their FuncDef): a
     daemon may hand the same, already rewritten, tree over again.
     """
     if not imports_tltyped(file):
-        return [], []
+        return [], set()
     found = module_names(file)
     if not found.jit:
-        return [], []
+        return [], set()
+    stored = {f"{file.fullname}.{name}" for name in found.stored_jit}
     kernels = [
         (decorator, index)
         for decorator in decorated_functions(file)
         if (index := jit_decorator(decorator, found)) is not None and id(decorator.func) not in done
     ]
     if not kernels:
-        return [], []
+        return [], stored
     _restore_bodies(file, [decorator.func for decorator, _ in kernels], options)
     source = SourceText(file.path)
     module_bound = bound_names(file)
     records = []
     for decorator, index in kernels:
-        _call_decorator(decorator, index)
+        _call_decorator(decorator, index, found)
         records.append(KernelRewrite(decorator.func, found, source, module_bound).run())
-    dependencies: list[tuple[int, str, int]] = []
-    if found.tilelang_imports:
-        for imp in found.tilelang_imports:
-            _redirect_tilelang(imp)
-        dependencies.append((_DEPENDENCY_PRIORITY, names.TILELANG_VIEW, found.tilelang_imports[0].line))
-    return dependencies, records
+    return records, stored
 
 
 def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) -> None:
@@ -99,10 +99,13 @@ def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) ->
             func.body = found.body
 
 
-def _call_decorator(decorator: Decorator, index: int) -> None:
-    """`@tl.jit` -> `@tl.jit()`: equal at run time and to a type checker (see the module docstring)."""
+def _call_decorator(decorator: Decorator, index: int, found: ModuleNames) -> None:
+    """`@tl.jit` -> `@tl.jit()`: equal at run time and to a type checker (see the module docstring).
+
+    A called `@tl.jit(...)` and a stored decorator (`@hopper`) are applied as they are.
+    """
     expr = decorator.decorators[index]
-    if isinstance(expr, CallExpr):
+    if isinstance(expr, CallExpr) or (isinstance(expr, NameExpr) and expr.name in found.stored_jit):
         return
     call = CallExpr(expr, [], [], [])
     call.set_line(expr)
@@ -110,14 +113,3 @@ def _call_decorator(decorator: Decorator, index: int) -> None:
     if index < len(decorator.original_decorators) and decorator.original_decorators[index] is expr:
         decorator.original_decorators[index] = call
 
-
-def _redirect_tilelang(imp: ImportBase) -> None:
-    """Point an import of `tilelang.language` at its typed view."""
-    if isinstance(imp, Import):
-        imp.ids = [(names.TILELANG_VIEW if module == names.TILELANG_LANGUAGE else module, alias) for module, alias in imp.ids]
-    elif isinstance(imp, ImportFrom) and imp.id == "tilelang":  # from tilelang import language as T
-        ((name, alias),) = imp.names
-        package, _, module = names.TILELANG_VIEW.rpartition(".")
-        imp.id, imp.names = package, [(module, alias or name)]
-    elif isinstance(imp, (ImportFrom, ImportAll)):  # from tilelang.language import ...
-        imp.id = names.TILELANG_VIEW

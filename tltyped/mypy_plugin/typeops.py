@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from mypy.checker import TypeChecker
 from mypy.lookup import lookup_fully_qualified
-from mypy.nodes import Expression, TypeInfo
+from mypy.nodes import Expression, RefExpr, StrExpr, TypeInfo
 from mypy.plugin import CheckerPluginInterface
-from mypy.types import AnyType, Instance, ProperType, Type, TypeOfAny
+from mypy.types import AnyType, FunctionLike, Instance, ProperType, Type, TypeOfAny, TypeType, get_proper_type
 
 from tltyped.mypy_plugin import names
 
@@ -34,3 +34,27 @@ def named_instance(api: CheckerPluginInterface, fullname: str, args: list[Type] 
     if found is None or not isinstance(found.node, TypeInfo):
         return AnyType(TypeOfAny.special_form)
     return Instance(found.node, args or [])
+
+
+def tensor_type(api: CheckerPluginInterface, dtype: Type, dims: list[Type]) -> Type:
+    """`Tensor[dtype, *dims]` as the annotation means it: `TypedTensor[DTypeDims[dtype, *dims]]`."""
+    return named_instance(api, names.TYPED_TENSOR, [named_instance(api, names.DTYPE_DIMS, [dtype, *dims])])
+
+
+def dtype_class_of(api: CheckerPluginInterface, expr: Expression) -> Type:
+    """The dtype class a dtype argument names: `tl.float16`, `T.float16`, `torch.float16`, "float16"; else Any."""
+    if isinstance(expr, StrExpr):
+        class_name = names.LANGUAGE_DTYPE_CLASS.get(expr.value)
+        return named_instance(api, names.dtype_class_fullname(class_name)) if class_name else AnyType(TypeOfAny.special_form)
+    if isinstance(expr, RefExpr):
+        class_name = names.language_dtype_class(expr.fullname) or names.torch_dtype_class(expr.fullname)
+        if class_name is not None:
+            return named_instance(api, class_name)
+    found = get_proper_type(expression_type(api, expr))
+    if isinstance(found, TypeType) and isinstance(found.item, Instance) and found.item.type.has_base(names.DTYPE_BASE):
+        return found.item
+    if isinstance(found, FunctionLike) and found.is_type_obj():  # a class named directly: `tl.float32`
+        info = found.type_object()
+        if info.has_base(names.DTYPE_BASE) and info.fullname != names.DTYPE_BASE:
+            return Instance(info, [])
+    return AnyType(TypeOfAny.special_form)

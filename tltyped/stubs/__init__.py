@@ -2,8 +2,9 @@
 
 A stub shows what the frontend understood, in the signature form, for IDEs and
 type checkers that run no plugin: in-body annotations become parameter types,
-dims become TypeVars (bound to int when dyn), a derived dim reads as
-`Annotated[int, "N * 2 + 1"]`, and tensors also accept plain torch tensors.
+dims become TypeVars (bound to int when dyn), and a derived dim reads as
+`Annotated[Any, "N * 2 + 1"]` (any size to a type checker; the expression is
+checked at run time). `tl.Tensor[...]` itself takes plain torch tensors.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import tltyped as tl
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import function_ast
 from tltyped.frontend.signature import Kind, KernelSignature, Param, TensorSpec
-from tltyped.jit import JitFunction
 from tltyped.templates import render
 
 _CONST_TYPES = (bool, int, float, str)
@@ -57,12 +58,12 @@ def _dim(dim: dimlib.Dim) -> str:
         return f"Literal[{dim.value}]"
     if dim.is_symbol:
         return dim.text
-    return f'Annotated[int, "{dim.text}"]'
+    return f'Annotated[Any, "{dim.text}"]'
 
 
 def _param_type(p: Param) -> str:
     if p.kind is Kind.TENSOR:
-        return "torch.Tensor" if p.tensor is None else f"{tensor_type(p.tensor)} | torch.Tensor"  # None: computed from consts
+        return "torch.Tensor" if p.tensor is None else tensor_type(p.tensor)  # None: computed from consts
     if p.kind is Kind.PTR:
         return "tl.ptr"
     if p.kind is Kind.DYN:
@@ -72,7 +73,7 @@ def _param_type(p: Param) -> str:
     return "Any"
 
 
-def _returns(fn: JitFunction[..., Any]) -> str:
+def _returns(fn: tl.JitFunction[..., Any]) -> str:
     """The return annotation, read through the same parser; else None when nothing is returned."""
     node, _ = function_ast(fn.__wrapped__)
     returns_value = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
@@ -88,7 +89,7 @@ def render_stub(module: ModuleType) -> str:
     functions = []
     dims: dict[str, bool] = {}
     for name, value in vars(module).items():
-        if not isinstance(value, JitFunction) or value.__module__ != module.__name__ or name != value.__name__:
+        if not isinstance(value, tl.JitFunction) or value.__module__ != module.__name__ or name != value.__name__:
             continue
         signature: KernelSignature = value.signature
         for dim, is_dyn in signature.dims.items():

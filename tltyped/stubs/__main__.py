@@ -1,4 +1,10 @@
-"""`python -m tltyped.stubs MODULE_OR_FILE [-o OUT.pyi]`: write typed stubs of a module's jit functions."""
+"""`python -m tltyped.stubs MODULE_OR_FILE...`: write typed stubs of modules' jit functions into a stubs folder.
+
+By default each stub goes to `typings/<module path>.pyi` (`typings/examples/gemm.pyi`
+for `examples.gemm`): pyright's default `stubPath`, and a folder mypy reads when it is
+on `mypy_path`. Not beside the module: a `.pyi` next to a `.py` hides the source from
+mypy, and so the kernels from the tltyped plugin.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ from pathlib import Path
 from types import ModuleType
 
 from tltyped.stubs import render_stub
+
+DEFAULT_DIR = "typings"
 
 
 def load(target: str) -> ModuleType:
@@ -24,16 +32,30 @@ def load(target: str) -> ModuleType:
     return importlib.import_module(target)
 
 
+def stub_path(module: ModuleType, folder: Path) -> Path:
+    """Where a type checker looks for the module's stub in `folder`: its dotted name as a path."""
+    return folder.joinpath(*module.__name__.split(".")).with_suffix(".pyi")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tltyped.stubs", description=__doc__)
-    parser.add_argument("module", help="a module name (examples.gemm) or a .py file")
-    parser.add_argument("-o", "--out", help="write here instead of standard output")
+    parser.add_argument("modules", nargs="+", metavar="module", help="a module name (examples.gemm) or a .py file")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-d", "--dir", default=DEFAULT_DIR, help=f"the stubs folder (default: {DEFAULT_DIR})")
+    where.add_argument("-o", "--out", help="write one module's stub to this file ('-' for standard output)")
     opts = parser.parse_args(argv)
-    text = render_stub(load(opts.module))
-    if opts.out:
-        Path(opts.out).write_text(text)
-    else:
-        sys.stdout.write(text)
+    if opts.out is not None and len(opts.modules) != 1:
+        parser.error("-o/--out takes one module; use -d/--dir for several")
+    for target in opts.modules:
+        module = load(target)
+        text = render_stub(module)
+        if opts.out == "-":
+            sys.stdout.write(text)
+            continue
+        path = Path(opts.out) if opts.out is not None else stub_path(module, Path(opts.dir))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(f"wrote {path}")
     return 0
 
 

@@ -1,18 +1,43 @@
 """`Tensor[dtype, *dims]`: the annotation of a kernel's tensor parameters.
 
-For a type checker a `Tensor[float16, M, K]` is a torch tensor whose element
-type and dims are type arguments: dims are TypeVars (unified across the
-arguments of one call) or `Literal[...]` sizes. At run time subscripting only
-records its arguments; `tltyped.frontend` reads them back with
-`typing.get_args`. The in-body form `T.Tensor[[M, K], T.float16]` (TileLang's
-order: shape list first) is the same class, subscripted the other way round,
-and TileLang's call form `T.Tensor((M, K), T.float16)` returns exactly that
-subscription.
+At run time subscripting only records its arguments; `tltyped.frontend`
+reads them back with `typing.get_args`. The in-body form `T.Tensor[[M, K],
+T.float16]` (TileLang's order: shape list first) is the same class,
+subscripted the other way round, and TileLang's call form
+`T.Tensor((M, K), T.float16)` returns exactly that subscription.
+
+For a type checker a `Tensor[float16, M, K]` has to be three things at once,
+with no plugin (pyright and mypy alike):
+- a torch tensor: a kernel's result is used and passed on like any tensor;
+- a type that every plain torch tensor fits, since users call kernels with
+  torch tensors, whose dtype and shape no type checker knows;
+- a type that a tensor typed `Tensor[float32, ...]` does NOT fit, nor one of
+  another rank or with other literal dims (dims are TypeVars, unified across
+  the arguments of one call, or `Literal[...]` sizes).
+Nominally that cannot be had: the second and third contradict each other
+through the first. So `Tensor[DT, *Dims]` is an alias of
+`TypedTensor[DTypeDims[DT, *Dims]]`, where:
+- `TypedTensor` is a Protocol that also derives from `torch.Tensor` (both
+  checkers report that base, here only, and then honour it): a value typed
+  `Tensor[...]` is a torch tensor (its MRO); another `Tensor[...]` is
+  compared by its type argument (same class: nominal, invariant); a plain
+  torch tensor, which does not derive from it, is matched structurally
+  against the one member declared here, torch's own `_grad_fn`, typed `Any`
+  in torch's stubs: matched against `Any`, the dtype and dims of a plain
+  torch tensor are `Any`, so it fits every `Tensor[...]`, and a result's dims
+  stay unknown rather than wrong. Nothing without `_grad_fn` (a float, a
+  NumPy array) fits.
+- `DTypeDims` carries the dtype and dims as one type argument: pyright
+  widens a protocol's own type arguments when it matches a class against it
+  (`Literal[128]` becomes `int`, and then no longer fits `Literal[128]`), but
+  not the arguments nested inside one.
+Indexing gives `Any`: inside a kernel `X[i]` is one element (a TIR scalar),
+so `T.exp(X[i])` and `T.max(X[i], 0.0)` type-check as the scalar code they are.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from typing_extensions import TypeVarTuple, Unpack
 
@@ -21,9 +46,21 @@ Dims = TypeVarTuple("Dims")
 
 if TYPE_CHECKING:
     import torch
+    from typing_extensions import TypeAlias
 
-    class Tensor(torch.Tensor, Generic[DT, Unpack[Dims]]):
-        """A torch tensor with a static element type and dims."""
+    Spec = TypeVar("Spec")
+
+    class DTypeDims(Generic[DT, Unpack[Dims]]):
+        """The element type and dims of a `Tensor`, as one type argument (see the module docstring)."""
+
+    class TypedTensor(torch.Tensor, Protocol[Spec]):  # type: ignore[misc]  # see the module docstring
+        """A torch tensor with a static element type and dims: `TypedTensor[DTypeDims[float16, M, K]]`."""
+
+        _grad_fn: Spec
+
+        def __getitem__(self, index: Any, /) -> Any: ...
+
+    Tensor: TypeAlias = TypedTensor[DTypeDims[DT, Unpack[Dims]]]
 
 else:
 

@@ -1,0 +1,32 @@
+"""TileLang's kernel language, typed: `import tilelang.language as T` in a kernel.
+
+The shared definitions (tltyped/_tilelang_language.pyi, which tltyped's own
+`tltyped.language` reads too) with TileLang's versions of the functions
+tltyped replaces: `empty(*shape, dtype=...)` takes the dims one by one,
+`alloc_global` is a plain global buffer, and the functions that take a dtype
+take TileLang's dtypes, its names and torch dtypes, not tltyped's classes.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from typing_extensions import TypeAlias, Unpack
+
+from tltyped._tilelang_language import *
+from tltyped._tilelang_language import Buffer, Shape, TileLangDType, _float, _int
+from tltyped._tilelang_language import __exp as __exp
+from tltyped._tilelang_language import __log as __log
+from tltyped.types.tensor import Tensor as _Tensor
+
+dtype: TypeAlias = TileLangDType
+
+def empty(*shape: _int, dtype: dtype = "float32") -> _Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """Declare an output tensor of the kernel; return it from the kernel."""
+
+def alloc_global(shape: Shape, dtype: dtype, scope: str = "global") -> Buffer: ...
+def alloc_shared(shape: Shape, dtype: dtype, scope: str = "shared.dyn") -> Buffer: ...
+def alloc_fragment(shape: Shape, dtype: dtype, scope: str = "local.fragment") -> Buffer: ...
+def alloc_local(shape: Shape, dtype: dtype, scope: str = "local") -> Buffer: ...
+def alloc_var(dtype: dtype, *args: Any, scope: str = "local.var", init: _int | _float | None = None) -> Buffer: ...
+def cast(value: Any, dtype: dtype) -> Any: ...
+def __getattr__(name: str) -> Any: ...

@@ -1,0 +1,63 @@
+"""Correct in-body kernels written with tltyped's language (`import tltyped.language as T`) and its calls.
+
+As in in_body_tilelang.py, pyright reports only the in-body annotations'
+redeclarations (`reportRedeclaration`).
+"""
+
+from typing import Literal
+
+import torch
+
+import tltyped as tl
+import tltyped.language as T
+
+L64 = Literal[64]
+
+
+@tl.jit
+def scale_rows(A, B, alpha, n, block_M: int = 64):
+    M = T.const("M")
+    N = T.dynamic("N")
+    A: T.Tensor[[M, N], T.float32]
+    B: T.Tensor[[M, N], T.float32]
+    alpha: T.float32
+    n: T.int32
+    with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+        for j in T.serial(N):
+            for i in T.Parallel(block_M):
+                if bx * block_M + i < M and j < n:
+                    B[bx * block_M + i, j] = A[bx * block_M + i, j] * alpha
+
+
+@tl.jit
+def convert(X, Y, out_dtype: T.dtype = tl.float32, block: int = 256):
+    """The output's dtype is a const parameter."""
+    N = T.dynamic("N")
+    X: T.Tensor[[N], T.float16]
+    Y: T.Tensor[[N], out_dtype]
+    with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+        buf = T.alloc_fragment((block,), out_dtype)
+        T.copy(X[bx * block], buf)
+        T.copy(buf, Y[bx * block])
+
+
+@tl.jit
+def rows(A, B: tl.Tensor[tl.float16, L64]):
+    """A literal dim in the body, and one through a Literal alias in the signature."""
+    R = T.const("R")
+    A: T.Tensor[[R, 64], T.float16]
+    Out = T.empty((R,), tl.float16)
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(R):
+            Out[i] = A[i, 0]
+    return Out
+
+
+def callers(a: tl.Tensor[tl.float32, Literal[8], Literal[16]], h: tl.Tensor[tl.float16, Literal[100]]) -> None:
+    x = torch.randn(8, 16)
+    scale_rows(x, torch.empty_like(x), 2.0, 16)
+    scale_rows(a, a, 0.5, n=16, block_M=32)
+    convert(h, torch.empty(100), out_dtype=tl.float32)
+    convert(h, torch.empty(100, dtype=torch.float16), T.float16)
+    first = rows(torch.empty(32, 64, dtype=torch.float16), torch.empty(64, dtype=torch.float16))
+    print(first.float().sum())

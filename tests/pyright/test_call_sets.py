@@ -1,0 +1,202 @@
+"""pyright (no plugin) and mypy (with the plugin) on kernels and their calls, asserted on their JSON output.
+
+- wrong_calls.py: each `# wrong: <kind>` line must get an error of that kind;
+- correct_calls.py, kernels.py, reveals.py: no error at all (no false positive);
+- reveals.py: each `# reveal: <type>` is the type both checkers infer;
+- in-body kernels: pyright reports only the in-body annotations' redeclarations,
+  and the README's one line quiets exactly those; mypy with the plugin is clean;
+- generated stubs (`python -m tltyped.stubs`, written to a stubs folder) give
+  pyright the in-body kernels' signatures, so their callers are checked too;
+- examples/ checks cleanly under the project's pyright configuration.
+The flagged fraction of each checker is printed (`pytest -s`) and must reach 80%.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.pyright.checkers import (
+    HERE,
+    IN_BODY_QUIET,
+    ROOT,
+    Diagnostic,
+    marked_lines,
+    mypy,
+    pyright,
+    shown_type,
+)
+
+CALL_SETS = [HERE / "kernels.py", HERE / "correct_calls.py", HERE / "wrong_calls.py", HERE / "reveals.py"]
+IN_BODY = [HERE / "in_body_tilelang.py", HERE / "in_body_tltyped.py"]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+CLEAN = [HERE / "kernels.py", HERE / "correct_calls.py", HERE / "reveals.py"]
+WRONG = HERE / "wrong_calls.py"
+IN_BODY_CALLS = HERE / "in_body_calls.py"
+REQUIRED_FRACTION = 0.8
+
+PYRIGHT_RULES = {"count": {"reportCallIssue"}, "name": {"reportCallIssue"}}
+"""The pyright rules that count as each kind of error; any other kind: an argument's type."""
+MYPY_CODES = {
+    "count": {"call-arg"},
+    "name": {"call-arg", "misc"},  # a keyword given twice is [misc] to mypy
+    "scalar": {"arg-type"},
+    "dtype": {"tltyped-dtype"},
+    "rank": {"tltyped-shape"},
+    "dim": {"tltyped-shape"},
+    "tensor": {"arg-type"},
+}
+
+
+def errors(found: list[Diagnostic], path: Path) -> dict[int, list[Diagnostic]]:
+    by_line: dict[int, list[Diagnostic]] = {}
+    for d in found:
+        if d.path == path and d.severity in ("error", "warning"):
+            by_line.setdefault(d.line, []).append(d)
+    return by_line
+
+
+def flagged(
+    found: list[Diagnostic], accepted: dict[str, set[str]], default: set[str], path: Path = WRONG
+) -> tuple[list[int], list[str]]:
+    """The wrong calls flagged with an error of their kind, and a line of text for each one that is not."""
+    wrong = marked_lines(path, "wrong")
+    by_line = errors(found, path)
+    hits, misses = [], []
+    for line, kind in sorted(wrong.items()):
+        rules = {d.rule for d in by_line.get(line, [])}
+        if rules & accepted.get(kind, default):
+            hits.append(line)
+        else:
+            misses.append(f"line {line} ({kind}): {sorted(rules) or 'no error'}")
+    return hits, misses
+
+
+def report_fraction(checker: str, hits: list[int], misses: list[str]) -> float:
+    total = len(hits) + len(misses)
+    print(f"\n{checker}: {len(hits)}/{total} wrong calls flagged with their kind of error")
+    return len(hits) / total
+
+
+def in_body_parameter_annotations(path: Path) -> set[tuple[int, str]]:
+    """(line of the `def`, name) of every parameter a kernel annotates in its body."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        params = {a.arg: a for a in node.args.args}
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
+                if stmt.target.id in params:
+                    found.add((params[stmt.target.id].lineno, stmt.target.id))
+    return found
+
+
+@pytest.fixture(scope="module")
+def pyright_report() -> list[Diagnostic]:
+    return pyright(*CALL_SETS, *IN_BODY, IN_BODY_CALLS, *EXAMPLES)
+
+
+@pytest.fixture(scope="module")
+def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
+    return mypy(*CALL_SETS, *IN_BODY, IN_BODY_CALLS, cache_dir=tmp_path_factory.mktemp("mypy-cache"))
+
+
+def test_the_kernels_are_ones_the_runtime_accepts() -> None:
+    """Decorating analyses each signature and in-body annotation: every kernel here is a real one."""
+    for module in ("kernels", "in_body_tilelang", "in_body_tltyped"):
+        loaded = importlib.import_module(f"tests.pyright.{module}")
+        assert [name for name, value in vars(loaded).items() if hasattr(value, "signature")]
+
+
+def test_the_wrong_call_set_is_big_enough() -> None:
+    kinds = marked_lines(WRONG, "wrong").values()
+    assert len(kinds) >= 40 and set(kinds) == set(MYPY_CODES)
+
+
+def test_pyright_flags_wrong_calls(pyright_report: list[Diagnostic]) -> None:
+    hits, misses = flagged(pyright_report, PYRIGHT_RULES, {"reportArgumentType"})
+    assert report_fraction("pyright", hits, misses) >= REQUIRED_FRACTION, misses
+    assert not misses  # today's figure: every one
+
+
+def test_pyright_reports_nothing_on_correct_code(pyright_report: list[Diagnostic]) -> None:
+    for path in [*CLEAN, *EXAMPLES]:
+        assert errors(pyright_report, path) == {}, path
+
+
+def test_pyright_infers_the_returned_tensors(pyright_report: list[Diagnostic]) -> None:
+    expected = marked_lines(HERE / "reveals.py", "reveal")
+    revealed = {
+        d.line: d.message.partition('" is "')[2].rstrip('"')
+        for d in pyright_report
+        if d.path == HERE / "reveals.py" and d.severity == "information"
+    }
+    assert {line: shown_type(t) for line, t in revealed.items()} == {line: shown_type(t) for line, t in expected.items()}
+
+
+def test_pyright_reports_only_the_in_body_redeclarations(pyright_report: list[Diagnostic]) -> None:
+    for path in IN_BODY:
+        found = errors(pyright_report, path)
+        assert {d.rule for ds in found.values() for d in ds} == {"reportRedeclaration"}, path
+        named = {(d.line, d.message.split('"')[1]) for ds in found.values() for d in ds}
+        assert named == in_body_parameter_annotations(path), path
+
+
+def test_one_line_quiets_pyright_on_in_body_kernels(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert IN_BODY_QUIET in readme
+    copies = []
+    for path in IN_BODY:
+        copy = tmp_path / path.name
+        copy.write_text(f"{IN_BODY_QUIET}\n{path.read_text()}")
+        copies.append(copy)
+    found = pyright(*copies)
+    assert [d for d in found if d.severity != "information"] == []
+
+
+def test_stubs_folder_gives_pyright_the_in_body_signatures(tmp_path: Path, pyright_report: list[Diagnostic]) -> None:
+    """`python -m tltyped.stubs` writes typings/<module>.pyi; with it, calls of in-body kernels are checked."""
+    from tltyped.stubs.__main__ import main
+
+    typings = tmp_path / "typings"
+    assert main(["tests.pyright.in_body_tltyped", "-d", str(typings)]) == 0
+    assert (typings / "tests" / "pyright" / "in_body_tltyped.pyi").is_file()
+    config = tmp_path / "pyrightconfig.json"
+    config.write_text(json.dumps({
+        "pythonVersion": "3.11", "stubPath": str(typings), "extraPaths": [str(ROOT), str(ROOT / "stubs")],
+    }))
+    hits, misses = flagged(pyright(IN_BODY_CALLS, config=config), PYRIGHT_RULES, {"reportArgumentType"}, IN_BODY_CALLS)
+    assert hits and not misses
+    without = errors(pyright_report, IN_BODY_CALLS)  # the project's configuration: no stubs folder
+    assert set(without) < set(hits)
+
+
+def test_mypy_flags_wrong_calls(mypy_report: list[Diagnostic]) -> None:
+    hits, misses = flagged(mypy_report, MYPY_CODES, set())
+    assert report_fraction("mypy with the plugin", hits, misses) >= REQUIRED_FRACTION, misses
+    assert not misses
+
+
+def test_mypy_flags_wrong_calls_of_in_body_kernels(mypy_report: list[Diagnostic]) -> None:
+    hits, misses = flagged(mypy_report, MYPY_CODES, set(), IN_BODY_CALLS)
+    assert hits and not misses
+
+
+def test_mypy_reports_nothing_on_correct_code(mypy_report: list[Diagnostic]) -> None:
+    for path in [*CLEAN, *IN_BODY]:
+        assert errors(mypy_report, path) == {}, path
+
+
+def test_mypy_infers_the_returned_tensors(mypy_report: list[Diagnostic]) -> None:
+    expected = marked_lines(HERE / "reveals.py", "reveal")
+    revealed = {
+        d.line: d.message.partition('Revealed type is "')[2].rstrip('"')
+        for d in mypy_report
+        if d.path == HERE / "reveals.py" and d.severity == "note"
+    }
+    assert {line: shown_type(t) for line, t in revealed.items()} == {line: shown_type(t) for line, t in expected.items()}

@@ -1,0 +1,155 @@
+"""The grammar of dim expressions (`N * 2 + 1`, `T.ceildiv(N, 4)`): one reading for the runtime and the plugin.
+
+A dim is an integer expression of non-negative ints, dim names, `+ - * //`
+and `ceildiv(a, b)` (spelled through any module, `T.ceildiv`). Both readers
+go through here, so they accept and print the same things:
+- the runtime (tltyped.frontend.dims) reads annotations and shape asserts from
+  Python's `ast`, evaluates dims on ints at a call and on TIR variables when
+  it builds the kernel, and renders them into the generated fast path;
+- the mypy plugin (tltyped.mypy_plugin.dimexpr) turns mypy's nodes into
+  source, keeps a dim as its canonical text in a type, and evaluates it at
+  call sites once the dims it uses are known.
+Canonical text is `ast.unparse` of the checked expression, with names bound
+to expressions inlined (in parentheses) and every ceildiv spelled
+`ceildiv(a, b)`. This module imports neither torch nor TileLang.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from collections.abc import Callable, Mapping
+from types import CodeType
+from typing import Any
+
+_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
+_SYNTAX = "use ints, dims, + - * // and ceildiv(a, b)"
+CEILDIV = "ceildiv"
+
+
+class DimSyntaxError(ValueError):
+    """A dim expression uses something other than ints, dims, + - * // and ceildiv."""
+
+
+def ceildiv(a: Any, b: Any) -> Any:
+    """Ceiling division that works on ints and on TIR expressions alike."""
+    return -(-a // b)
+
+
+def normalise(node: ast.expr, resolve: Callable[[str], str | None]) -> str:
+    """Check a dim expression and return its canonical text.
+
+    `resolve(name)` gives a declared dim's own name, the text of the
+    expression a name is bound to (which is inlined), or None for a name that
+    is not a dim.
+    """
+    return ast.unparse(_Normalise(resolve).visit(ast.fix_missing_locations(ast.Expression(body=node))).body)
+
+
+def normalise_source(source: str, resolve: Callable[[str], str | None]) -> str:
+    """`normalise` for an expression given as source text."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError:
+        raise DimSyntaxError(f"cannot read dim `{source.strip()}`: {_SYNTAX}") from None
+    return normalise(tree.body, resolve)
+
+
+def literal_value(text: str) -> int | None:
+    """The size a canonical text states outright, if it is a plain int."""
+    return int(text) if text.isdigit() else None
+
+
+def symbols(text: str) -> tuple[str, ...]:
+    """The dims a canonical text uses, sorted."""
+    return tuple(sorted({n.id for n in ast.walk(_tree(text)) if isinstance(n, ast.Name) and n.id != CEILDIV}))
+
+
+def names_in_source(source: str) -> set[str]:
+    """Every name an expression's source mentions (dims, module aliases, functions); empty if it is no expression."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def evaluate(text: str, values: Mapping[str, Any]) -> Any:
+    """The value of a canonical text given each dim's value: ints, or TIR variables."""
+    return eval(_code(text), {"__builtins__": {}, CEILDIV: ceildiv}, dict(values))  # noqa: S307  (checked grammar)
+
+
+def evaluate_int(text: str, values: Mapping[str, int]) -> int | None:
+    """The size a canonical text gives; None while one of its dims is unknown (or it divides by zero)."""
+    if not set(symbols(text)) <= set(values):
+        return None
+    try:
+        value: int = evaluate(text, values)
+    except ZeroDivisionError:
+        return None
+    return value
+
+
+def render(text: str, names: Mapping[str, str]) -> str:
+    """Python source computing a canonical text from variables: `names` maps each dim to one; no ceildiv left."""
+    return ast.unparse(_Rename(names).visit(copy.deepcopy(_tree(text))).body)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tree(text: str) -> ast.Expression:
+    return ast.parse(text, mode="eval")
+
+
+@functools.lru_cache(maxsize=1024)
+def _code(text: str) -> CodeType:
+    return compile(_tree(text), "<dim>", "eval")
+
+
+class _Normalise(ast.NodeTransformer):
+    """Check a dim expression, inline the names bound to expressions, spell ceildiv one way."""
+
+    def __init__(self, resolve: Callable[[str], str | None]) -> None:
+        self.resolve = resolve
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if not isinstance(node, (ast.Expression, ast.Load)):
+            raise DimSyntaxError(f"unsupported syntax in dim `{ast.unparse(node)}`: {_SYNTAX}")
+        return super().generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        if not isinstance(node.op, _OPERATORS):
+            raise DimSyntaxError(f"unsupported operator in dim `{ast.unparse(node)}`: {_SYNTAX}")
+        return ast.BinOp(self.visit(node.left), node.op, self.visit(node.right))
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if not isinstance(node.value, int) or isinstance(node.value, bool):
+            raise DimSyntaxError(f"a dim must be an integer, got {node.value!r}")
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        resolved = self.resolve(node.id)
+        if resolved is None:
+            raise DimSyntaxError(f"dim `{node.id}` is used but never declared")
+        if resolved == node.id:
+            return node
+        return _tree(resolved).body  # an expression: unparse parenthesises it where precedence needs
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name != CEILDIV or len(node.args) != 2 or node.keywords:
+            raise DimSyntaxError(f"unsupported call in dim `{ast.unparse(node)}`: only ceildiv(a, b) is allowed")
+        return ast.Call(ast.Name(CEILDIV, ast.Load()), [self.visit(a) for a in node.args], [])
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(self.names[node.id], ast.Load())
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:  # ceildiv(a, b) -> -(-a // b)
+        a, b = (self.visit(arg) for arg in node.args)
+        return ast.UnaryOp(ast.USub(), ast.BinOp(ast.UnaryOp(ast.USub(), a), ast.FloorDiv(), b))

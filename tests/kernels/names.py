@@ -13,8 +13,7 @@ import tltyped.language as T
 
 CRAFTED = 'gemm[fp16] "quoted" 100%s%n \\ ??/ */ /*\n#error injected\n'
 
-Int = TypeVar("Int", bound=tl.dyn[int])
-Int.__name__ = "int"  # a dim named like a C type
+Int = TypeVar("int", bound=tl.dyn[int])  # type: ignore[misc]  # a dim named like a C type
 
 
 def named(name: str):  # type: ignore[no-untyped-def]

@@ -1,7 +1,7 @@
 """`python -m tltyped cache ls|info|clear`: what the kernel cache holds, and emptying it.
 
     ls               one line per recorded kernel: function, target, consts, size, age (and tuning results)
-    info             where the cache is, how many entries and records it holds, and their size
+    info             where the cache is, how many builds, kernel records and generated sources it holds, their size
     clear [FUNCTION] remove everything, or only the records of functions whose name contains FUNCTION
 
 Builds are shared between functions and processes; `clear FUNCTION` removes
@@ -43,6 +43,8 @@ def list_cache() -> None:
     builds = {p.name: p for p in cache.entries()}
     rows = []
     for path, record in cache.records():
+        if "build" not in record and "winner" not in record:
+            continue  # generated source (a fast path), not a kernel
         function, target = record.get("function", "?"), record.get("target", "?")
         if "winner" in record:
             candidates = record.get("candidates", [])
@@ -63,9 +65,10 @@ def list_cache() -> None:
 
 def info() -> None:
     entries, records = list(cache.entries()), list(cache.records())
+    kernels = sum(1 for _, r in records if "build" in r or "winner" in r)
     total = sum(cache.size(p) for p in entries) + sum(cache.size(p) for p, _ in records)
     print(f"cache: {cache.root()}")
-    print(f"builds: {len(entries)}, records: {len(records)}, size: {_kib(total)}")
+    print(f"builds: {len(entries)}, records: {kernels}, generated sources: {len(records) - kernels}, size: {_kib(total)}")
 
 
 def clear(function: str | None) -> None:

@@ -36,3 +36,16 @@ def test_lowers_at_two_shapes(case: Case) -> None:
                 for dim, size in zip(shape, tensor.shape):
                     if hasattr(dim, "value"):
                         assert int(dim) == size, (name, shape, tensor.shape)
+
+
+def test_scalar_parameters_that_size_buffers_build() -> None:
+    """`gemm_ptr_dyn(A, B, M: T.int32, N, K)`: M, N, K are parameters and buffer sizes; TileLang's host code takes
+    each once, and so must the launcher's call of it (built with nvcc: this is where a mismatch shows)."""
+    case = next(c for c in CASES if c.id == "notebook.gemm_ptr_dyn")
+    kernel = getattr(load(case.source), case.kernel)
+    first = case.shapes(None)[0]
+    with target_env("sm_90a"):
+        compiled = kernel.compile(*first.args, **first.kwargs)
+    assert [o.label for o in compiled.outputs] == ["output 'C'"]
+    with pytest.raises(TypeError, match="launch takes 10 arguments"):  # A, B, M, N, K, the dyn dims M, N, K, stream, device
+        compiled.launch()

@@ -113,7 +113,10 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
         args.append(_scalar_arg(f"dim {name}", cname, "int32"))
         cname_of.setdefault(lowered.dyn_vars[name].name, cname)  # the variable's name in the kernel
     call_args = [cname_of[pf.buffer_map[var].data.name if var in pf.buffer_map else var.name] for var in params]
+    param_names = {pf.buffer_map[var].data.name if var in pf.buffer_map else var.name for var in params}
     for name, _dtype in lowered.wrapper.get_dynamic_symbolic_set(pf):
+        if name in param_names:
+            continue  # a scalar parameter that also sizes a buffer: TileLang's `call` takes it once
         if name not in cname_of:
             raise ABIError(f"{signature.name}: the kernel needs dyn symbol {name!r}, which is not a declared dyn dim")
         call_args.append(cname_of[name])

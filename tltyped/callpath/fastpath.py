@@ -11,17 +11,21 @@ identifier.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tltyped.abi import ALIGNMENT
+from tltyped.backend import cache
 from tltyped.backend.facts import tensor_facts
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.const_types import key_form
 from tltyped.frontend.signature import KernelSignature, Kind, Param
-from tltyped.templates import render
+from tltyped.templates import render, template_digest
 from tltyped.templates.names import identifier
 from tltyped.types.values import typed_key
 
@@ -124,7 +128,25 @@ def _exec(source: str, filename: str, *closure: Any) -> Any:
 
 
 def render_fast_path(signature: KernelSignature) -> str:
-    return render("fast_path.py.j2", **fast_path_context(signature))
+    """The fast path's source: rendered once, then read from the disk cache by every later process."""
+    context = fast_path_context(signature)
+    text = json.dumps([template_digest(_TEMPLATE), context], sort_keys=True, default=lambda o: o.__dict__)
+    key = hashlib.sha256(text.encode()).hexdigest()[:32]
+    try:
+        record = cache.read_record(key)
+    except OSError:
+        record = None
+    source = record.get("source") if record else None
+    if isinstance(source, str) and record and record.get("sha256") == hashlib.sha256(source.encode()).hexdigest():
+        return source
+    source = render(_TEMPLATE, **context)
+    with contextlib.suppress(OSError):  # an unwritable cache: the next process renders it again
+        cache.write_record(key, {"generated": f"fast path of {signature.name}", "source": source,
+                                 "sha256": hashlib.sha256(source.encode()).hexdigest()})
+    return source
+
+
+_TEMPLATE = "fast_path.py.j2"
 
 
 @dataclass(frozen=True)

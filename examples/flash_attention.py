@@ -4,8 +4,10 @@ TileLang's example (examples/flash_attention/example_mha_fwd_bshd.py upstream),
 written with tltyped: the shapes come from the tensors, `causal` is a const
 (Python `if`s choose the body), and the block shape, pipeline depth and
 thread count are tuned on first use. The softmax runs in base 2 (`exp2` of
-pre-scaled scores, one fused multiply-add per element); TileLang pipelines
-the loads of K and V with the two GEMMs.
+pre-scaled scores, one fused multiply-add per element, built with nvcc's
+fast math as TileLang's example is); TileLang pipelines the loads of K and V
+with the two GEMMs. Causal blocks start with the longest rows, so the last
+wave of the grid holds the shortest work.
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ CONFIGS = [  # block_M, block_N, num_stages, threads
     (128, 128, 2, 128),
     (128, 64, 2, 256),
     (64, 128, 2, 128),
+    (128, 176, 1, 256),
+    (128, 192, 1, 256),
+    (192, 128, 1, 384),
 ]
 
 
-@tl.jit
+@tl.jit(pass_configs={"tl.enable_fast_math": True})
 def attention(
     Q: tl.Tensor[tl.float16, Bt, S, H, D],
     K: tl.Tensor[tl.float16, Bt, S, H, D],
@@ -41,7 +46,8 @@ def attention(
     batch, seq_len, heads, dim = Q.shape
     scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e): softmax in base 2
     Output = T.empty((batch, seq_len, heads, dim), tl.float16)
-    with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+    with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (block, by, bz):
+        bx = T.ceildiv(seq_len, block_M) - 1 - block if causal else block
         Q_shared = T.alloc_shared([block_M, dim], tl.float16)
         K_shared = T.alloc_shared([block_N, dim], tl.float16)
         V_shared = T.alloc_shared([block_N, dim], tl.float16)
@@ -63,15 +69,18 @@ def attention(
         if causal:
             steps = T.min(steps, T.ceildiv((bx + 1) * block_M, block_N))
         for k in T.Pipelined(steps, num_stages=num_stages):
-            # scores = Q K^T (masked above the diagonal when causal)
+            # scores = Q K^T, masked only in the blocks that need it: those crossing the diagonal when
+            # causal, else the last one when the sequence is ragged against block_N
             T.copy(K[bz, k * block_N : (k + 1) * block_N, by, :], K_shared)
+            T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
             if causal:
-                for i, j in T.Parallel(block_M, block_N):
-                    acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -T.infinity(T.float32))
-            else:
-                for i, j in T.Parallel(block_M, block_N):
-                    acc_s[i, j] = T.if_then_else(k * block_N + j >= seq_len, -T.infinity(T.float32), 0)
-            T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                if (k + 1) * block_N > bx * block_M + 1:
+                    for i, j in T.Parallel(block_M, block_N):
+                        acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, acc_s[i, j], -T.infinity(T.float32))
+            elif seq_len % block_N != 0:
+                if (k + 1) * block_N > seq_len:
+                    for i, j in T.Parallel(block_M, block_N):
+                        acc_s[i, j] = T.if_then_else(k * block_N + j < seq_len, acc_s[i, j], -T.infinity(T.float32))
             # online softmax
             T.copy(scores_max, scores_max_prev)
             T.fill(scores_max, -T.infinity(T.float32))

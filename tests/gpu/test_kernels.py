@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from examples.add import add, scale
+from examples.flash_attention import attention
 from examples.gemm import gemm
 from examples.gemm_in_body import gemm as gemm_in_body
 from examples.softmax import softmax
@@ -130,3 +131,17 @@ def test_derived_dim_mismatch_is_rejected_on_the_fast_path() -> None:
         interleave(a, b, torch.empty(20, device="cuda"), 1.0)
     with pytest.raises(ValueError, match=r"shape check `Out.shape\[0\] == 2 \* A.shape\[0\] \+ 1` fails"):
         interleave_into(a, b, torch.empty(20, device="cuda"), 1.0)
+
+
+@pytest.mark.parametrize("config", [(128, 128, 2, 256), (192, 128, 1, 384), (128, 176, 1, 256)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_against_sdpa(causal: bool, config: tuple[int, int, int, int]) -> None:
+    """The tuned example at fixed configurations (no tuning here), with a sequence ragged against its blocks."""
+    batch, seq_len, heads, dim = 2, 500, 3, 128
+    q, k, v = (torch.randn(batch, seq_len, heads, dim, dtype=torch.float16, device="cuda") for _ in range(3))
+    poison_allocator(((batch, seq_len, heads, dim), torch.float16))
+    out = attention(q, k, v, causal, config)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        *(t.double().transpose(1, 2) for t in (q, k, v)), is_causal=causal
+    ).transpose(1, 2)
+    assert out.shape == q.shape and rel_err(out, ref) < 1e-2

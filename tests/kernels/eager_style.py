@@ -117,7 +117,13 @@ def pointers(A: T.ptr, out: tl.ptr, n: int, dtype=T.float32):
 
 
 @tl.jit(
-    pass_configs={tilelang.PassConfigKey.TL_DISABLE_TMA_LOWER: True, "tl.disable_warp_specialized": True},
+    pass_configs={
+        tilelang.PassConfigKey.TL_DISABLE_TMA_LOWER: True,
+        "tl.disable_warp_specialized": True,
+        tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True,
+        "tl.device_compile_flags": ["-DTLTYPED_PASS_FLAG=2"],
+        "tl.ptxas_register_usage_level": 5,
+    },
     compile_flags=["-DTLTYPED_FLAG=1"],
     out_idx=[-1],
 )

@@ -9,6 +9,7 @@ the Python binding around it (see `launcher.py`).
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -16,6 +17,7 @@ from typing import Any
 
 import tilelang
 from tilelang import tvm
+from tilelang.transform import PassConfigKey
 from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
 
 from tltyped.backend.options import BuildOptions
@@ -147,13 +149,30 @@ class LoweredKernel:
 
     @property
     def compile_flags(self) -> list[str]:
-        """The extra nvcc flags: the body's (`T.annotate_compile_flags`), then the decorator's."""
+        """The extra nvcc flags: the body's (`T.annotate_compile_flags`), the pass configuration's, the decorator's.
+
+        The pass configuration speaks for nvcc as it does in TileLang's own
+        CUDA build: `tl.device_compile_flags`, `tl.enable_fast_math` and
+        `tl.ptxas_register_usage_level`.
+        """
         attrs = self.prim_func.attrs
         body = [str(f) for f in attrs["tilelang_compile_flags"]] if attrs and "tilelang_compile_flags" in attrs else []
-        return body + list(self.extra_flags)
+        return body + pass_config_flags(self.pass_configs) + list(self.extra_flags)
 
     def __repr__(self) -> str:
         return f"<LoweredKernel {self.name} for {self.target['arch']}>"
+
+
+def pass_config_flags(pass_configs: Mapping[str, Any]) -> list[str]:
+    """The nvcc flags TileLang's pass configuration asks for, in the order TileLang's CUDA build adds them."""
+    extra = pass_configs.get(PassConfigKey.TL_DEVICE_COMPILE_FLAGS.value) or []  # a list (TVM checks)
+    flags = [token for flag in extra for token in shlex.split(str(flag))]
+    if pass_configs.get(PassConfigKey.TL_ENABLE_FAST_MATH.value):
+        flags.append("--use_fast_math")
+    level = pass_configs.get(PassConfigKey.TL_PTXAS_REGISTER_USAGE_LEVEL.value)
+    if level is not None:
+        flags.append(f"--ptxas-options=--register-usage-level={int(level)}")
+    return flags
 
 
 def lower(name: str, elaborated: Elaborated, target: dict[str, Any], options: BuildOptions = BuildOptions()) -> LoweredKernel:

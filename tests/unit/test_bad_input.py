@@ -27,6 +27,7 @@ import torch
 from tests.conftest import meta
 import tltyped as tl
 from tests.kernels import broken, consts, in_body, shapes
+from tests.unit.hostile import EqualsRaisingBool, RaisingEq, RaisingHash, RaisingRepr
 from tltyped.frontend.elaborate import KernelBuildError
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -366,41 +367,12 @@ def test_none_for_an_int_block_is_refused_before_tvm_sees_it() -> None:
         consts.scale.lower(meta(256, dtype=torch.int32), meta(256, dtype=torch.float32), 2.0, None)
 
 
-class RaisingHash:
-    def __hash__(self) -> int:
-        raise ValueError("no hash")
-
-
-class RaisingRepr:
-    def __repr__(self) -> str:
-        raise ValueError("no repr")
-
-
-class RaisingEq:
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("no eq")
-
-    __hash__ = object.__hash__
-
-
-class RaisingBool:
-    def __bool__(self) -> bool:
-        raise RuntimeError("no bool")
-
-
-class EqualsRaisingBool:
-    def __eq__(self, other: object) -> object:
-        return RaisingBool()
-
-    __hash__ = object.__hash__
-
-
 @pytest.mark.parametrize(
     ("value", "error", "fragments"),
     [
         (RaisingHash(), TypeError, ["must be hashable", "RaisingHash", "its __hash__ raised ValueError"]),
         ([1], TypeError, ["must be hashable", "got list [1]"]),
-        (RaisingRepr(), TypeError, ["expects int, got tests.unit.test_bad_input.RaisingRepr <RaisingRepr instance"]),
+        (RaisingRepr(), TypeError, ["expects int, got tests.unit.hostile.RaisingRepr <RaisingRepr instance"]),
         (RaisingEq(), TypeError, ["must compare equal to itself", "whose comparison raised RuntimeError"]),
         (EqualsRaisingBool(), TypeError, ["must compare equal to itself", "whose comparison raised RuntimeError"]),
         (float("nan"), ValueError, ["must compare equal to itself", "got float nan"]),

@@ -46,6 +46,9 @@ from hypothesis import strategies as st
 import tltyped as tl
 import tltyped.language as T
 from tests.kernels import consts, dispatch, elementwise, in_body, names, shapes
+from tests.unit.hostile import (
+    EqualsRaisingBool, RaisingBool, RaisingClass, RaisingEq, RaisingEverything, RaisingHash, RaisingRepr,
+)
 from tltyped.backend.lower import LoweringError
 from tltyped.frontend.elaborate import KernelBuildError
 
@@ -85,44 +88,6 @@ CASES = [
 
 
 # -- the pool ---------------------------------------------------------------------------
-
-
-class RaisingHash:
-    def __hash__(self) -> int:
-        raise ValueError("__hash__ raised")
-
-
-class RaisingRepr:
-    def __repr__(self) -> str:
-        raise ValueError("__repr__ raised")
-
-
-class RaisingEq:
-    def __eq__(self, other: object) -> bool:
-        raise ValueError("__eq__ raised")
-
-    __hash__ = object.__hash__
-
-
-class RaisingBool:
-    def __bool__(self) -> bool:
-        raise ValueError("__bool__ raised")
-
-    def __eq__(self, other: object) -> Any:
-        return RaisingBool()
-
-    __hash__ = object.__hash__
-
-
-class RaisingClass:
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # noqa: PLE0237 - isinstance() asks for it
-        raise RuntimeError("__class__ raised")
-
-
-class RaisingEverything(RaisingHash, RaisingRepr, RaisingEq):
-    def __getattr__(self, name: str) -> Any:
-        raise RuntimeError(f"{name} raised")
 
 
 class Recorded(torch.Tensor):
@@ -180,7 +145,7 @@ class Later:
         return self.label
 
 
-BADLY_BEHAVED = st.sampled_from([RaisingHash, RaisingRepr, RaisingEq, RaisingBool, RaisingClass, RaisingEverything]).map(
+BADLY_BEHAVED = st.sampled_from([RaisingHash, RaisingRepr, RaisingEq, RaisingBool, EqualsRaisingBool, RaisingClass, RaisingEverything]).map(
     lambda cls: Later(cls, f"{cls.__name__}()")
 )
 SPECIAL = st.sampled_from([

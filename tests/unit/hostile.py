@@ -1,0 +1,47 @@
+"""Badly-behaved objects that callers pass: each raises from one of the hooks the package may call on a value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RaisingHash:
+    def __hash__(self) -> int:
+        raise ValueError("__hash__ raised")
+
+
+class RaisingRepr:
+    def __repr__(self) -> str:
+        raise ValueError("__repr__ raised")
+
+
+class RaisingEq:
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("__eq__ raised")
+
+    __hash__ = object.__hash__
+
+
+class RaisingBool:
+    def __bool__(self) -> bool:
+        raise RuntimeError("__bool__ raised")
+
+
+class EqualsRaisingBool:
+    """Compares to a RaisingBool, so `a == b` succeeds and `if a == b:` raises."""
+
+    def __eq__(self, other: object) -> Any:
+        return RaisingBool()
+
+    __hash__ = object.__hash__
+
+
+class RaisingClass:
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: PLE0237 - isinstance() asks for it
+        raise RuntimeError("__class__ raised")
+
+
+class RaisingEverything(RaisingHash, RaisingRepr, RaisingEq):
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"{name} raised")

@@ -27,7 +27,7 @@ import torch
 from tests.conftest import meta
 import tltyped as tl
 from tests.kernels import broken, consts, in_body, shapes
-from tests.unit.hostile import EqualsRaisingBool, RaisingEq, RaisingHash, RaisingRepr
+from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr
 from tltyped.frontend.elaborate import KernelBuildError
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -359,6 +359,12 @@ def test_const_of_the_wrong_type(name: str, value: object, message: str) -> None
 )
 def test_const_of_an_admitted_type(name: str, value: object) -> None:
     assert bind_annotated(**{name: value}).values[name] is value  # type: ignore[attr-defined]
+
+
+def test_an_object_whose_class_raises_fails_as_a_build_error_naming_it() -> None:
+    """Found by the thorough fuzz profile: an unannotated const whose `__class__` raises leaked a RuntimeError."""
+    with pytest.raises(KernelBuildError, match=r"anything=tests\.unit\.hostile\.RaisingClass"):
+        consts.annotated.lower(A=meta(4, dtype=torch.float32), anything=RaisingClass())
 
 
 def test_none_for_an_int_block_is_refused_before_tvm_sees_it() -> None:

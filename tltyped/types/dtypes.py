@@ -203,7 +203,11 @@ class DTypeName(str):
 
 
 def tilelang_value(value: Any) -> Any:
-    """`value` with tltyped's dtype stand-ins (DType classes, DTypeNames) replaced by TileLang's dtype objects."""
-    if isinstance(value, DTypeName) or (isinstance(value, type) and issubclass(value, DType) and value is not DType):
+    """`value` with tltyped's dtype stand-ins (DType classes, DTypeNames) replaced by TileLang's dtype objects.
+
+    It asks `type(value)`, not `isinstance`, which would call a user object's own `__class__`.
+    """
+    kind = type(value)
+    if issubclass(kind, DTypeName) or (issubclass(kind, type) and issubclass(value, DType) and value is not DType):
         return to_tilelang(value)
     return value

@@ -44,6 +44,15 @@ def keywords(
                 error_buf[bx * 128 + i] = stream[bx * 128 + i] * this + new + _tl_stream + _tl_p0
 
 
+
+# Values `keywords` refuses, with the binder's message: the cached call (fast path, launcher) must agree.
+REFUSED = [
+    (dict(new=True), "dyn parameter 'new' expects an int, got bool True"),
+    (dict(int=-1), "ptr parameter 'int' expects a device address (an int >= 0) or a CUDA tensor, got int -1"),
+    (dict(this=True), "dyn parameter 'this' expects a float, got bool True"),
+    (dict(flag=1), "dyn parameter 'flag' expects a bool, got int 1"),
+]
+
 @tl.jit
 @named("nul\0named")
 def nul_named(A: tl.Tensor[tl.float32, Int]):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 
 class RaisingHash:
     def __hash__(self) -> int:
@@ -45,3 +47,18 @@ class RaisingClass:
 class RaisingEverything(RaisingHash, RaisingRepr, RaisingEq):
     def __getattr__(self, name: str) -> Any:
         raise RuntimeError(f"{name} raised")
+
+
+class Recorded(torch.Tensor):
+    """A tensor that records every formatting of itself: a message must describe it, not format it
+    (formatting a large CUDA tensor allocates GBs)."""
+
+    formatted: list[str] = []
+
+    def __repr__(self, *args: object, **kwargs: object) -> str:
+        Recorded.formatted.append("repr")
+        return "<tensor>"
+
+    def __format__(self, spec: str) -> str:
+        Recorded.formatted.append("format")
+        return "<tensor>"

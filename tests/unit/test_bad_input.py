@@ -27,7 +27,7 @@ import torch
 from tests.conftest import meta
 import tltyped as tl
 from tests.kernels import broken, consts, in_body, shapes
-from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr
+from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr, Recorded
 from tltyped.frontend.elaborate import KernelBuildError
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -429,20 +429,6 @@ def test_the_largest_block_builds() -> None:
 
 
 # -- values shown in messages: never a whole tensor ---------------------------------------
-
-
-class Recorded(torch.Tensor):
-    """A tensor that records every formatting of itself (formatting a large CUDA tensor allocates GBs)."""
-
-    formatted: list[str] = []
-
-    def __repr__(self, *args: object, **kwargs: object) -> str:
-        Recorded.formatted.append("repr")
-        return "<tensor>"
-
-    def __format__(self, spec: str) -> str:
-        Recorded.formatted.append("format")
-        return "<tensor>"
 
 
 @pytest.mark.parametrize("where", ["dyn float", "ptr", "const"])

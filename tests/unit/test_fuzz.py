@@ -47,7 +47,7 @@ import tltyped as tl
 import tltyped.language as T
 from tests.kernels import consts, dispatch, elementwise, in_body, names, shapes
 from tests.unit.hostile import (
-    EqualsRaisingBool, RaisingBool, RaisingClass, RaisingEq, RaisingEverything, RaisingHash, RaisingRepr,
+    EqualsRaisingBool, RaisingBool, RaisingClass, RaisingEq, RaisingEverything, RaisingHash, RaisingRepr, Recorded,
 )
 from tltyped.backend.lower import LoweringError
 from tltyped.frontend.elaborate import KernelBuildError
@@ -88,20 +88,6 @@ CASES = [
 
 
 # -- the pool ---------------------------------------------------------------------------
-
-
-class Recorded(torch.Tensor):
-    """A tensor that records every formatting of itself: a message must describe it, not format it."""
-
-    formatted: list[str] = []
-
-    def __repr__(self, *args: object, **kwargs: object) -> str:
-        Recorded.formatted.append("repr")
-        return "<tensor>"
-
-    def __format__(self, spec: str) -> str:
-        Recorded.formatted.append("format")
-        return "<tensor>"
 
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int32, torch.int64,

@@ -9,7 +9,9 @@ Each figure is measured in fresh processes (the best of --runs), all in one run:
   tuned          the first call of a `tl.tune`d kernel whose tuning result is on disk (no candidate
                  rebuilt or re-timed)
 
-A cold process (empty cache) runs first and fills the cache; its times are shown too.
+A cold process (empty cache) runs first and fills the cache; its times are shown too. It also
+fills a bytecode cache the warm processes share (PYTHONPYCACHEPREFIX), so they import modules
+from bytecode, as from an installed package, even where the checkout is read-only.
 Whether TileLang (and TVM) were imported by the warm processes is reported: they must not be.
 
     python3 benchmarks/startup.py [--runs 5] [--out table.md]
@@ -78,7 +80,9 @@ def main() -> None:
     cache = tempfile.mkdtemp(prefix="startup-cache-")
     env = {**os.environ, "TLTYPED_CACHE_DIR": os.path.join(cache, "tltyped"),
            "TILELANG_CACHE_DIR": os.path.join(cache, "tilelang"),
-           "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "PYTHONPYCACHEPREFIX": os.path.join(cache, "bytecode")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     cold = probe(env, True)
     warm = [probe(env, True) for _ in range(opts.runs)]
     base = [probe(env, False) for _ in range(opts.runs)]

@@ -1,7 +1,7 @@
 """`python -m tltyped cache ls|info|clear`: what the kernel cache holds, and emptying it.
 
     ls               one line per recorded kernel: function, target, consts, size, age (and tuning results)
-    info             where the cache is, how many builds, kernel records and generated sources it holds, their size
+    info             where the cache is, how many builds, kernel records, generated sources and compiler versions it holds, their size
     clear [FUNCTION] remove everything, or only the records of functions whose name contains FUNCTION
 
 Builds are shared between functions and processes; `clear FUNCTION` removes
@@ -66,9 +66,11 @@ def list_cache() -> None:
 def info() -> None:
     entries, records = list(cache.entries()), list(cache.records())
     kernels = sum(1 for _, r in records if "build" in r or "winner" in r)
+    compilers = sum(1 for _, r in records if "compiler" in r)
     total = sum(cache.size(p) for p in entries) + sum(cache.size(p) for p, _ in records)
     print(f"cache: {cache.root()}")
-    print(f"builds: {len(entries)}, records: {kernels}, generated sources: {len(records) - kernels}, size: {_kib(total)}")
+    print(f"builds: {len(entries)}, records: {kernels}, generated sources: {len(records) - kernels - compilers}, "
+          f"compiler versions: {compilers}, size: {_kib(total)}")
 
 
 def clear(function: str | None) -> None:

@@ -7,6 +7,7 @@ import torch
 
 from tests.gpu.conftest import poison_allocator
 from tests.kernels.outputs import even_elements, head_plus_one, two_outputs
+from tltyped.backend.allocator import torch_empty
 
 
 @pytest.mark.parametrize("m", [0, 1, 200, 4095])
@@ -56,3 +57,26 @@ def test_outputs_follow_the_inputs_device_not_the_current_one() -> None:
         b = head_plus_one(a, 99)
     assert b.device == a.device
     assert torch.equal(b, a[:100])
+
+
+def test_an_output_too_big_for_the_device_is_torch_out_of_memory_naming_it() -> None:
+    a = torch.randn(256, 8, dtype=torch.float32, device="cuda")
+    kernel = two_outputs.compile(a)
+    with pytest.raises(torch.OutOfMemoryError, match=r"two_outputs: allocating output 'Half' \(shape 256, d0\) failed"):
+        kernel.empty_outputs(a.data_ptr(), 2**31 - 1, device=0)  # 256 x (2**31 - 1) halves: 1 TiB
+    first, half = two_outputs(a)  # the device is fine afterwards
+    assert torch.equal(half, a.half())
+
+
+def test_the_dlpack_fallback_allocates_the_same_outputs() -> None:
+    """Where tltyped's allocator helper cannot be built, launchers allocate through torch's DLPack exchange API."""
+    a = torch.randn(256, 40, dtype=torch.float32, device="cuda")
+    kernel = two_outputs.compile(a)
+    kernel.module.set_allocator(None)
+    try:
+        poison_allocator(((256, 40), torch.float16), ((256,), torch.float32))
+        first, half = two_outputs(a)
+    finally:
+        kernel.module.set_allocator(torch_empty())
+    assert (half.dtype, half.device, first.device) == (torch.float16, a.device, a.device)
+    assert torch.equal(first, a[:, 0]) and torch.equal(half, a.half())

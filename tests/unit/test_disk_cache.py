@@ -206,6 +206,20 @@ def test_a_compiler_upgrade_rebuilds(cache_dir: Path, tmp_path: Path) -> None:
     assert compiles(tmp_path) == 2
 
 
+def test_a_compilers_version_is_asked_once_per_binary_not_per_process(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cc = fake_compiler(tmp_path, "3.0")
+    assert build.compiler_version(cc) == "fake cc 3.0"
+    build._compiler_version.cache_clear()  # as in a new process: only the disk cache remembers
+
+    def no_compiler(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a compiler was run: {args}")
+
+    monkeypatch.setattr(build.subprocess, "run", no_compiler)
+    assert build.compiler_version(cc) == "fake cc 3.0"
+
+
 @pytest.mark.parametrize("package", ["tltyped", "tilelang", "torch"])
 def test_a_package_upgrade_changes_the_key(package: str, monkeypatch: pytest.MonkeyPatch) -> None:
     step = probe_step(402)

@@ -7,6 +7,8 @@ launcher's own allocation of the outputs (its C code, run on the CPU).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ import torch
 
 from tests.conftest import has_nvcc, meta
 from tests.kernels import outputs as kernels
+from tltyped.backend.allocator import torch_empty
 
 pytestmark = pytest.mark.usefixtures("sm90")
 
@@ -66,21 +69,45 @@ def test_compiled_seed_gemm_has_one_output(compiled_seed_gemm) -> None:
 
 # -- the launcher allocating the outputs (the real C code, on the CPU) -------------------
 #
-# `empty_outputs(*launch arguments)` runs the allocation `launch` runs, through
-# torch's DLPack exchange API, and stops before the kernel: on a machine
-# without a GPU it allocates on the CPU (device -1).
+# `empty_outputs(*launch arguments)` runs the allocation `launch` runs and stops
+# before the kernel: on a machine without a GPU it allocates on the CPU (device
+# -1). Launchers allocate through tltyped's helper on torch's C++ allocator
+# (backend/allocator.py) and fall back to torch's DLPack exchange API where the
+# helper cannot be built; both ways are run.
 
 
-def test_launcher_allocates_outputs_in_parameter_order(compiled_outputs) -> None:
+def test_the_torch_allocator_helper_builds_here() -> None:
+    assert torch_empty() is not None  # else every allocating call here takes the slower fallback
+
+
+@pytest.fixture(params=["torch allocator", "DLPack exchange API"])
+def allocating(request: pytest.FixtureRequest, compiled_outputs: Any) -> Iterator[Any]:
+    """compiled_outputs, allocating one way or the other (put back afterwards)."""
+    compiled_outputs.module.set_allocator(torch_empty() if request.param == "torch allocator" else None)
+    yield compiled_outputs
+    compiled_outputs.module.set_allocator(torch_empty())
+
+
+def test_launcher_allocates_outputs_in_parameter_order(allocating) -> None:
     k = 40  # a different K than the one compiled for: K is dyn
-    half, first = compiled_outputs.empty_outputs(0x1000, k)
-    assert (first.shape, first.dtype) == ((256,), torch.float32)
-    assert (half.shape, half.dtype) == ((256, k), torch.float16)
+    half, first = allocating.empty_outputs(0x1000, k)
+    assert (first.shape, first.dtype, first.device) == ((256,), torch.float32, torch.device("cpu"))
+    assert (half.shape, half.dtype, half.is_contiguous()) == ((256, k), torch.float16, True)
+    half.fill_(1.5)  # ordinary, writable tensors
+    assert half.sum().item() == 1.5 * 256 * k
 
 
-def test_each_launch_allocates_fresh_outputs(compiled_outputs) -> None:
-    one, two = compiled_outputs.empty_outputs(0, 8), compiled_outputs.empty_outputs(0, 8)
+def test_each_launch_allocates_fresh_outputs(allocating) -> None:
+    one, two = allocating.empty_outputs(0, 8), allocating.empty_outputs(0, 8)
     assert one[0].data_ptr() != two[0].data_ptr()
+
+
+def test_a_failed_allocation_names_the_kernel_and_the_output(allocating) -> None:
+    if Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "1":
+        pytest.skip("this kernel overcommits memory: a 1 TiB allocation succeeds")
+    with pytest.raises(RuntimeError, match=r"two_outputs: allocating output 'Half' \(shape 256, d0\) failed: .*memory"):
+        allocating.empty_outputs(0, 2**31 - 1)  # 256 x (2**31 - 1) halves: 1 TiB
+    assert allocating.empty_outputs(0, 8)[0].shape == (256, 8)  # and the next allocation is fine
 
 
 @pytest.fixture(scope="module")

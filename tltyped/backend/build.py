@@ -13,17 +13,20 @@ kernels build on machines without a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.machinery
 import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from types import ModuleType
 
@@ -69,6 +72,17 @@ def cc_command(include_dirs: list[str]) -> list[str]:
     return [*compiler, "-O2", "-shared", "-fPIC", f"-I{python_include()}", *(f"-I{d}" for d in include_dirs)]
 
 
+def cxx_torch_command() -> list[str]:
+    """The host C++ compiler, for a helper built against torch's C++ headers and linked with its libraries."""
+    compiler = (sysconfig.get_config_var("CXX") or "c++").split()
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    return [
+        *compiler, "-std=c++17", "-O2", "-w", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}",
+        f"-I{python_include()}", f"-I{torch_include()}", f"-L{lib}", f"-Wl,-rpath,{lib}", "-Wl,--no-as-needed",
+        "-ltorch_python", "-ltorch_cpu", "-lc10",
+    ]
+
+
 @dataclass(frozen=True)
 class Step:
     """One compiler run: `command source -o output` in the build folder."""
@@ -94,12 +108,21 @@ def file_identity(path: str) -> list[int]:
 
 @functools.cache
 def _compiler_version(path: str, identity: tuple[int, ...]) -> str:
-    """`compiler --version`, once per process and per compiler binary (an upgrade changes its identity)."""
+    """`compiler --version`, run once per compiler binary: its output is kept in the disk cache by the
+    binary's identity (an upgrade changes it), so a warm process spawns no compiler."""
+    key = hashlib.sha256(json.dumps(["compiler --version", path, identity]).encode()).hexdigest()[:32]
+    record = cache.read_record(key)
+    if record is not None and isinstance(record.get("version"), str):
+        return str(record["version"])
     try:
         run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"unavailable: {exc}"
-    return run.stdout.strip()
+    version = run.stdout.strip()
+    if run.returncode == 0:
+        with contextlib.suppress(OSError):  # a read-only cache: the next process asks the compiler again
+            cache.write_record(key, {"compiler": path, "version": version})
+    return version
 
 
 def compiler_path(program: str) -> str:
@@ -183,6 +206,15 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
             f"{name_hint}: {Path(step.command[0]).name} failed on {step.source_name} (exit {returncode}); "
             f"source kept at {kept}\n{output.strip()[-4000:]}"
         )
+
+
+def helper(module: str, source_name: str, command: list[str]) -> ModuleType:
+    """One of tltyped's own C helpers (`csrc/<source_name>`, extension `module`): built once, then found
+    in the disk cache, and imported. Raises CompileError, OSError or ImportError where it cannot be had."""
+    source = resources.files("tltyped.backend").joinpath("csrc", source_name).read_text()
+    name = extension_name(module)
+    folder, _ = build(module, [Step(source_name, source, command, name)])
+    return load_extension(module, folder / name)
 
 
 def load_extension(module: str, path: Path) -> ModuleType:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
 import torch
@@ -66,11 +65,8 @@ def _load_c_facts() -> Callable[..., tuple[Any, ...]] | None:
     if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
         logger.info("torch has no DLPack exchange API; tensor facts use the Python fallback")
         return None
-    source = resources.files("tltyped.backend").joinpath("csrc/facts.c").read_text()
     try:
-        name = build.extension_name("tltyped_facts")
-        folder, _ = build.build("tensor facts", [build.Step("facts.c", source, build.cc_command([build.torch_include()]), name)])
-        module = build.load_extension("tltyped_facts", folder / name)
+        module = build.helper("tltyped_facts", "facts.c", build.cc_command([build.torch_include()]))
     except (build.CompileError, OSError, ImportError) as exc:
         logger.warning("tensor facts use the slower Python fallback: %s", exc)
         return None

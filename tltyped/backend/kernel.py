@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from tltyped.backend.allocator import torch_empty
 from tltyped.backend.build import extension_name, load_extension
 
 if TYPE_CHECKING:
@@ -58,5 +59,7 @@ def load(folder: Path, *, compiled: bool, lowered: LoweredKernel | None = None) 
     module = load_extension(MODULE, folder / extension_name(MODULE))
     module.set_cubin((folder / CUBIN).read_bytes())
     about = json.loads(module.DESCRIPTION)
+    if about["outputs"]:
+        module.set_allocator(torch_empty())
     outputs = tuple(OutputSpec(o["label"], tuple(o["shape"]), o["dtype"]) for o in about["outputs"])
     return CompiledKernel(module.launch, outputs, tuple(about["returns"]), folder, compiled, lowered, module)

@@ -7,6 +7,7 @@ launcher's own allocation of the outputs (its C code, run on the CPU).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import torch
 
 from tests.conftest import has_nvcc, meta
 from tests.kernels import outputs as kernels
+from tltyped.backend import build, cache
 from tltyped.backend.allocator import torch_empty
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -78,6 +80,17 @@ def test_compiled_seed_gemm_has_one_output(compiled_seed_gemm) -> None:
 
 def test_the_torch_allocator_helper_builds_here() -> None:
     assert torch_empty() is not None  # else every allocating call here takes the slower fallback
+
+
+def test_where_the_helper_cannot_be_built_launchers_fall_back_after_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path / "cache"))
+    no_compiler = str(tmp_path / "no-such-c++")
+    monkeypatch.setattr(build, "cxx_torch_command", lambda: [no_compiler, "-shared"])
+    with caplog.at_level(logging.WARNING, logger="tltyped"):
+        assert torch_empty.__wrapped__() is None  # the uncached function: as in a process without a C++ compiler
+    assert "allocated through torch's DLPack exchange API" in caplog.text and "no-such-c++" in caplog.text
 
 
 @pytest.fixture(params=["torch allocator", "DLPack exchange API"])

@@ -5,10 +5,9 @@
  *     PyObject* empty(const int64_t* shape, int ndim, DLDataType dtype, int device, void** data)
  *
  * a new, uninitialised, contiguous torch.Tensor on the CPU (device -1) or on
- * the current CUDA device (the launcher makes `device` current first), from
- * the allocator torch itself uses there (on CUDA the caching allocator, for
- * the current stream), as `torch.empty` would; its data pointer goes to
- * `*data`. Errors come back as torch's own: `torch.OutOfMemoryError` when
+ * CUDA device `device`, from the allocator torch itself uses there (on CUDA
+ * the caching allocator, for that device's current stream), as `torch.empty`
+ * would; its data pointer goes to `*data`. Errors come back as torch's own: `torch.OutOfMemoryError` when
  * the device is full, RuntimeError otherwise.
  *
  * It skips torch's dispatcher and the DLPack exchange API's allocate-then-wrap
@@ -23,6 +22,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/dlpack.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 // Declared here rather than included: their headers pull in all of ATen and torch's Python bindings.
@@ -38,6 +38,8 @@ static PyObject* empty(const int64_t* shape, int ndim, DLDataType dtype, int dev
     const bool cuda = device >= 0;
     const c10::DeviceType type = cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU;
     if (cuda) at::globalContext().lazyInitDevice(type);  // once per process; what torch.empty does too
+    // torch's CUDA allocator allocates on its current device: make it `device` (a no-op when it is)
+    c10::OptionalDeviceGuard guard(cuda ? std::optional<c10::Device>(c10::Device(type, (c10::DeviceIndex)device)) : std::nullopt);
     at::TensorBase tensor = at::detail::empty_generic(
         c10::IntArrayRef(shape, ndim), c10::GetAllocator(type),
         c10::DispatchKeySet(cuda ? c10::DispatchKey::CUDA : c10::DispatchKey::CPU), at::toScalarType(dtype), std::nullopt);

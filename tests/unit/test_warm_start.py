@@ -49,15 +49,24 @@ def scale(X: tl.Tensor[tl.float32, N], alpha: tl.dyn[float], block: int = 256) -
 '''
 
 PROBE = '''
-import json, sys, time
+import json, subprocess, sys, time
 start = time.perf_counter()
+spawned = []  # every program the process runs (a compiler, a `--version`)
+popen = subprocess.Popen.__init__
+def record(self, args, *rest, **options):
+    spawned.append(str(args))
+    popen(self, args, *rest, **options)
+subprocess.Popen.__init__ = record
 import torch
 import user_kernels
 kernel = user_kernels.scale.compile(torch.empty(1000, dtype=torch.float32, device="meta"), 2.0, block={block})
+(out,) = kernel.empty_outputs(0, 2.0, 1000)  # X, alpha, N: allocated as a call would, by the allocator helper
+from tltyped.backend.allocator import torch_empty
 print(json.dumps({{
     "compiled": kernel.compiled, "lowered": kernel.lowered is not None,
     "info": user_kernels.scale.cache_info()._asdict(), "tilelang": "tilelang" in sys.modules,
-    "seconds": time.perf_counter() - start,
+    "seconds": time.perf_counter() - start, "spawned": spawned, "helper": torch_empty() is not None,
+    "output": [list(out.shape), str(out.dtype)],
 }}))
 '''
 
@@ -111,6 +120,8 @@ def test_a_new_process_loads_the_kernel_without_building(project: Project) -> No
     assert (second["compiled"], second["lowered"]) == (False, False)
     assert second["info"] == {"hits": 0, "misses": 0, "compiles": 0, "disk_hits": 1, "size": 0}
     assert second["tilelang"] is False  # neither TileLang nor TVM was imported
+    assert second["spawned"] == []  # no compiler ran, not even for its `--version`
+    assert second["helper"] and second["output"] == [[1000], "torch.float32"]  # the helper was loaded, not rebuilt
 
 
 @needs_nvcc

@@ -158,3 +158,13 @@ def test_a_negative_output_size_is_an_error_naming_the_output(compiled_head_plus
 def test_launch_arguments_are_checked_before_anything_is_allocated(compiled_head_plus_one) -> None:
     with pytest.raises(TypeError, match=r"head_plus_one: argument 'm' expects an int, got str"):
         compiled_head_plus_one.empty_outputs(0, "5", 64)
+
+
+def test_a_kernel_loaded_again_in_one_process_is_still_itself(compiled_even_elements, compiled_head_plus_one) -> None:
+    """Every launcher is an extension module named `tltyped_kernel`; loading one from disk a second time, after
+    another was loaded, must give back that kernel and leave the other alone."""
+    again = kernels.even_elements.compile(meta(100, dtype=torch.float32))  # the disk cache's build, loaded again
+    assert again.folder == compiled_even_elements.folder and again.outputs == compiled_even_elements.outputs
+    assert [t.shape for t in again.empty_outputs(0, 10)] == [(5,)]
+    assert [t.shape for t in compiled_head_plus_one.empty_outputs(0, 5, 64)] == [(6,)]
+    assert kernels.head_plus_one.compile(meta(64, dtype=torch.float32), 5).outputs == compiled_head_plus_one.outputs

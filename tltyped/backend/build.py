@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -217,14 +218,32 @@ def helper(module: str, source_name: str, command: list[str]) -> ModuleType:
     return load_extension(module, folder / name)
 
 
-def load_extension(module: str, path: Path) -> ModuleType:
-    """Import the extension module `module` from `path` (not from sys.path)."""
-    loader = importlib.machinery.ExtensionFileLoader(module, str(path))
+_loading = threading.Lock()
+
+
+@functools.cache
+def _imported(module: str, path: str) -> ModuleType:
+    loader = importlib.machinery.ExtensionFileLoader(module, path)
     spec = importlib.util.spec_from_file_location(module, path, loader=loader)
     assert spec is not None
     loaded = importlib.util.module_from_spec(spec)
     loader.exec_module(loaded)
+    if sys.modules.get(module) is loaded:
+        del sys.modules[module]  # no `import` finds a kernel by the name every launcher shares
     return loaded
+
+
+def load_extension(module: str, path: Path) -> ModuleType:
+    """Import the extension module `module` from `path` (not from sys.path), once per path and process.
+
+    Every launcher is a module named `tltyped_kernel`. CPython imports a
+    single-phase extension only once per path: importing one again hands back
+    the module of that name it imported last, with the first import's
+    contents copied over it, which would make another kernel's module run
+    this one. So each path is imported once and its module kept.
+    """
+    with _loading:
+        return _imported(module, os.path.realpath(path))
 
 
 def torch_include() -> str:

@@ -10,7 +10,7 @@ runtime reads the marker out of the `Annotated` metadata. `dyn[int, "K"]`
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 from tltyped.types.values import typed_key
@@ -75,18 +75,22 @@ class Tune:
     """
 
     values: tuple[Hashable, ...]
+    _key: Hashable = field(init=False, repr=False)  # the typed values and their hash, computed once: a
+    _hash: int = field(init=False, repr=False)  # default space is hashed in every call's cache key
 
     def __post_init__(self) -> None:
         if not self.values:
             raise ValueError("tl.tune() needs at least one candidate value")
         for value in self.values:
             hash(value)
+        object.__setattr__(self, "_key", typed_key(self.values))
+        object.__setattr__(self, "_hash", hash(self._key))
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Tune and typed_key(self.values) == typed_key(other.values)
+        return type(other) is Tune and self._key == other._key
 
     def __hash__(self) -> int:
-        return hash(typed_key(self.values))
+        return self._hash
 
 
 def tune(values: Sequence[_T]) -> _T:

@@ -5,10 +5,12 @@ every tensor's pointer, signature and sizes, the key lookup, the dim and
 alignment checks) followed by the C launch. This times the fast path alone:
 the three kernels of dispatch.py are decorated (nothing is compiled), their
 fast paths are rebuilt with `build_fast_path` around a cache holding a no-op
-launch under the key of CPU tensors, and each is called in a loop, once with
-the C `tensor_facts` (where it builds here) and once with `python_facts`. A
-change to the template, the key or the facts shows up here, in CI, with no
-device. Every call must hit: a miss raises.
+launch under the key of CPU tensors, and each is called in a loop three
+ways: as `@tl.jit` makes it, the whole cached call in C (`CachedCall`, where
+the C facts build here); the generated Python function with the C
+`tensor_facts`; and the same with `python_facts`. A change to the template,
+the key or the facts shows up here, in CI, with no device. Every call must
+hit: a miss raises.
 
 So that the nanoseconds can be read, the same run times the pieces too:
 `facts(...)` alone, a key lookup, the no-op launch stand-in, a plain Python
@@ -41,14 +43,14 @@ def noop_launch(*args: Any) -> None:
 class Case:
     """One kernel's fast path, rebuilt around our own cache, counter and slow path."""
 
-    def __init__(self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]]) -> None:
+    def __init__(self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]], in_c: bool) -> None:
         from tltyped.callpath.fastpath import build_fast_path
 
         self.name = name
         self.args = list(args.values())
         self.signature = fn.signature
         self.cache: dict[Any, Any] = {}
-        path = build_fast_path(fn.signature, fn.fast_path_source, self.cache, self._slow, facts)
+        path = build_fast_path(fn.signature, fn.fast_path_source, self.cache, self._slow, facts, in_c)
         self.key, self.fast, self.hits = path.key, path.call, path.hits
         self.key_value = self.key(*self.args)
         self.launch_args = self._launch_args()
@@ -94,9 +96,9 @@ def main() -> None:
 
     from tltyped.backend.facts import python_facts, tensor_facts
 
-    variants = {"C facts": tensor_facts, "Python facts": python_facts}
+    variants = {"C path": (tensor_facts, True), "C facts": (tensor_facts, False), "Python facts": (python_facts, False)}
     if tensor_facts is python_facts:
-        variants = {"Python facts (the C facts did not build)": python_facts}
+        variants = {"Python facts (the C facts did not build)": (python_facts, False)}
     inputs = Inputs("cpu")
     kernels = tltyped_kernels()
 
@@ -104,7 +106,7 @@ def main() -> None:
     parser_ns: dict[tuple[str, str], float] = {}
     made = 0
     for name in CASES:
-        cases = {v: Case(name, kernels[name], inputs.args[name], facts) for v, facts in variants.items()}
+        cases = {v: Case(name, kernels[name], inputs.args[name], *how) for v, how in variants.items()}
         first = next(iter(cases.values()))
         tensors = sum(isinstance(v, torch.Tensor) for v in first.args)
         stmt, names = call("f", first.args)
@@ -120,11 +122,13 @@ def main() -> None:
         rows.append((name, f"  a no-op Python function of the same {len(names)} arguments", time_ns(stmt, {"f": noop_launch, **names}, opts)))
         ranks = bytes(t.dim() for t in first.args if isinstance(t, torch.Tensor))
         tensor_names = {f"t{i}": t for i, t in enumerate(t for t in first.args if isinstance(t, torch.Tensor))}
-        for variant, facts in variants.items():
+        for variant, (facts, in_c) in variants.items():
+            if in_c:
+                continue
             rows.append((name, f"  facts(ranks, {tensors} tensors) alone, {variant}",
                          time_ns(f"facts(ranks, {', '.join(tensor_names)})", {"facts": facts, "ranks": ranks, **tensor_names}, opts)))
 
-    a = Case("a", kernels["a"], inputs.args["a"], next(iter(variants.values())))
+    a = Case("a", kernels["a"], inputs.args["a"], *next(iter(variants.values())))
     t = a.args[0]
     pieces = {
         f"cache[key] ({len(a.key_value)}-item key, hit)": ("cache[k]", {"cache": a.cache, "k": a.key_value}),

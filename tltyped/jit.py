@@ -1,9 +1,9 @@
 """`@tl.jit`: make a kernel from a Python function.
 
-What `jit` returns is the generated fast-path function itself (see
-tltyped/callpath), carrying `lower`, `compile`, `cache_info`, `signature` and
-`fast_path_source` as attributes, so a cached call costs one Python call and
-no more.
+What `jit` returns is the fast path itself (see tltyped/callpath): the
+cached call in C where the signature allows, else the generated Python
+function; it carries `lower`, `compile`, `cache_info`, `signature` and
+`fast_path_source` as attributes, so a cached call costs one call and no more.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ so it can go into a cache key as is. The C version (csrc/facts.c) reads all
 of it through torch's DLPack exchange API in one call; `python_facts` computes
 the same with torch's Python API and serves whatever the C version cannot
 (meta tensors, non-tensors, a torch without the exchange API).
+
+The same C module does a jit function's whole cached call where the
+signature allows (`CachedCall`, see callpath/fastpath.py).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _load_c_facts() -> Callable[..., tuple[Any, ...]] | None:
+def _load_c_facts() -> Any:
     if os.environ.get("TLTYPED_PYTHON_FACTS"):
         return None
     if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
@@ -71,8 +74,10 @@ def _load_c_facts() -> Callable[..., tuple[Any, ...]] | None:
         logger.warning("tensor facts use the slower Python fallback: %s", exc)
         return None
     module.set_fallback(python_facts)
-    facts: Callable[..., tuple[Any, ...]] = module.facts
-    return facts
+    return module
 
 
-tensor_facts: Callable[..., tuple[Any, ...]] = _load_c_facts() or python_facts
+_C_FACTS = _load_c_facts()
+tensor_facts: Callable[..., tuple[Any, ...]] = _C_FACTS.facts if _C_FACTS else python_facts
+CachedCall: Callable[..., Any] | None = _C_FACTS.CachedCall if _C_FACTS else None
+"""`CachedCall(launches, fallback, params, alignment)`: a jit function's whole cached call in C (csrc/facts.c)."""

@@ -1,7 +1,7 @@
 """The Dispatcher: the state behind one jit function and its slow path.
 
-    jitfn(*args) -> the generated fast path (fastpath.py): read the tensors'
-        facts, build the static key, look it up in `launches`
+    jitfn(*args) -> the fast path (fastpath.py; in C where the signature allows):
+        read the tensors' facts, build the static key, look it up in `launches`
       hit  -> launch the compiled kernel with data pointers, dyn values and the
               raw current CUDA stream
       miss -> Dispatcher.slow: validate (frontend/binding.py), tune if asked

@@ -21,7 +21,7 @@ from typing import Any
 
 from tltyped.abi import ALIGNMENT
 from tltyped.backend import cache
-from tltyped.backend.facts import tensor_facts
+from tltyped.backend.facts import CachedCall, tensor_facts
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.const_types import key_form
 from tltyped.frontend.signature import KernelSignature, Kind, Param
@@ -80,6 +80,7 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
     checks: list[str] = []
     source: dict[str, str] = {}  # dim symbol -> the variable holding it
     derived: list[tuple[str, dimlib.Dim]] = []
+    dim_codes: dict[str, list[int]] = {}  # tensor -> per dim: -1 (in the key) or its dyn dim's index
     for i, p in enumerate(signature.tensors):
         assert p.tensor is not None
         rank = len(p.tensor.dims)
@@ -89,15 +90,20 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
         view = _TensorView(p.name, f"{v}p{i}", f"{v}s{i}", sizes, strides, contiguous)
         tensors.append(view)
         key_items.append(view.sig)
+        codes = dim_codes[p.name] = []
         for var, dim in zip(view.dims + view.strides, p.tensor.all_dims):
             if dim.is_symbol:
                 source.setdefault(dim.text, var)
             if not any(signature.dims[s] for s in dim.symbols):
                 key_items.append(var)  # const: a different size is a different kernel (or a slow-path error)
-            elif dim.is_symbol and source[dim.text] != var:
-                checks.append(f"{var} != {source[dim.text]}")
-            elif not dim.is_symbol:
+                codes.append(-1)
+            elif dim.is_symbol:
+                if source[dim.text] != var:
+                    checks.append(f"{var} != {source[dim.text]}")
+                codes.append(signature.dyn_dims.index(dim.text))
+            else:
                 derived.append((var, dim))
+    plan_checks = len(checks)  # so far, only dyn dims that must agree: what the C path checks itself
     checks += [f"{var} != {dimlib.render(dim, source)}" for var, dim in derived]
     checks += [
         f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}"
@@ -111,11 +117,35 @@ def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
     launch_args += [source[d] for d in signature.dyn_dims]
     defaults = {p.name: f"{v}default{i}" for i, p in enumerate(signature.params) if p.has_default}
     parameters = ", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in signature.params)
+    # the C path: no checks but agreeing dyn dims, no ptr or strided parameters, and a tensor to take the device from
+    c_path = len(checks) == plan_checks and not pointers and bool(tensors) and not any(view.strides for view in tensors)
     return dict(
         v=v, function=function, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
         defaults=list(defaults.values()), parameters=parameters, names=", ".join(p.name for p in signature.params),
-        alignment=ALIGNMENT, pointers=pointers,
+        alignment=ALIGNMENT, pointers=pointers, c_plan=c_plan(signature, dim_codes) if c_path else None,
     )
+
+
+def c_plan(signature: KernelSignature, dim_codes: dict[str, list[int]]) -> list[Any] | None:
+    """The parameters as the C path (csrc/facts.c, `CachedCall`) reads them, or None where it cannot.
+
+    A tensor is its dims' codes, a const its key form (0: the value, 1: its
+    type and value, 2: `typed_key`), a dyn scalar None. The C path builds the
+    same key as the generated function and passes the same launch arguments;
+    it covers signatures whose only checks are dyn dims agreeing between
+    tensors (see `fast_path_context`).
+    """
+    plan: list[Any] = []
+    for p in signature.params:
+        if p.kind is Kind.TENSOR:
+            plan.append(dim_codes[p.name])
+        elif p.kind is Kind.CONST:
+            plan.append(["value", "typed", "deep"].index(key_form(p.annotation)))
+        elif p.kind is Kind.DYN:
+            plan.append(None)
+        else:
+            return None
+    return plan
 
 
 def _exec(source: str, filename: str, *closure: Any) -> Any:
@@ -164,12 +194,24 @@ def build_fast_path(
     launches: dict[Any, Any],
     slow: Callable[..., Any],
     facts: Callable[..., tuple[Any, ...]] = tensor_facts,
+    in_c: bool = True,
 ) -> FastPath:
-    """Exec the rendered fast path around `launches` (static key -> launch) and the slow path."""
+    """Exec the rendered fast path around `launches` (static key -> launch) and the slow path.
+
+    The call is C's `CachedCall` in front of the generated function where
+    the signature allows it, `in_c` is set and the C facts are built.
+    """
     defaults = [p.default for p in signature.params if p.has_default]
     ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
     call, key, hits = _exec(
         source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, address, int, tuple, type, typed_key,
         *defaults,
     )
-    return FastPath(call, key, hits)
+    plan = fast_path_context(signature)["c_plan"] if in_c and facts is tensor_facts and CachedCall is not None else None
+    if plan is None:
+        return FastPath(call, key, hits)
+    assert CachedCall is not None
+    params = tuple(tuple(p) if isinstance(p, list) else p for p in plan)
+    names = tuple(p.name for p in signature.params)
+    c_call = CachedCall(launches, call, typed_key, params, names, tuple(defaults), ALIGNMENT)
+    return FastPath(c_call, key, lambda: hits() + c_call.hits)

@@ -11,9 +11,27 @@
  * Anything this cannot handle (a non-tensor, a meta tensor, a rank mismatch)
  * is handed to the Python fallback registered with set_fallback(), which
  * computes the same tuple (or fails, sending the call to the slow path).
+ *
+ * CachedCall(launches, fallback, typed, params, names, defaults, alignment):
+ * a jit function's cached call done here in full, for signatures whose only checks are that a dyn
+ * dim agrees wherever it appears (see callpath/fastpath.py's `c_plan`). It
+ * reads the tensors as facts() does, builds the same static key as the
+ * generated fast path, looks it up in `launches` and calls the launch with
+ * the same arguments. Anything else (a miss, an unknown keyword, a dyn dim
+ * that disagrees, misaligned data, a value the launcher refuses) goes to
+ * `fallback`, the generated fast path, which handles it as usual. `params`
+ * holds one item per parameter: a tuple of per-dim codes for a tensor (-1: a
+ * static dim, in the key; k >= 0: the k-th dyn dim), 0, 1 or 2 for a const
+ * (in the key as `value`, `type(value), value` or `typed(value)`), None for a
+ * dyn scalar; `names` are the parameters' names, `defaults` the values of the
+ * last ones.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
 
 #include "ATen/dlpack.h"
 
@@ -76,6 +94,258 @@ static PyObject* facts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   return out;
 }
 
+enum { MAX_ARGS = 64, MAX_DIMS = 16, MAX_DYN = 64 };
+enum param_kind { TENSOR, CONST_PLAIN, CONST_TYPED, CONST_DEEP, SCALAR };
+
+typedef struct {
+  PyObject_HEAD
+  PyObject* launches;  // static key -> launch
+  PyObject* fallback;  // the generated fast path
+  PyObject* typed;     // a deep const's key (types/values.py's typed_key)
+  PyObject* names;     // the parameters' names (a tuple of str)
+  PyObject* defaults;  // the values of the last parameters (a tuple)
+  PyObject* dict;      // the jit function's attributes (__name__, __wrapped__, ...)
+  vectorcallfunc vectorcall;
+  Py_ssize_t hits;     // calls served here
+  Py_ssize_t nparams, key_size, nlaunch, ndyn;
+  unsigned long long alignment_mask;
+  unsigned char kind[MAX_ARGS], rank[MAX_ARGS];
+  signed char dims[MAX_ARGS][MAX_DIMS];  // -1: static (key), else the dyn dim's index
+} CachedCall;
+
+static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  CachedCall* self = (CachedCall*)op;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *key = NULL, *launch = NULL, *result;
+  PyObject* largs[MAX_ARGS + MAX_DYN + 2];  // the launch's arguments
+  Py_ssize_t nl = 0, k = 0;
+  long long dyn[MAX_DYN];
+  unsigned char seen[MAX_DYN];
+  unsigned long long addresses = 0;
+  int device = -1, first = 1;
+  void* stream = NULL;
+  DLTensor t;
+  PyObject* full[MAX_ARGS];  // every parameter's value (borrowed): positional, keyword or default
+  Py_ssize_t nparams = self->nparams, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  Py_ssize_t first_default = nparams - PyTuple_GET_SIZE(self->defaults);
+  if (nargs > nparams || api == NULL) goto fallback;
+  for (Py_ssize_t i = 0; i < nparams; i++) full[i] = i < nargs ? args[i] : NULL;
+  for (Py_ssize_t j = 0; j < nkw; j++) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, j);
+    Py_ssize_t i = 0;
+    while (i < nparams && PyTuple_GET_ITEM(self->names, i) != name &&
+           PyUnicode_Compare(PyTuple_GET_ITEM(self->names, i), name) != 0)
+      i++;
+    if (i == nparams || full[i] != NULL) goto fallback;  // the fast path raises the TypeError
+    full[i] = args[nargs + j];
+  }
+  for (Py_ssize_t i = 0; i < nparams; i++) {
+    if (full[i] == NULL && i < first_default) goto fallback;
+    if (full[i] == NULL) full[i] = PyTuple_GET_ITEM(self->defaults, i - first_default);
+  }
+  if ((key = PyTuple_New(self->key_size)) == NULL) goto fallback;
+  memset(seen, 0, (size_t)self->ndyn);
+  for (Py_ssize_t i = 0; i < nparams; i++) {
+    if (self->kind[i] == SCALAR) largs[nl++] = Py_NewRef(full[i]);
+    if (self->kind[i] != TENSOR) continue;
+    if (!PyObject_TypeCheck(full[i], tensor_type) || api->dltensor_from_py_object_no_sync(full[i], &t) != 0 ||
+        t.ndim != self->rank[i])
+      goto fallback;
+    if (first && t.device.device_type == kDLCUDA) device = t.device.device_id;
+    first = 0;
+    PyObject* sig = signature(&t);
+    if (sig == NULL) goto fallback;
+    PyTuple_SET_ITEM(key, k++, sig);
+    char* data = (char*)t.data + t.byte_offset;
+    addresses |= (unsigned long long)(uintptr_t)data;
+    if ((largs[nl++] = PyLong_FromVoidPtr(data)) == NULL) goto fallback;
+    for (int d = 0; d < t.ndim; d++) {
+      int code = self->dims[i][d];
+      if (code < 0) {
+        PyObject* size = PyLong_FromLongLong(t.shape[d]);
+        if (size == NULL) goto fallback;
+        PyTuple_SET_ITEM(key, k++, size);
+      } else if (!seen[code]) {
+        seen[code] = 1, dyn[code] = t.shape[d];
+      } else if (dyn[code] != t.shape[d]) {
+        goto fallback;
+      }
+    }
+  }
+  for (Py_ssize_t i = 0; i < nparams; i++) {
+    if (self->kind[i] == CONST_TYPED) PyTuple_SET_ITEM(key, k++, Py_NewRef((PyObject*)Py_TYPE(full[i])));
+    if (self->kind[i] == CONST_TYPED || self->kind[i] == CONST_PLAIN) PyTuple_SET_ITEM(key, k++, Py_NewRef(full[i]));
+    if (self->kind[i] == CONST_DEEP) {
+      PyObject* item = PyObject_CallOneArg(self->typed, full[i]);
+      if (item == NULL) goto fallback;
+      PyTuple_SET_ITEM(key, k++, item);
+    }
+  }
+  launch = Py_XNewRef(PyDict_GetItemWithError(self->launches, key));
+  if (launch == NULL || (addresses & self->alignment_mask)) goto fallback;
+  for (Py_ssize_t j = 0; j < self->ndyn; j++)
+    if ((largs[nl++] = PyLong_FromLongLong(dyn[j])) == NULL) goto fallback;
+  if (device >= 0 && api->current_work_stream(kDLCUDA, device, &stream) != 0) goto fallback;
+  if ((largs[nl++] = PyLong_FromVoidPtr(stream)) == NULL || (largs[nl++] = PyLong_FromLong(device)) == NULL) goto fallback;
+  result = PyObject_Vectorcall(launch, largs, nl, NULL);
+  if (result == NULL && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)))
+    goto fallback;  // a dyn value the launcher refuses to convert: the fast path's slow path says why
+  if (result != NULL) self->hits++;
+  while (nl > 0) Py_DECREF(largs[--nl]);
+  Py_DECREF(launch);
+  Py_DECREF(key);
+  return result;
+fallback:
+  PyErr_Clear();
+  while (nl > 0) Py_XDECREF(largs[--nl]);
+  Py_XDECREF(launch);
+  Py_XDECREF(key);
+  return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static int parse_params(CachedCall* self, PyObject* params) {
+  if (!PyTuple_Check(params) || PyTuple_GET_SIZE(params) > MAX_ARGS) {
+    PyErr_SetString(PyExc_ValueError, "params: a tuple of at most 64 items");
+    return -1;
+  }
+  self->nparams = PyTuple_GET_SIZE(params);
+  for (Py_ssize_t i = 0; i < self->nparams; i++) {
+    PyObject* item = PyTuple_GET_ITEM(params, i);
+    if (item == Py_None) {
+      self->kind[i] = SCALAR, self->nlaunch++;
+    } else if (PyLong_Check(item)) {
+      long form = PyLong_AsLong(item);
+      if (form < 0 || form > 2) {
+        PyErr_SetString(PyExc_ValueError, "params: a const's key form is 0, 1 or 2");
+        return -1;
+      }
+      self->kind[i] = form == 0 ? CONST_PLAIN : form == 1 ? CONST_TYPED : CONST_DEEP;
+      self->key_size += form == 1 ? 2 : 1;
+    } else if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_DIMS) {
+      self->kind[i] = TENSOR, self->nlaunch++, self->key_size++;
+      self->rank[i] = (unsigned char)PyTuple_GET_SIZE(item);
+      for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(item); d++) {
+        long code = PyLong_AsLong(PyTuple_GET_ITEM(item, d));
+        if (code < -1 || code >= MAX_DYN || PyErr_Occurred()) {
+          PyErr_SetString(PyExc_ValueError, "params: a dim code is -1 or a dyn dim's index");
+          return -1;
+        }
+        self->dims[i][d] = (signed char)code;
+        if (code < 0) self->key_size++;
+        if (code + 1 > self->ndyn) self->ndyn = code + 1;
+      }
+    } else {
+      PyErr_SetString(PyExc_ValueError, "params: each item is a tuple of dim codes, 0, 1 or 2, or None");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static PyObject* cached_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject *launches, *fallback, *typed, *params, *names, *defaults;
+  unsigned long long alignment;
+  if (!PyArg_ParseTuple(args, "O!OOOO!O!K", &PyDict_Type, &launches, &fallback, &typed, &params, &PyTuple_Type, &names,
+                        &PyTuple_Type, &defaults, &alignment))
+    return NULL;
+  if (PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(params) || PyTuple_GET_SIZE(defaults) > PyTuple_GET_SIZE(params)) {
+    PyErr_SetString(PyExc_ValueError, "one name per parameter, and no more defaults than parameters");
+    return NULL;
+  }
+  CachedCall* self = (CachedCall*)type->tp_alloc(type, 0);
+  if (self == NULL) return NULL;
+  self->vectorcall = cached_call;
+  self->launches = Py_NewRef(launches);
+  self->fallback = Py_NewRef(fallback);
+  self->typed = Py_NewRef(typed);
+  self->names = Py_NewRef(names);
+  self->defaults = Py_NewRef(defaults);
+  self->alignment_mask = alignment - 1;
+  if (parse_params(self, params) != 0) {
+    Py_DECREF(self);
+    return NULL;
+  }
+  return (PyObject*)self;
+}
+
+static int cached_call_traverse(PyObject* op, visitproc visit, void* arg) {
+  CachedCall* self = (CachedCall*)op;
+  Py_VISIT(self->launches);
+  Py_VISIT(self->fallback);
+  Py_VISIT(self->typed);
+  Py_VISIT(self->names);
+  Py_VISIT(self->defaults);
+  Py_VISIT(self->dict);
+  return 0;
+}
+
+static int cached_call_clear(PyObject* op) {
+  CachedCall* self = (CachedCall*)op;
+  Py_CLEAR(self->launches);
+  Py_CLEAR(self->fallback);
+  Py_CLEAR(self->typed);
+  Py_CLEAR(self->names);
+  Py_CLEAR(self->defaults);
+  Py_CLEAR(self->dict);
+  return 0;
+}
+
+static void cached_call_dealloc(PyObject* op) {
+  PyObject_GC_UnTrack(op);
+  cached_call_clear(op);
+  Py_TYPE(op)->tp_free(op);
+}
+
+static PyObject* cached_call_repr(PyObject* op) {
+  PyObject* name = ((CachedCall*)op)->dict ? PyDict_GetItemString(((CachedCall*)op)->dict, "__qualname__") : NULL;
+  return name ? PyUnicode_FromFormat("<tltyped jit function %U>", name) : PyUnicode_FromString("<tltyped jit function>");
+}
+
+static PyObject* cached_call_reduce(PyObject* op, PyObject* unused) {  // pickled by name, as functions are
+  PyObject* name = ((CachedCall*)op)->dict ? PyDict_GetItemString(((CachedCall*)op)->dict, "__qualname__") : NULL;
+  if (name == NULL) {
+    PyErr_SetString(PyExc_TypeError, "a jit function without a __qualname__ cannot be pickled");
+    return NULL;
+  }
+  return Py_NewRef(name);
+}
+
+static PyMemberDef cached_call_members[] = {
+  {"hits", T_PYSSIZET, offsetof(CachedCall, hits), READONLY, "Calls served by the C path."},
+  {"__vectorcalloffset__", T_PYSSIZET, offsetof(CachedCall, vectorcall), READONLY, NULL},
+  {"__dictoffset__", T_PYSSIZET, offsetof(CachedCall, dict), READONLY, NULL},
+  {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef cached_call_getset[] = {
+  {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+  {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef cached_call_methods[] = {
+  {"__reduce__", cached_call_reduce, METH_NOARGS, NULL},
+  {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot cached_call_slots[] = {
+  {Py_tp_new, cached_call_new},
+  {Py_tp_call, PyVectorcall_Call},
+  {Py_tp_traverse, cached_call_traverse},
+  {Py_tp_clear, cached_call_clear},
+  {Py_tp_dealloc, cached_call_dealloc},
+  {Py_tp_repr, cached_call_repr},
+  {Py_tp_members, cached_call_members},
+  {Py_tp_methods, cached_call_methods},
+  {Py_tp_getset, cached_call_getset},
+  {Py_tp_doc, "CachedCall(launches, fallback, typed, params, names, defaults, alignment): a jit function's cached call, in C."},
+  {0, NULL},
+};
+
+static PyType_Spec cached_call_spec = {
+  "tltyped_facts.CachedCall", sizeof(CachedCall), 0,
+  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL, cached_call_slots,
+};
+
 static PyObject* set_fallback(PyObject* self, PyObject* fn) {
   Py_XSETREF(fallback, Py_NewRef(fn));
   Py_RETURN_NONE;
@@ -105,5 +375,9 @@ PyMODINIT_FUNC PyInit_tltyped_facts(void) {
     PyErr_SetString(PyExc_ImportError, "torch's DLPack exchange API has another major version");
     return NULL;
   }
-  return PyModule_Create(&module);
+  PyObject* m = PyModule_Create(&module);
+  PyObject* cached = m != NULL ? PyType_FromSpec(&cached_call_spec) : NULL;
+  if (cached == NULL || PyModule_AddObjectRef(m, "CachedCall", cached) != 0) Py_CLEAR(m);
+  Py_XDECREF(cached);
+  return m;
 }

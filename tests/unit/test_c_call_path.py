@@ -1,0 +1,151 @@
+"""The cached call in C (`CachedCall`, backend/csrc/facts.c) against the generated fast path it stands for.
+
+For a signature whose only checks are dyn dims agreeing, `@tl.jit` returns a
+C object that builds the key, checks and launches by itself, and hands any
+other call to the generated Python fast path. Both are built here around one
+hand-filled cache (CPU tensors, a recording launch): a call the C path
+serves must hit the same entry with the same launch arguments, and a call it
+does not serve must end exactly as the Python path ends it.
+"""
+
+import inspect
+import pickle
+from typing import Any, TypeVar
+
+import pytest
+import torch
+
+import tltyped as tl
+from examples.interleave import interleave_into
+from tests.kernels import dispatch
+from tltyped.backend import facts
+from tltyped.callpath import fastpath
+
+pytestmark = pytest.mark.skipif(facts.CachedCall is None, reason="the C tensor facts are not built here")
+
+M = TypeVar("M")
+N = TypeVar("N", bound=tl.dyn[int])
+
+
+@tl.jit
+def mixed(
+    A: tl.Tensor[tl.float32, M, N],
+    B: tl.Tensor[tl.float16, N],
+    alpha: tl.dyn[float] = 1.0,
+    block: int = 64,
+    mode: str = "fast",
+    shape: tuple[int, int] = (2, 4),
+):
+    """A const dim, a shared dyn dim, a dyn scalar and one const of each key form; the body is never built."""
+
+
+class Recorder:
+    """The cache entry's launch: records its arguments; refuses a str, as a launcher refuses a wrong scalar."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def __call__(self, *args: Any) -> str:
+        if any(isinstance(a, str) for a in args):
+            raise TypeError("mixed: argument 'alpha' expects a float, got str")
+        self.calls.append(args)
+        return "launched"
+
+
+def slow(*args: Any) -> str:
+    return "slow"
+
+
+@pytest.fixture
+def paths() -> tuple[Any, Any, Recorder, dict[Any, Any]]:
+    """The C path and the Python path of `mixed`, around one cache holding a recorder."""
+    signature, source = mixed.signature, mixed.fast_path_source
+    launches: dict[Any, Any] = {}
+    c_path = fastpath.build_fast_path(signature, source, launches, slow)
+    python_path = fastpath.build_fast_path(signature, source, launches, slow, in_c=False)
+    assert type(c_path.call) is facts.CachedCall and inspect.isfunction(python_path.call)
+    return c_path, python_path, Recorder(), launches
+
+
+A = torch.randn(3, 8)
+B = torch.randn(8, dtype=torch.float16)
+
+SERVED = [
+    ((A, B), {}),
+    ((A, B, 2.5), {}),
+    ((A, B, 3), {}),  # an int for a dyn float: the launcher converts it
+    ((A,), {"B": B, "mode": "exact"}),
+    ((A, B), {"block": 128, "shape": (1, 2)}),
+    ((torch.randn(3, 100), torch.randn(100, dtype=torch.float16), 0.5, 32, "fast", (2, 4)), {}),
+]
+
+
+def full_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    bound = inspect.signature(mixed).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
+
+
+@pytest.mark.parametrize(("args", "kwargs"), SERVED)
+def test_the_c_path_serves_a_hit_with_the_python_paths_key_and_arguments(paths, args, kwargs) -> None:
+    c_path, python_path, recorder, launches = paths
+    launches[python_path.key(*full_arguments(args, kwargs))] = recorder
+    assert c_path.call(*args, **kwargs) == "launched"
+    assert c_path.call.hits == 1  # served in C, not handed to the Python path
+    assert python_path.call(*args, **kwargs) == "launched"
+    c_args, python_args = recorder.calls
+    assert c_args == python_args
+    assert c_args[0] == args[0].data_ptr() and c_args[-2:] == (0, -1)  # CPU tensors: stream 0, device -1
+
+
+def outcome(call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    try:
+        return call(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - compared between the two paths
+        return type(exc), str(exc)
+
+
+MISALIGNED = torch.empty(3 * 8 + 1)[1:].view(3, 8)
+NOT_SERVED = {
+    "dyn dims disagree": ((A, torch.randn(5, dtype=torch.float16)), {}),
+    "another const dim": ((torch.randn(4, 8), B), {}),
+    "another dtype": ((A.double(), B), {}),
+    "non-contiguous": ((torch.randn(8, 3).t(), B), {}),
+    "misaligned data": ((MISALIGNED, B), {}),
+    "another rank": ((A, B.view(2, 4)), {}),
+    "not a tensor": ((A, [1.0] * 8), {}),
+    "a bool for an int const": ((A, B), {"block": True}),  # True == 1, and block=1 is in the cache
+    "a float for an int const": ((A, B), {"block": 64.0}),
+    "an unhashable const": ((A, B), {"shape": [2, 4]}),
+    "a tuple of floats": ((A, B), {"shape": (2.0, 4.0)}),
+    "a str for the dyn scalar": ((A, B, "x"), {}),
+    "an unknown keyword": ((A, B), {"blocks": 1}),
+    "a keyword given twice": ((A, B), {"A": A}),
+    "a missing argument": ((A,), {}),
+    "too many arguments": ((A, B, 1.0, 64, "fast", (2, 4), 0), {}),
+}
+
+
+@pytest.mark.parametrize(("args", "kwargs"), NOT_SERVED.values(), ids=NOT_SERVED.keys())
+def test_a_call_the_c_path_does_not_serve_ends_as_the_python_path_ends_it(paths, args, kwargs) -> None:
+    c_path, python_path, recorder, launches = paths
+    launches[python_path.key(A, B, 1.0, 64, "fast", (2, 4))] = recorder
+    launches[python_path.key(A, B, 1.0, 1, "fast", (2, 4))] = recorder
+    expected = outcome(python_path.call, args, kwargs)
+    assert outcome(c_path.call, args, kwargs) == expected
+    assert expected != "launched" and recorder.calls == [] and c_path.call.hits == 0
+
+
+def test_the_jit_function_is_the_c_path_and_still_looks_like_the_kernel() -> None:
+    assert type(mixed) is facts.CachedCall
+    assert (mixed.__name__, mixed.__qualname__, mixed.__module__) == ("mixed", "mixed", __name__)
+    assert mixed.__doc__.startswith("A const dim") and mixed.__wrapped__.__name__ == "mixed"
+    assert list(inspect.signature(mixed).parameters) == ["A", "B", "alpha", "block", "mode", "shape"]
+    assert "mixed" in repr(mixed) and isinstance(mixed, tl.JitFunction)
+    assert pickle.loads(pickle.dumps(mixed)) is mixed  # by name, as a function is
+    assert mixed.cache_info().hits == 0
+
+
+def test_signatures_with_other_checks_keep_the_python_path() -> None:
+    assert inspect.isfunction(interleave_into)  # Out's dim 2 * N + 1 is checked by the generated code
+    assert inspect.isfunction(dispatch.scalar_only)  # no tensor: the device is the current one, found in Python

@@ -10,6 +10,7 @@ does not serve must end exactly as the Python path ends it.
 
 import inspect
 import pickle
+import weakref
 from typing import Any, TypeVar
 
 import pytest
@@ -143,6 +144,7 @@ def test_the_jit_function_is_the_c_path_and_still_looks_like_the_kernel() -> Non
     assert list(inspect.signature(mixed).parameters) == ["A", "B", "alpha", "block", "mode", "shape"]
     assert "mixed" in repr(mixed) and isinstance(mixed, tl.JitFunction)
     assert pickle.loads(pickle.dumps(mixed)) is mixed  # by name, as a function is
+    assert weakref.ref(mixed)() is mixed
     assert mixed.cache_info().hits == 0
 
 

@@ -105,6 +105,7 @@ typedef struct {
   PyObject* names;     // the parameters' names (a tuple of str)
   PyObject* defaults;  // the values of the last parameters (a tuple)
   PyObject* dict;      // the jit function's attributes (__name__, __wrapped__, ...)
+  PyObject* weakrefs;
   vectorcallfunc vectorcall;
   Py_ssize_t hits;     // calls served here
   Py_ssize_t nparams, key_size, nlaunch, ndyn;
@@ -270,6 +271,7 @@ static PyObject* cached_call_new(PyTypeObject* type, PyObject* args, PyObject* k
 
 static int cached_call_traverse(PyObject* op, visitproc visit, void* arg) {
   CachedCall* self = (CachedCall*)op;
+  Py_VISIT(Py_TYPE(op));
   Py_VISIT(self->launches);
   Py_VISIT(self->fallback);
   Py_VISIT(self->typed);
@@ -291,9 +293,12 @@ static int cached_call_clear(PyObject* op) {
 }
 
 static void cached_call_dealloc(PyObject* op) {
+  PyTypeObject* type = Py_TYPE(op);
   PyObject_GC_UnTrack(op);
+  if (((CachedCall*)op)->weakrefs != NULL) PyObject_ClearWeakRefs(op);
   cached_call_clear(op);
-  Py_TYPE(op)->tp_free(op);
+  type->tp_free(op);
+  Py_DECREF(type);  // an instance of a heap type holds a reference to it
 }
 
 static PyObject* cached_call_repr(PyObject* op) {
@@ -314,6 +319,7 @@ static PyMemberDef cached_call_members[] = {
   {"hits", T_PYSSIZET, offsetof(CachedCall, hits), READONLY, "Calls served by the C path."},
   {"__vectorcalloffset__", T_PYSSIZET, offsetof(CachedCall, vectorcall), READONLY, NULL},
   {"__dictoffset__", T_PYSSIZET, offsetof(CachedCall, dict), READONLY, NULL},
+  {"__weaklistoffset__", T_PYSSIZET, offsetof(CachedCall, weakrefs), READONLY, NULL},
   {NULL, 0, 0, 0, NULL},
 };
 

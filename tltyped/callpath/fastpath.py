@@ -157,6 +157,14 @@ def _exec(source: str, filename: str, *closure: Any) -> Any:
     return namespace["make"](*closure)
 
 
+def named_plainly(call: Any) -> Any:
+    """A generated function named by its own name: Python's errors about its arguments say `f()`, not `make.<locals>.f()`."""
+    call.__qualname__ = call.__name__
+    if hasattr(call.__code__, "co_qualname"):  # where those errors take the name from, on Python >= 3.11
+        call.__code__ = call.__code__.replace(co_qualname=call.__name__)
+    return call
+
+
 def render_fast_path(signature: KernelSignature) -> str:
     """The fast path's source: rendered once, then read from the disk cache by every later process."""
     context = fast_path_context(signature)
@@ -207,6 +215,7 @@ def build_fast_path(
         source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, address, int, tuple, type, typed_key,
         *defaults,
     )
+    named_plainly(call)
     plan = fast_path_context(signature)["c_plan"] if in_c and facts is tensor_facts and CachedCall is not None else None
     if plan is None:
         return FastPath(call, key, hits)

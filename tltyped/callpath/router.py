@@ -20,7 +20,7 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
-from tltyped.callpath.fastpath import _exec, reserved_prefix
+from tltyped.callpath.fastpath import _exec, named_plainly, reserved_prefix
 from tltyped.frontend.analyze import Analysis
 from tltyped.frontend.signature import KernelSignature
 from tltyped.templates import render
@@ -52,10 +52,10 @@ class Router:
             defaults=list(defaults.values()), names=", ".join(p.name for p in params),
             parameters=", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in params),
         )
-        self.call: Callable[..., Any] = _exec(
+        self.call: Callable[..., Any] = named_plainly(_exec(
             self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route,
             *(p.default for p in params if p.has_default),
-        )
+        ))
 
     def child(self, consts: dict[str, Any]) -> Dispatcher:
         """The Dispatcher of the signature resolved for these const values (built on first use)."""

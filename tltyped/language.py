@@ -11,6 +11,8 @@ with these differences:
   allocated the same way: an output when the kernel returns it, scratch
   memory otherwise;
 - `T.tune` is `tl.tune`;
+- `T.macro` makes TileLang's macro at its first call, so defining one
+  imports nothing;
 - functions that take a dtype also take tltyped's dtype classes (`tl.float32`).
 
 TileLang's names load on first use: TileLang and TVM take seconds to import,
@@ -29,13 +31,14 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from tltyped.types.dtypes import BY_NAME, DTypeLike, DTypeName, tilelang_value, to_tilelang
 from tltyped.types.params import tune as tune
 from tltyped.types.tensor import Tensor as Tensor
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 _TILELANG = "tilelang.language"
 
 
@@ -91,6 +94,27 @@ class GlobalTensor:
 def alloc_global(*shape: Any, dtype: DTypeLike = "float32") -> Any:
     """A global buffer allocated by torch at each call: an output if the kernel returns it, else scratch memory."""
     return GlobalTensor(*_shape_and_dtype(shape, dtype))
+
+
+def macro(func: Callable[_P, _R] | None = None) -> Any:
+    """TileLang's `T.macro` (`@T.macro` or `@T.macro()`), made at its first call, in an elaboration.
+
+    TileLang's decorator imports TileLang and TVM (seconds) where the macro is
+    defined: a module of kernels and their macros could then never start warm
+    from the disk cache. The function returned keeps `__wrapped__`, so the
+    disk cache's fingerprint covers the macro's module.
+    """
+    if func is None:
+        return macro
+    body: Callable[_P, _R] = func
+    made = functools.cache(lambda: _tilelang().macro(body))
+
+    @functools.wraps(body)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        result: _R = made()(*args, **kwargs)
+        return result
+
+    return call
 
 
 _DTYPE_NAMES = {name: DTypeName(name) for name in BY_NAME}

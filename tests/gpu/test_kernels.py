@@ -133,11 +133,12 @@ def test_derived_dim_mismatch_is_rejected_on_the_fast_path() -> None:
         interleave_into(a, b, torch.empty(20, device="cuda"), 1.0)
 
 
-@pytest.mark.parametrize("config", [(128, 128, 2, 256), (192, 128, 1, 384), (128, 176, 1, 256)])
+@pytest.mark.parametrize("config", [(128, False), (128, True), (176, True)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_flash_attention_against_sdpa(causal: bool, config: tuple[int, int, int, int]) -> None:
+@pytest.mark.parametrize("seq_len, dim", [(500, 128), (300, 64)])
+def test_flash_attention_against_sdpa(causal: bool, config: tuple[int, bool], seq_len: int, dim: int) -> None:
     """The tuned example at fixed configurations (no tuning here), with a sequence ragged against its blocks."""
-    batch, seq_len, heads, dim = 2, 500, 3, 128
+    batch, heads = 2, 3
     q, k, v = (torch.randn(batch, seq_len, heads, dim, dtype=torch.float16, device="cuda") for _ in range(3))
     poison_allocator(((batch, seq_len, heads, dim), torch.float16))
     out = attention(q, k, v, causal, config)

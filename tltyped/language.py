@@ -12,7 +12,8 @@ with these differences:
   memory otherwise;
 - `T.tune` is `tl.tune`;
 - `T.macro` makes TileLang's macro at its first call, so defining one
-  imports nothing;
+  imports nothing (unless Python evaluates a TileLang-only annotation of it,
+  such as `T.SharedBuffer`, at definition);
 - functions that take a dtype also take tltyped's dtype classes (`tl.float32`).
 
 TileLang's names load on first use: TileLang and TVM take seconds to import,

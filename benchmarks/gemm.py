@@ -8,8 +8,14 @@ the two TileLang-backed rows is the frontend's doing, not the kernel's.
 
 For each row: the first call's time (compile, or a disk-cache load), the host
 time of a warm call, a correctness check against an fp32 torch matmul (relative
-Frobenius error, before any timing), and the kernel time as the median over
-batches of calls between CUDA events, as TFLOP/s. Inputs are random normal.
+Frobenius error, before any timing), and the kernel time two ways, as TFLOP/s:
+back to back (the median over batches of calls between CUDA events; inputs
+stay partly in L2 from the call before) and with L2 flushed before each call
+(a 256 MiB write between calls, as `triton.testing.do_bench` and TileLang's
+profiler do; what the tuner times). The rows of one size are timed in
+interleaved rounds, a batch of each in turn, so a GPU that warms up and
+lowers its clocks during the run weighs on every row alike. Inputs are
+random normal.
 
     python3 benchmarks/gemm.py [--sizes 4096,8192] [--configs 128x128x32x3,...] [--out table.md]
 
@@ -44,14 +50,15 @@ class Row:
     size: int
     who: str
     config: str
-    ms: Optional[float] = None
+    ms: Optional[float] = None  # back to back
+    flushed_ms: Optional[float] = None  # L2 flushed before each call
     first_s: Optional[float] = None
     warm_us: Optional[float] = None
     rel_err: Optional[float] = None
     note: str = ""
 
-    def tflops(self) -> Optional[float]:
-        return 2 * self.size**3 / (self.ms * 1e-3) / 1e12 if self.ms else None
+    def tflops(self, ms: Optional[float]) -> Optional[float]:
+        return 2 * self.size**3 / (ms * 1e-3) / 1e12 if ms else None
 
 
 def tltyped_gemm() -> Any:
@@ -90,26 +97,43 @@ def tilelang_gemm(target: Any) -> Any:
     return gemm
 
 
-def kernel_ms(fn: Callable[[], Any], batches: int, per_batch: int) -> float:
-    """Median over `batches` of the mean time of `per_batch` back-to-back calls, between CUDA events.
+def kernel_ms(timed: list[tuple[Row, Callable[[], Any]]], batches: int, per_batch: int) -> None:
+    """Fill each row's `ms` and `flushed_ms`, timing the rows in interleaved rounds.
 
-    Calls queue up behind each other, so the host's dispatch cost is hidden
-    as long as it is shorter than the kernel (it is, by orders of magnitude).
+    Back to back: the median over `batches` of the mean of `per_batch` calls
+    between CUDA events (calls queue up behind each other, so the host's cost
+    is hidden while it is shorter than the kernel, as it is by far). Flushed:
+    the median over `batches * per_batch` single calls, each after a write of
+    256 MiB, more than the H200's L2.
     """
-    events = []
+    flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+    events: dict[int, tuple[list[Any], list[Any]]] = {id(row): ([], []) for row, _ in timed}
+    new = lambda: torch.cuda.Event(enable_timing=True)
     for _ in range(batches):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_batch):
-            fn()
-        end.record()
-        events.append((start, end))
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) / per_batch for s, e in events)
+        for row, fn in timed:
+            together, alone = events[id(row)]
+            start, end = new(), new()
+            start.record()
+            for _ in range(per_batch):
+                fn()
+            end.record()
+            together.append((start, end))
+            for _ in range(per_batch):
+                flush.zero_()
+                start, end = new(), new()
+                start.record()
+                fn()
+                end.record()
+                alone.append((start, end))
+        torch.cuda.synchronize()
+    for row, _ in timed:
+        together, alone = events[id(row)]
+        row.ms = statistics.median(s.elapsed_time(e) / per_batch for s, e in together)
+        row.flushed_ms = statistics.median(s.elapsed_time(e) for s, e in alone)
 
 
-def measure(row: Row, fn: Callable[[], torch.Tensor], ref: torch.Tensor, opts: argparse.Namespace) -> Row:
-    """First call, correctness, warm host time, then kernel time; fills `row`, never raises."""
+def measure(row: Row, fn: Callable[[], torch.Tensor], ref: torch.Tensor) -> bool:
+    """First call, correctness, warm host time; fills `row`, never raises. True: the row is to be timed."""
     try:
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -120,7 +144,7 @@ def measure(row: Row, fn: Callable[[], torch.Tensor], ref: torch.Tensor, opts: a
         del out
         if not row.rel_err <= TOLERANCE:  # also catches NaN
             row.note = f"WRONG RESULT (rel err {row.rel_err:.2e}); not timed"
-            return row
+            return False
         fn()
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -128,10 +152,10 @@ def measure(row: Row, fn: Callable[[], torch.Tensor], ref: torch.Tensor, opts: a
             fn()
         row.warm_us = (time.perf_counter() - start) / 10 * 1e6  # host time only: the GPU is still busy
         torch.cuda.synchronize()
-        row.ms = kernel_ms(fn, opts.batches, opts.per_batch)
+        return True
     except Exception as exc:
         row.note = f"n/a ({short(exc)})"
-    return row
+    return False
 
 
 def parse_configs(text: str) -> list[tuple[int, int, int, int]]:
@@ -196,29 +220,32 @@ def run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> l
         tuned, why_tuned = build("tltyped tune", lambda: example.matmul)
         label = f"tl.tune, {len(example.CONFIGS)} configs, fp16 out"
         candidates.append(("tltyped tune", label, tuned and (lambda: tuned(A, B)), why_tuned))
+        timed = []
         for who, label, fn, failed in candidates:
             row = Row(size, who, label, note=failed)
-            if fn is not None:
-                measure(row, fn, ref, opts)
+            if fn is not None and measure(row, fn, ref):
+                timed.append((row, fn))
             rows.append(row)
-            tf = f"{row.tflops():.0f} TFLOP/s" if row.ms else "-"
-            print(f"[{size}] {who:13s} {label:16s} {tf:>14s}  {row.note}", flush=True)
+            print(f"[{size}] {who:13s} {label:16s} first call {row.first_s or 0:.2f} s  {row.note}", flush=True)
+        kernel_ms(timed, opts.batches, opts.per_batch)
         del A, B, ref
         torch.cuda.empty_cache()
     return rows
 
 
 def table(rows: list[Row], markdown: bool) -> list[str]:
-    bars = {r.size: r.tflops() for r in rows if r.who == "torch.matmul" and r.ms}
-    head = ["size", "who", "config", "TFLOP/s", "vs cuBLAS", "ms", "1st call s", "warm call us", "rel err", "note"]
+    bars = {r.size: r for r in rows if r.who == "torch.matmul" and r.ms}
+    head = ["size", "who", "config", "TFLOP/s", "vs cuBLAS", "L2 flushed TFLOP/s", "vs cuBLAS", "1st call s",
+            "warm call us", "rel err", "note"]
     body = []
     for r in rows:
-        tf, bar = r.tflops(), bars.get(r.size)
+        cells = [str(r.size), r.who, r.config]
+        cublas = bars.get(r.size)
+        for ms, bar_ms in ((r.ms, cublas and cublas.ms), (r.flushed_ms, cublas and cublas.flushed_ms)):
+            tf, bar = r.tflops(ms), r.tflops(bar_ms)
+            cells += [f"{tf:.0f}" if tf else "-", f"{tf / bar:.3f}" if tf and bar else "-"]
         body.append([
-            str(r.size), r.who, r.config,
-            f"{tf:.0f}" if tf else "-",
-            f"{tf / bar:.3f}" if tf and bar else "-",
-            f"{r.ms:.3f}" if r.ms else "-",
+            *cells,
             f"{r.first_s:.2f}" if r.first_s is not None else "-",
             f"{r.warm_us:.1f}" if r.warm_us is not None else "-",
             f"{r.rel_err:.1e}" if r.rel_err is not None else "-",
@@ -254,7 +281,8 @@ def main() -> None:
 
     rows = dry_run(opts, configs) if opts.dry_run else run(opts, configs)
     where = "DRY RUN (no GPU): compiled only" if opts.dry_run else torch.cuda.get_device_name()
-    title = f"gemm: fp16 in, fp32 accumulate; median of {opts.batches} batches of {opts.per_batch}; torch {torch.__version__}, {where}"
+    title = (f"gemm: fp16 in, fp32 accumulate; medians of {opts.batches} interleaved rounds of {opts.per_batch} calls; "
+             f"torch {torch.__version__}, {where}")
     print("\n" + title)
     print("\n".join(table(rows, markdown=False)))
     if opts.out:

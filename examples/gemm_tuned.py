@@ -1,9 +1,21 @@
-"""A GEMM whose configuration is tuned on first use: block shape, pipeline depth, threads, block order.
+"""A GEMM for Hopper, scheduled by hand as CUTLASS's persistent cooperative kernel is, its schedule tuned on first use.
 
-The tuning space is one const parameter whose default is `tl.tune([...])`:
-the first call with a new static signature compiles every candidate, times
-each on the call's own inputs and keeps the fastest; every later call with
-that signature takes the fast path straight to the winner.
+- A fixed number of CTAs (about one per SM) walk the 128x256 tiles of C,
+  `ctas` apart, in groups of `group` tile rows, so that the tiles in flight
+  at once share their rows of A and columns of B in L2.
+- In each CTA a producer warpgroup loads 128x64 blocks of A and 64x256 blocks
+  of B with TMA into a ring of three stages (mbarriers: full, empty). It runs
+  on into the next tile's blocks while the consumers store the last one.
+- Two consumer warpgroups (64 rows of the tile each) issue one asynchronous
+  WGMMA per block, keep it in flight while waiting for the next block, and
+  release a stage once the WGMMA that read it is done.
+- The tile goes out through shared memory and a TMA store, which the next
+  tile's main loop overlaps.
+
+The stage and parity of a block come from its position in the CTA's whole
+sequence of blocks, so the ring runs on across tiles. K is dyn (one kernel
+per M and N); TMA needs rows of 16-byte multiples, so K and N are multiples
+of 8. The schedule (CTAs, group) is tuned on first use.
 """
 
 from __future__ import annotations
@@ -17,41 +29,82 @@ M = TypeVar("M")
 N = TypeVar("N")
 K = TypeVar("K", bound=tl.dyn[int])
 
-CONFIGS = [  # block_M, block_N, block_K, num_stages, threads, swizzle panel (blocks)
-    (128, 256, 64, 3, 256, 10),
-    (128, 256, 64, 3, 256, 4),
-    (128, 256, 64, 3, 256, 16),
-    (128, 256, 64, 4, 256, 10),
-    (256, 128, 64, 3, 256, 10),
-    (256, 128, 64, 3, 256, 4),
-    (128, 128, 64, 3, 128, 10),
-    (128, 128, 64, 4, 256, 10),
-    (128, 128, 32, 3, 128, 10),
-    (128, 192, 64, 3, 256, 10),
-]
+BLOCK_M, BLOCK_N, BLOCK_K = 128, 256, 64
+STAGES = 3  # 3 x 48 KiB of A and B blocks, and 64 KiB for the C tile
+CONFIGS = [(128, 16), (128, 8), (132, 16), (132, 8)]  # persistent CTAs (H100/H200: 132 SMs), group of tile rows
+
+
+def tile_of(index: int, tiles_m: int, tiles_n: int, group: int) -> tuple[int, int]:
+    """The (row, column) of the index-th tile, in groups of `group` tile rows taken column by column.
+
+    Plain Python over the kernel's expressions, called while the body is built (by producer and consumers alike).
+    """
+    width = group * tiles_n
+    first = index // width * group
+    rows = T.min(tiles_m - first, group)
+    return first + index % width % rows, index % width // rows
 
 
 @tl.jit
 def matmul(
     A: tl.Tensor[tl.float16, M, K],
     B: tl.Tensor[tl.float16, K, N],
-    config: tuple[int, int, int, int, int, int] = tl.tune(CONFIGS),
+    schedule: tuple[int, int] = tl.tune(CONFIGS),
 ) -> tl.Tensor[tl.float16, M, N]:
-    """C = A @ B in fp16, accumulated in fp32, with swizzled block order for L2 reuse."""
-    block_M, block_N, block_K, num_stages, threads, panel = config
+    """C = A @ B in fp16, accumulated in fp32."""
+    # TMA moves rows of 16-byte multiples: K and N are multiples of 8 (checked by each call, before the launch)
+    assert A.shape[1] // 8 * 8 == A.shape[1]
+    assert B.shape[1] // 8 * 8 == B.shape[1]
+    ctas, group = schedule
     (m, k), (_, n) = A.shape, B.shape
     C = T.empty((m, n), tl.float16)
-    with T.Kernel(T.ceildiv(n, block_N), T.ceildiv(m, block_M), threads=threads) as (bx, by):
-        A_shared = T.alloc_shared((block_M, block_K), tl.float16)
-        B_shared = T.alloc_shared((block_K, block_N), tl.float16)
-        C_local = T.alloc_fragment((block_M, block_N), tl.float32)
-        C_shared = T.alloc_shared((block_M, block_N), tl.float16)
-        T.use_swizzle(panel_size=panel)
-        T.clear(C_local)
-        for ko in T.Pipelined(T.ceildiv(k, block_K), num_stages=num_stages):
-            T.copy(A[by * block_M, ko * block_K], A_shared)
-            T.copy(B[ko * block_K, bx * block_N], B_shared)
-            T.gemm(A_shared, B_shared, C_local)
-        T.copy(C_local, C_shared)
-        T.copy(C_shared, C[by * block_M, bx * block_N])
+    tiles_m, tiles_n = T.ceildiv(m, BLOCK_M), T.ceildiv(n, BLOCK_N)
+    blocks = T.ceildiv(k, BLOCK_K)  # k-blocks per tile
+    with T.Kernel(ctas, threads=384) as cta:
+        A_shared = T.alloc_shared((STAGES, BLOCK_M, BLOCK_K), tl.float16)
+        B_shared = T.alloc_shared((STAGES, BLOCK_K, BLOCK_N), tl.float16)
+        C_local = T.alloc_fragment((BLOCK_M, BLOCK_N), tl.float32)
+        C_shared = T.alloc_shared((BLOCK_M, BLOCK_N), tl.float16)
+        full = T.alloc_barrier(arrive_count=[128] * STAGES)  # the producer's threads
+        empty = T.alloc_barrier(arrive_count=[256] * STAGES)  # the consumers' threads
+        tx = T.get_thread_binding()
+        # every CTA takes the same number of rounds and skips the tiles past the end: a loop whose extent depends
+        # on the CTA (ceildiv(tiles - cta, ctas)) loses its guard in TileLang's lowering when it is at most 1
+        rounds = T.ceildiv(tiles_m * tiles_n, ctas)
+        if tx >= 256:  # the producer
+            T.set_max_nreg(40, 0)
+            for r in T.serial(rounds):
+                if cta + r * ctas < tiles_m * tiles_n:
+                    tm, tn = tile_of(cta + r * ctas, tiles_m, tiles_n, group)
+                    for kb in T.serial(blocks):
+                        i = r * blocks + kb  # the block's place in this CTA's sequence
+                        T.barrier_wait(empty[i % STAGES], ((i // STAGES) & 1) ^ 1)
+                        T.tma_copy(A[tm * BLOCK_M : (tm + 1) * BLOCK_M, kb * BLOCK_K : (kb + 1) * BLOCK_K],
+                                   A_shared[i % STAGES, :, :], barrier=full[i % STAGES])
+                        T.tma_copy(B[kb * BLOCK_K : (kb + 1) * BLOCK_K, tn * BLOCK_N : (tn + 1) * BLOCK_N],
+                                   B_shared[i % STAGES, :, :], barrier=full[i % STAGES])
+                        T.barrier_arrive(full[i % STAGES])
+        else:  # the consumers
+            T.set_max_nreg(232, 1)
+            for r in T.serial(rounds):
+                if cta + r * ctas < tiles_m * tiles_n:
+                    tm, tn = tile_of(cta + r * ctas, tiles_m, tiles_n, group)
+                    T.clear(C_local)
+                    for kb in T.serial(blocks):
+                        i = r * blocks + kb
+                        T.barrier_wait(full[i % STAGES], (i // STAGES) & 1)
+                        T.wgmma_gemm(A_shared[i % STAGES, :, :], B_shared[i % STAGES, :, :], C_local,
+                                     policy=T.GemmWarpPolicy.FullRow)
+                        T.wait_wgmma(1)  # the previous block's WGMMA is done: its stage is free
+                        if kb > 0:
+                            T.barrier_arrive(empty[(i + STAGES - 1) % STAGES])
+                    T.wait_wgmma(0)
+                    T.barrier_arrive(empty[(r * blocks + blocks - 1) % STAGES])
+                    T.tma_store_wait(0)  # the previous tile's store has read C_shared
+                    T.sync_threads(1, 256)
+                    T.copy(C_local, C_shared)
+                    T.fence_proxy_async()
+                    T.sync_threads(1, 256)
+                    T.tma_copy(C_shared, C[tm * BLOCK_M : (tm + 1) * BLOCK_M, tn * BLOCK_N : (tn + 1) * BLOCK_N])
+            T.tma_store_wait(0)
     return C

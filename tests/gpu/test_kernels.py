@@ -9,6 +9,7 @@ from examples.add import add, scale
 from examples.flash_attention import attention
 from examples.gemm import gemm
 from examples.gemm_in_body import gemm as gemm_in_body
+from examples.gemm_tuned import matmul as persistent_matmul
 from examples.softmax import softmax
 from examples.split_k import matmul
 from examples.tuple_outputs import sum_and_difference
@@ -90,6 +91,33 @@ def test_const_branch_chooses_kernel(split_k: bool) -> None:
     poison_allocator(((256, 192), torch.float32))
     c = matmul(a, b, split_k)
     assert rel_err(c, a.double() @ b.double()) < 1e-3
+
+
+@pytest.mark.parametrize(
+    "m, ks, n, schedule",
+    [
+        (1000, (520, 1000), 776, (128, 16)),  # ragged in M, N and K; 32 tiles for 128 CTAs
+        (2000, (1000, 64), 3000, (128, 16)),  # 192 tiles: a second round for half the CTAs; one k-block
+        (2000, (3000,), 3000, (132, 8)),  # 132 CTAs over two groups of tile rows
+    ],
+)
+def test_persistent_gemm_schedules(m: int, ks: tuple[int, ...], n: int, schedule: tuple[int, int]) -> None:
+    """The tuned example at fixed schedules (no tuning here); K is dyn, so the second K reuses the kernel."""
+    before = persistent_matmul.cache_info().compiles
+    for k in ks:
+        a = torch.randn(m, k, dtype=torch.float16, device="cuda")
+        b = torch.randn(k, n, dtype=torch.float16, device="cuda")
+        poison_allocator(((m, n), torch.float16))
+        c = persistent_matmul(a, b, schedule)
+        assert rel_err(c, a.double() @ b.double()) < 2e-3, k
+    assert persistent_matmul.cache_info().compiles - before <= 1
+
+
+def test_persistent_gemm_rejects_rows_tma_cannot_load() -> None:
+    a = torch.randn(64, 100, dtype=torch.float16, device="cuda")
+    b = torch.randn(100, 64, dtype=torch.float16, device="cuda")
+    with pytest.raises(ValueError, match=r"shape check `A.shape\[1\] // 8 \* 8 == A.shape\[1\]` fails: K // 8 \* 8 = 96, K = 100"):
+        persistent_matmul(a, b, (128, 16))
 
 
 def test_const_branch_bodies_differ() -> None:

@@ -6,10 +6,12 @@ from typing import TypeVar
 
 import tltyped as tl
 import tltyped.language as T
+from tests.kernels.eager_style import doubled
 
 DT = TypeVar("DT")
 M = TypeVar("M")
 N = TypeVar("N")
+L = TypeVar("L", bound=tl.dyn[int])
 
 
 @tl.jit
@@ -34,6 +36,13 @@ def derived(A, B):
 def asserted(A: tl.Tensor[tl.float32, M], B: tl.Tensor[tl.float32, N]):
     """The signature form's derived dim: a shape assert at the top of the body."""
     assert B.shape[0] == 2 * A.shape[0] + 1
+
+
+@tl.jit
+def asserted_then_allocates(A: tl.Tensor[tl.float32, L]) -> tl.Tensor[tl.float32, L]:
+    """A shape assert over a dyn dim, then T.empty, which must stay at the top of the function."""
+    assert A.shape[0] // 4 * 4 == A.shape[0]
+    return doubled(A)
 
 
 @tl.jit

@@ -53,6 +53,17 @@ def test_call_with_cpu_tensor(seed_gemm) -> None:
         seed_gemm.gemm(cpu(256, 512), cpu(512, 128))
 
 
+def test_call_errors_carry_no_context_from_the_fast_path(seed_gemm) -> None:
+    """A first call misses the fast path's table; the error the user sees is raised outside that miss's handler."""
+    from examples.gemm_in_body import gemm as routed  # C's dtype comes from a const: the call is routed first
+
+    a, b, c = cpu(256, 512), cpu(512, 128), cpu(256, 128, dtype=torch.float32)
+    for call in (lambda: seed_gemm.gemm(a, b), lambda: seed_gemm.gemm("A", b), lambda: routed(a, b, c)):
+        with pytest.raises((TypeError, ValueError)) as info:
+            call()
+        assert info.value.__context__ is None and info.value.__cause__ is None, repr(info.value.__context__)
+
+
 def test_call_with_meta_tensor(seed_gemm) -> None:
     with pytest.raises(ValueError, match=r"argument 'A' is on meta; kernels take CUDA tensors"):
         seed_gemm.gemm(meta(256, 512), meta(512, 128))

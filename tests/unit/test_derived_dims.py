@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 import torch
 
 from examples.interleave import interleave, interleave_into
@@ -30,3 +33,11 @@ def test_derived_dim_over_a_const_dim_folds_and_specialises() -> None:
     nine = shapes.derived.lower(meta(9), meta(19, 3))
     assert "(11, 2)" in five.tir and "(19, 3)" in nine.tir  # 2*N+1 and ceildiv(N, 4), folded
     assert five.tir != nine.tir
+
+
+def test_shape_assert_over_a_dyn_dim_is_checked_by_the_call_not_built_into_the_kernel() -> None:
+    lowered = shapes.asserted_then_allocates.lower(meta(16))
+    assert not re.search(r"^\s*(assert|T\.Assert)\b", lowered.tir, re.MULTILINE)
+    assert lowered.cuda_source == shapes.asserted_then_allocates.lower(meta(4096)).cuda_source
+    with pytest.raises(ValueError, match=r"shape check `A.shape\[0\] // 4 \* 4 == A.shape\[0\]` fails: L // 4 \* 4 = 8, L = 10"):
+        shapes.asserted_then_allocates.lower(meta(10))

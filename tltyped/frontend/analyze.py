@@ -311,7 +311,7 @@ def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyIn
     declared = {d: dimlib.symbol(d) for d in signature.dims}
     sides = [dimlib.from_ast(_Dims().visit(copy.deepcopy(side)), declared) for side in (relation.left, relation.right)]
     source = f"{ast.unparse(relation.left)} == {ast.unparse(relation.right)}"
-    return ShapeCheck(sides[0], sides[1], source)
+    return ShapeCheck(sides[0], sides[1], source, relation.line)
 
 
 def _signature_hints(fn: Callable[..., Any], env: dict[str, Any]) -> dict[str, Any]:

@@ -71,13 +71,15 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
 
     In the body, an annotation of a tensor parameter keeps the buffer already
     built from the signature, a dim declared with `T.const`/`T.dynamic` takes
-    this specialisation's value (an int, or the dim's one TIR variable), and a
+    this specialisation's value (an int, or the dim's one TIR variable), a
     constant bound outside the kernel (such as a const dim read off `A.shape`)
-    is a Python int, so plain Python can compute with it.
+    is a Python int, so plain Python can compute with it, and a shape `assert`
+    is left out: every call checks it before the launch.
     """
 
     def __init__(
-        self, tensors: frozenset[str], dims: dict[str, Any], dim_vars: Mapping[str, str], c_names: Mapping[str, str]
+        self, tensors: frozenset[str], dims: dict[str, Any], dim_vars: Mapping[str, str], c_names: Mapping[str, str],
+        checked_lines: frozenset[int],
     ) -> None:
         super().__init__()
         self.eager_jit = "phase2"
@@ -86,6 +88,7 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
         self._dims = dims
         self._dim_vars = dim_vars
         self._c_names = c_names
+        self._checked_lines = checked_lines
         self.globals: list[Any] = []  # the T.alloc_global buffers, in declaration order
         self.returned: list[Any] = []  # the buffers the kernel returns, in return order
 
@@ -112,6 +115,11 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
             if isinstance(value, tirx.IntImm) and value.dtype == "int32":
                 return int(value)  # `(m, k) = A.shape` gives Python ints for const dims
         return super().bind(name, value, annot, loop_target=loop_target)
+
+    def assert_expr(self, cond: Any, msg: Any = None) -> Any:
+        if self.current_line in self._checked_lines and isinstance(self.frames[-1], tl_builder.tirx.frame.PrimFuncFrame):
+            return None  # a dyn relation would open an Assert frame, and T.empty must stay at the function's top
+        return super().assert_expr(cond, msg)
 
     def bind_immutable(self, name: str, value: Any) -> Any:
         if isinstance(value, GlobalTensor):
@@ -183,7 +191,8 @@ class Elaborator:
         generator = self._ir_generator()
         kwargs, dims = self.arguments(spec)
         tensors = frozenset(p.name for p in (*self._signature.tensors, *self._signature.outputs))
-        builder = _Builder(tensors, dims, self._signature.dim_vars, self._c_names)
+        checked_lines = frozenset(c.line for c in self._signature.checks)
+        builder = _Builder(tensors, dims, self._signature.dim_vars, self._c_names, checked_lines)
         try:
             with builder.prim_func(self._symbol):
                 generator.gen(builder)(**kwargs)

@@ -99,6 +99,7 @@ class ShapeCheck:
     left: Dim
     right: Dim
     source: str  # the assert's condition as written, for messages
+    line: int  # the assert's line in the kernel's file: the call checks it, so the body's elaboration skips it
 
     def is_dyn(self, dims: Mapping[str, bool]) -> bool:
         return any(dims[s] for s in (*self.left.symbols, *self.right.symbols))

@@ -97,7 +97,7 @@ def tilelang_gemm(target: Any) -> Any:
     return gemm
 
 
-def kernel_ms(timed: list[tuple[Row, Callable[[], Any]]], batches: int, per_batch: int) -> None:
+def time_side_by_side(timed: list[tuple[Row, Callable[[], Any]]], batches: int, per_batch: int) -> None:
     """Fill each row's `ms` and `flushed_ms`, timing the rows in interleaved rounds.
 
     Back to back: the median over `batches` of the mean of `per_batch` calls
@@ -227,7 +227,7 @@ def run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> l
                 timed.append((row, fn))
             rows.append(row)
             print(f"[{size}] {who:13s} {label:16s} first call {row.first_s or 0:.2f} s  {row.note}", flush=True)
-        kernel_ms(timed, opts.batches, opts.per_batch)
+        time_side_by_side(timed, opts.batches, opts.per_batch)
         del A, B, ref
         torch.cuda.empty_cache()
     return rows

@@ -18,7 +18,8 @@ import torch
 
 import tltyped as tl
 from examples.interleave import interleave_into
-from tests.kernels import dispatch
+from tests.conftest import has_nvcc, meta, target_env
+from tests.kernels import dispatch, in_body
 from tltyped.backend import facts
 from tltyped.callpath import fastpath
 
@@ -132,9 +133,62 @@ def test_a_call_the_c_path_does_not_serve_ends_as_the_python_path_ends_it(paths,
     c_path, python_path, recorder, launches = paths
     launches[python_path.key(A, B, 1.0, 64, "fast", (2, 4))] = recorder
     launches[python_path.key(A, B, 1.0, 1, "fast", (2, 4))] = recorder
+    assert c_path.call(A, B) == c_path.call(A, B, 1.0, 1) == "launched"  # both entries remembered as recent hits
+    recorder.calls.clear()
     expected = outcome(python_path.call, args, kwargs)
     assert outcome(c_path.call, args, kwargs) == expected
-    assert expected != "launched" and recorder.calls == [] and c_path.call.hits == 0
+    assert expected != "launched" and recorder.calls == [] and c_path.call.hits == 2
+
+
+SHAPE = (2, 4)
+
+
+def test_recent_hits_are_told_apart_and_replaced(paths) -> None:
+    """More keys than the C path remembers, called in turn: each call reaches its own entry with its own arguments."""
+    c_path, python_path, _, launches = paths
+    blocks = [16, 32, 64, 128, 256, 512]
+    recorders = {block: Recorder() for block in blocks}
+    for block in blocks:
+        launches[python_path.key(A, B, 1.0, block, "fast", (2, 4))] = recorders[block]
+    calls = []
+    for turn in range(4):
+        for block in blocks:
+            n = 8 * (turn + 1)  # a dyn dim: not in the key, passed with each call
+            a, b = torch.randn(3, n), torch.randn(n, dtype=torch.float16)
+            shape = SHAPE if turn % 2 else tuple([2, 4])  # the same object, or an equal one made now
+            for _ in range(2):  # the second call with the same object is a remembered hit
+                assert c_path.call(a, b, 0.5, block, shape=shape) == "launched"
+                assert python_path.call(a, b, 0.5, block, shape=shape) == "launched"
+                calls.append(block)
+    assert c_path.call.hits == len(calls)
+    for block, recorder in recorders.items():
+        assert len(recorder.calls) == 2 * calls.count(block)
+        assert recorder.calls[0::2] == recorder.calls[1::2]  # the C path's arguments, then the Python path's
+
+
+@pytest.fixture(scope="module")
+def scale_rows_kernel() -> Any:
+    """nvcc build of a kernel with a tensor pair, a const dim, a dyn dim and a dyn float, for sm_90a."""
+    if not has_nvcc():
+        pytest.skip("nvcc is not available")
+    with target_env("sm_90a"):
+        return in_body.scale_rows.compile(meta(128, 100, dtype=torch.float32), meta(128, 100, dtype=torch.float32), 2.0)
+
+
+def test_the_c_path_calls_a_compiled_launcher_through_its_raw_entry(scale_rows_kernel: Any) -> None:
+    """The raw entry converts what the C path read: it gets to the launch, and a refused value goes to the slow path."""
+    assert type(scale_rows_kernel.module.LAUNCH_RAW).__name__ == "PyCapsule"
+    fn = in_body.scale_rows
+    launches: dict[Any, Any] = {}
+    c_path = fastpath.build_fast_path(fn.signature, fn.fast_path_source, launches, slow)
+    python_path = fastpath.build_fast_path(fn.signature, fn.fast_path_source, launches, slow, in_c=False)
+    a = torch.randn(128, 100)
+    launches[python_path.key(a, a, 2.0, 64)] = scale_rows_kernel.launch
+    for _ in range(2):  # the second call is a remembered hit
+        for call in (c_path.call, python_path.call):  # CPU tensors: the launcher is reached, and refuses device -1
+            with pytest.raises(ValueError, match=r"scale_rows: launches on a CUDA device \(0 to 63\), not on device -1"):
+                call(a, a, 2.0)
+    assert c_path.call(a, a, "2.0") == python_path.call(a, a, "2.0") == "slow"  # the launcher refused a str
 
 
 def test_the_jit_function_is_the_c_path_and_still_looks_like_the_kernel() -> None:

@@ -1,13 +1,14 @@
 """Compile a lowered kernel into the launcher the fast path calls directly.
 
-The Python-side ABI of `launch` is fixed by the signature, not by TileLang
-(see `tltyped.abi`); the generated C code maps its arguments onto TileLang's
-`call(...)` by name, allocates the kernel's outputs through torch's DLPack
-exchange API and returns them.
+The ABI of `launch` (and of its raw twin, for the C cached call) is fixed by
+the signature, not by TileLang (see `tltyped.abi`); the generated C code maps
+its arguments onto TileLang's `call(...)` by name, allocates the kernel's
+outputs through torch's allocator and returns them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ class CArg:
     convert: str  # "ptr" | "int" | "bool" | "float"
     lo: int = 0
     hi: int = 0
+    dim: bool = False  # a dyn dim: a raw launch passes it as a word, not a Python int (tltyped.abi)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
             cname_of[var.name] = cname
     for offset, name in enumerate(signature.dyn_dims):
         cname = f"d{offset}"
-        args.append(_scalar_arg(f"dim {name}", cname, "int32"))
+        args.append(dataclasses.replace(_scalar_arg(f"dim {name}", cname, "int32"), dim=True))
         cname_of.setdefault(lowered.dyn_vars[name].name, cname)  # the variable's name in the kernel
     call_args = [cname_of[pf.buffer_map[var].data.name if var in pf.buffer_map else var.name] for var in params]
     param_names = {pf.buffer_map[var].data.name if var in pf.buffer_map else var.name for var in params}

@@ -19,7 +19,11 @@
  * generated fast path, looks it up in `launches` and calls the launch with
  * the same arguments. Anything else (a miss, an unknown keyword, a dyn dim
  * that disagrees, misaligned data, a value the launcher refuses) goes to
- * `fallback`, the generated fast path, which handles it as usual. `params`
+ * `fallback`, the generated fast path, which handles it as usual. The last
+ * few hits are remembered by what their keys were made of, so a repeated call
+ * builds no key and looks nothing up, and a compiled launcher is called
+ * through its raw C entry (tltyped/abi.py), so no Python value is made for
+ * its pointers, dims, stream or device. `params`
  * holds one item per parameter: a tuple of per-dim codes for a tensor (-1: a
  * static dim, in the key; k >= 0: the k-th dyn dim), 0, 1 or 2 for a const
  * (in the key as `value`, `type(value), value` or `typed(value)`), None for a
@@ -39,21 +43,31 @@ static const DLPackExchangeAPI* api = NULL;
 static PyTypeObject* tensor_type = NULL;
 static PyObject* fallback = NULL;
 
-static PyObject* signature(const DLTensor* t) {
-  long long sig = (((long long)t->device.device_type * 65536 + t->device.device_id) * 256 + t->dtype.code) * 256 + t->dtype.bits;
-  int contiguous = 1;
+// A tensor's device and dtype as one int.
+static long long signature_code(const DLTensor* t) {
+  return (((long long)t->device.device_type * 65536 + t->device.device_id) * 256 + t->dtype.code) * 256 + t->dtype.bits;
+}
+
+// As torch has it: strides as the sizes give them, except at dims of size 1; an empty tensor always is.
+static int is_contiguous(const DLTensor* t) {
+  for (int d = 0; d < t->ndim; d++)
+    if (t->shape[d] == 0) return 1;
   long long expected = 1;
   for (int d = t->ndim - 1; d >= 0; d--) {
-    if (t->shape[d] == 0) { contiguous = 1; break; }
     if (t->shape[d] != 1) {
-      if (t->strides != NULL && t->strides[d] != expected) contiguous = 0;
+      if (t->strides != NULL && t->strides[d] != expected) return 0;
       expected *= t->shape[d];
     }
   }
-  if (contiguous) return PyLong_FromLongLong(sig);
+  return 1;
+}
+
+// A tensor's part of the key: its code, with its strides where it is not contiguous.
+static PyObject* signature(const DLTensor* t) {
+  if (is_contiguous(t)) return PyLong_FromLongLong(signature_code(t));
   PyObject* out = PyTuple_New(t->ndim + 1);
   if (out == NULL) return NULL;
-  PyTuple_SET_ITEM(out, 0, PyLong_FromLongLong(sig));
+  PyTuple_SET_ITEM(out, 0, PyLong_FromLongLong(signature_code(t)));
   for (int d = 0; d < t->ndim; d++) PyTuple_SET_ITEM(out, d + 1, PyLong_FromLongLong(t->strides[d]));
   return out;
 }
@@ -94,8 +108,23 @@ static PyObject* facts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   return out;
 }
 
-enum { MAX_ARGS = 64, MAX_DIMS = 16, MAX_DYN = 64 };
+enum { MAX_ARGS = 64, MAX_DIMS = 16, MAX_DYN = 64, MAX_LAUNCH = MAX_ARGS + MAX_DYN, MEMO = 4 };
 enum param_kind { TENSOR, CONST_PLAIN, CONST_TYPED, CONST_DEEP, SCALAR };
+
+// A compiled launcher's entry for C callers (its LAUNCH_RAW capsule; tltyped/abi.py).
+typedef PyObject* (*launch_raw_fn)(PyObject* const* objects, const uint64_t* words, void* stream, long device);
+
+// A recent hit: what its key was made of, and its launch. A hit on the memo makes no Python object
+// until the launcher returns. `launches` only grows and an entry never changes, so a remembered hit
+// stays right. The key's words are the tensors' signatures and static dims (contiguous tensors
+// only); consts are compared by identity, as a dict compares keys first (the same object gives the
+// same key), and held so that no other object can take their address.
+typedef struct {
+  PyObject* launch;    // NULL: an empty entry
+  launch_raw_fn raw;   // the launcher's C entry, or NULL: `launch` is called with Python values
+  long long* words;    // key_words of them
+  PyObject** consts;   // nconsts of them
+} Memo;
 
 typedef struct {
   PyObject_HEAD
@@ -108,25 +137,120 @@ typedef struct {
   PyObject* weakrefs;
   vectorcallfunc vectorcall;
   Py_ssize_t hits;     // calls served here
-  Py_ssize_t nparams, key_size, nlaunch, ndyn;
+  Py_ssize_t nparams, key_size, ndyn, key_words, nconsts;
   unsigned long long alignment_mask;
+  int memo_next;       // the entry the next remembered hit replaces
+  Memo memo[MEMO];
   unsigned char kind[MAX_ARGS], rank[MAX_ARGS];
   signed char dims[MAX_ARGS][MAX_DIMS];  // -1: static (key), else the dyn dim's index
 } CachedCall;
 
+// The launcher's raw entry, if `launch` is a compiled launcher's `launch` (a Python callable otherwise).
+static launch_raw_fn raw_entry(PyObject* launch) {
+  if (!PyCFunction_Check(launch) || PyCFunction_GET_SELF(launch) == NULL || !PyModule_Check(PyCFunction_GET_SELF(launch)))
+    return NULL;
+  PyObject* capsule = PyObject_GetAttrString(PyCFunction_GET_SELF(launch), "LAUNCH_RAW");
+  launch_raw_fn fn = capsule != NULL ? (launch_raw_fn)PyCapsule_GetPointer(capsule, "tltyped.launch_raw") : NULL;
+  Py_XDECREF(capsule);
+  PyErr_Clear();
+  return fn;
+}
+
+static Memo* memo_find(CachedCall* self, const long long* words, PyObject* const* consts) {
+  for (int m = 0; m < MEMO; m++) {
+    Memo* e = &self->memo[m];
+    if (e->launch == NULL || memcmp(e->words, words, (size_t)self->key_words * sizeof(long long)) != 0) continue;
+    Py_ssize_t c = 0;
+    while (c < self->nconsts && e->consts[c] == consts[c]) c++;
+    if (c == self->nconsts) return e;
+  }
+  return NULL;
+}
+
+static Memo* memo_store(CachedCall* self, PyObject* launch, const long long* words, PyObject* const* consts) {
+  Memo* e = &self->memo[self->memo_next];
+  self->memo_next = (self->memo_next + 1) % MEMO;
+  Py_XSETREF(e->launch, Py_NewRef(launch));
+  e->raw = raw_entry(launch);
+  memcpy(e->words, words, (size_t)self->key_words * sizeof(long long));
+  for (Py_ssize_t c = 0; c < self->nconsts; c++) Py_XSETREF(e->consts[c], Py_NewRef(consts[c]));
+  return e;
+}
+
+// The static key, as the generated fast path builds it, of tensors already read into `ts`.
+static PyObject* make_key(CachedCall* self, PyObject* const* full, const DLTensor* ts) {
+  PyObject* key = PyTuple_New(self->key_size);
+  Py_ssize_t k = 0, n = 0;
+  if (key == NULL) return NULL;
+  for (Py_ssize_t i = 0; i < self->nparams; i++) {
+    if (self->kind[i] != TENSOR) continue;
+    const DLTensor* t = &ts[n++];
+    PyObject* sig = signature(t);
+    if (sig == NULL) goto fail;
+    PyTuple_SET_ITEM(key, k++, sig);
+    for (int d = 0; d < t->ndim; d++) {
+      if (self->dims[i][d] >= 0) continue;
+      PyObject* size = PyLong_FromLongLong(t->shape[d]);
+      if (size == NULL) goto fail;
+      PyTuple_SET_ITEM(key, k++, size);
+    }
+  }
+  for (Py_ssize_t i = 0; i < self->nparams; i++) {
+    if (self->kind[i] == CONST_TYPED) PyTuple_SET_ITEM(key, k++, Py_NewRef((PyObject*)Py_TYPE(full[i])));
+    if (self->kind[i] == CONST_TYPED || self->kind[i] == CONST_PLAIN) PyTuple_SET_ITEM(key, k++, Py_NewRef(full[i]));
+    if (self->kind[i] == CONST_DEEP) {
+      PyObject* item = PyObject_CallOneArg(self->typed, full[i]);
+      if (item == NULL) goto fail;
+      PyTuple_SET_ITEM(key, k++, item);
+    }
+  }
+  return key;
+fail:
+  Py_DECREF(key);
+  return NULL;
+}
+
+// `launch` called with Python values, as the generated fast path calls it.
+static PyObject* call_with_objects(PyObject* launch, Py_ssize_t n, PyObject* const* objects, const uint64_t* words,
+                                   const unsigned char* is_pointer, void* stream, long device) {
+  PyObject* largs[MAX_LAUNCH + 2];
+  PyObject* result = NULL;
+  Py_ssize_t made = 0;
+  for (; made < n; made++) {
+    PyObject* value = objects[made] != NULL ? Py_NewRef(objects[made])
+                      : is_pointer[made] ? PyLong_FromVoidPtr((void*)(uintptr_t)words[made])
+                                         : PyLong_FromLongLong((long long)words[made]);
+    if (value == NULL) goto done;
+    largs[made] = value;
+  }
+  if ((largs[made] = PyLong_FromVoidPtr(stream)) == NULL) goto done;
+  made++;
+  if ((largs[made] = PyLong_FromLong(device)) == NULL) goto done;
+  made++;
+  result = PyObject_Vectorcall(launch, largs, made, NULL);
+done:
+  while (made > 0) Py_DECREF(largs[--made]);
+  return result;
+}
+
 static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   CachedCall* self = (CachedCall*)op;
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  PyObject *key = NULL, *launch = NULL, *result;
-  PyObject* largs[MAX_ARGS + MAX_DYN + 2];  // the launch's arguments
-  Py_ssize_t nl = 0, k = 0;
-  long long dyn[MAX_DYN];
+  PyObject *launch = NULL, *result;
+  launch_raw_fn raw = NULL;
+  // the launch's arguments (tltyped/abi.py): a dyn scalar's value in `objects`, a pointer or dim in `words`
+  PyObject* objects[MAX_LAUNCH];
+  uint64_t words[MAX_LAUNCH];
+  unsigned char is_pointer[MAX_LAUNCH];
+  Py_ssize_t nl = 0, nt = 0, nk = 0, nc = 0;
+  long long dyn[MAX_DYN], key_words[MAX_ARGS * (MAX_DIMS + 1)];
   unsigned char seen[MAX_DYN];
   unsigned long long addresses = 0;
-  int device = -1, first = 1;
+  int device = -1, contiguous = 1;
   void* stream = NULL;
-  DLTensor t;
+  DLTensor ts[MAX_ARGS];
   PyObject* full[MAX_ARGS];  // every parameter's value (borrowed): positional, keyword or default
+  PyObject* consts[MAX_ARGS];
   Py_ssize_t nparams = self->nparams, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   Py_ssize_t first_default = nparams - PyTuple_GET_SIZE(self->defaults);
   if (nargs > nparams || api == NULL) goto fallback;
@@ -144,63 +268,56 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
     if (full[i] == NULL && i < first_default) goto fallback;
     if (full[i] == NULL) full[i] = PyTuple_GET_ITEM(self->defaults, i - first_default);
   }
-  if ((key = PyTuple_New(self->key_size)) == NULL) goto fallback;
   memset(seen, 0, (size_t)self->ndyn);
   for (Py_ssize_t i = 0; i < nparams; i++) {
-    if (self->kind[i] == SCALAR) largs[nl++] = Py_NewRef(full[i]);
+    if (self->kind[i] == SCALAR) objects[nl] = full[i], is_pointer[nl++] = 0;
+    if (self->kind[i] != TENSOR && self->kind[i] != SCALAR) consts[nc++] = full[i];
     if (self->kind[i] != TENSOR) continue;
-    if (!PyObject_TypeCheck(full[i], tensor_type) || api->dltensor_from_py_object_no_sync(full[i], &t) != 0 ||
-        t.ndim != self->rank[i])
+    DLTensor* t = &ts[nt++];
+    if (!PyObject_TypeCheck(full[i], tensor_type) || api->dltensor_from_py_object_no_sync(full[i], t) != 0 ||
+        t->ndim != self->rank[i])
       goto fallback;
-    if (first && t.device.device_type == kDLCUDA) device = t.device.device_id;
-    first = 0;
-    PyObject* sig = signature(&t);
-    if (sig == NULL) goto fallback;
-    PyTuple_SET_ITEM(key, k++, sig);
-    char* data = (char*)t.data + t.byte_offset;
+    if (nt == 1 && t->device.device_type == kDLCUDA) device = t->device.device_id;
+    contiguous &= is_contiguous(t);
+    key_words[nk++] = signature_code(t);
+    char* data = (char*)t->data + t->byte_offset;
     addresses |= (unsigned long long)(uintptr_t)data;
-    if ((largs[nl++] = PyLong_FromVoidPtr(data)) == NULL) goto fallback;
-    for (int d = 0; d < t.ndim; d++) {
+    objects[nl] = NULL, words[nl] = (uint64_t)(uintptr_t)data, is_pointer[nl++] = 1;
+    for (int d = 0; d < t->ndim; d++) {
       int code = self->dims[i][d];
       if (code < 0) {
-        PyObject* size = PyLong_FromLongLong(t.shape[d]);
-        if (size == NULL) goto fallback;
-        PyTuple_SET_ITEM(key, k++, size);
+        key_words[nk++] = t->shape[d];
       } else if (!seen[code]) {
-        seen[code] = 1, dyn[code] = t.shape[d];
-      } else if (dyn[code] != t.shape[d]) {
+        seen[code] = 1, dyn[code] = t->shape[d];
+      } else if (dyn[code] != t->shape[d]) {
         goto fallback;
       }
     }
   }
-  for (Py_ssize_t i = 0; i < nparams; i++) {
-    if (self->kind[i] == CONST_TYPED) PyTuple_SET_ITEM(key, k++, Py_NewRef((PyObject*)Py_TYPE(full[i])));
-    if (self->kind[i] == CONST_TYPED || self->kind[i] == CONST_PLAIN) PyTuple_SET_ITEM(key, k++, Py_NewRef(full[i]));
-    if (self->kind[i] == CONST_DEEP) {
-      PyObject* item = PyObject_CallOneArg(self->typed, full[i]);
-      if (item == NULL) goto fallback;
-      PyTuple_SET_ITEM(key, k++, item);
-    }
+  if (addresses & self->alignment_mask) goto fallback;
+  for (Py_ssize_t j = 0; j < self->ndyn; j++) objects[nl] = NULL, words[nl] = (uint64_t)dyn[j], is_pointer[nl++] = 0;
+  Memo* hit = contiguous ? memo_find(self, key_words, consts) : NULL;
+  if (hit != NULL) {
+    launch = Py_NewRef(hit->launch), raw = hit->raw;
+  } else {
+    PyObject* key = make_key(self, full, ts);
+    if (key == NULL) goto fallback;
+    launch = Py_XNewRef(PyDict_GetItemWithError(self->launches, key));
+    Py_DECREF(key);
+    if (launch == NULL) goto fallback;
+    if (contiguous) raw = memo_store(self, launch, key_words, consts)->raw;
   }
-  launch = Py_XNewRef(PyDict_GetItemWithError(self->launches, key));
-  if (launch == NULL || (addresses & self->alignment_mask)) goto fallback;
-  for (Py_ssize_t j = 0; j < self->ndyn; j++)
-    if ((largs[nl++] = PyLong_FromLongLong(dyn[j])) == NULL) goto fallback;
   if (device >= 0 && api->current_work_stream(kDLCUDA, device, &stream) != 0) goto fallback;
-  if ((largs[nl++] = PyLong_FromVoidPtr(stream)) == NULL || (largs[nl++] = PyLong_FromLong(device)) == NULL) goto fallback;
-  result = PyObject_Vectorcall(launch, largs, nl, NULL);
+  result = raw != NULL ? raw(objects, words, stream, device)
+                       : call_with_objects(launch, nl, objects, words, is_pointer, stream, device);
   if (result == NULL && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)))
     goto fallback;  // a dyn value the launcher refuses to convert: the fast path's slow path says why
   if (result != NULL) self->hits++;
-  while (nl > 0) Py_DECREF(largs[--nl]);
   Py_DECREF(launch);
-  Py_DECREF(key);
   return result;
 fallback:
   PyErr_Clear();
-  while (nl > 0) Py_XDECREF(largs[--nl]);
   Py_XDECREF(launch);
-  Py_XDECREF(key);
   return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
@@ -213,7 +330,7 @@ static int parse_params(CachedCall* self, PyObject* params) {
   for (Py_ssize_t i = 0; i < self->nparams; i++) {
     PyObject* item = PyTuple_GET_ITEM(params, i);
     if (item == Py_None) {
-      self->kind[i] = SCALAR, self->nlaunch++;
+      self->kind[i] = SCALAR;
     } else if (PyLong_Check(item)) {
       long form = PyLong_AsLong(item);
       if (form < 0 || form > 2) {
@@ -222,8 +339,9 @@ static int parse_params(CachedCall* self, PyObject* params) {
       }
       self->kind[i] = form == 0 ? CONST_PLAIN : form == 1 ? CONST_TYPED : CONST_DEEP;
       self->key_size += form == 1 ? 2 : 1;
+      self->nconsts++;
     } else if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_DIMS) {
-      self->kind[i] = TENSOR, self->nlaunch++, self->key_size++;
+      self->kind[i] = TENSOR, self->key_size++, self->key_words++;
       self->rank[i] = (unsigned char)PyTuple_GET_SIZE(item);
       for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(item); d++) {
         long code = PyLong_AsLong(PyTuple_GET_ITEM(item, d));
@@ -232,7 +350,7 @@ static int parse_params(CachedCall* self, PyObject* params) {
           return -1;
         }
         self->dims[i][d] = (signed char)code;
-        if (code < 0) self->key_size++;
+        if (code < 0) self->key_size++, self->key_words++;
         if (code + 1 > self->ndyn) self->ndyn = code + 1;
       }
     } else {
@@ -266,6 +384,14 @@ static PyObject* cached_call_new(PyTypeObject* type, PyObject* args, PyObject* k
     Py_DECREF(self);
     return NULL;
   }
+  for (int m = 0; m < MEMO; m++) {
+    self->memo[m].words = PyMem_Calloc((size_t)self->key_words + 1, sizeof(long long));
+    self->memo[m].consts = PyMem_Calloc((size_t)self->nconsts + 1, sizeof(PyObject*));
+    if (self->memo[m].words == NULL || self->memo[m].consts == NULL) {
+      Py_DECREF(self);
+      return PyErr_NoMemory();
+    }
+  }
   return (PyObject*)self;
 }
 
@@ -278,6 +404,10 @@ static int cached_call_traverse(PyObject* op, visitproc visit, void* arg) {
   Py_VISIT(self->names);
   Py_VISIT(self->defaults);
   Py_VISIT(self->dict);
+  for (int m = 0; m < MEMO; m++) {
+    Py_VISIT(self->memo[m].launch);
+    for (Py_ssize_t c = 0; self->memo[m].consts != NULL && c < self->nconsts; c++) Py_VISIT(self->memo[m].consts[c]);
+  }
   return 0;
 }
 
@@ -289,6 +419,10 @@ static int cached_call_clear(PyObject* op) {
   Py_CLEAR(self->names);
   Py_CLEAR(self->defaults);
   Py_CLEAR(self->dict);
+  for (int m = 0; m < MEMO; m++) {
+    Py_CLEAR(self->memo[m].launch);
+    for (Py_ssize_t c = 0; self->memo[m].consts != NULL && c < self->nconsts; c++) Py_CLEAR(self->memo[m].consts[c]);
+  }
   return 0;
 }
 
@@ -297,6 +431,10 @@ static void cached_call_dealloc(PyObject* op) {
   PyObject_GC_UnTrack(op);
   if (((CachedCall*)op)->weakrefs != NULL) PyObject_ClearWeakRefs(op);
   cached_call_clear(op);
+  for (int m = 0; m < MEMO; m++) {
+    PyMem_Free(((CachedCall*)op)->memo[m].words);
+    PyMem_Free(((CachedCall*)op)->memo[m].consts);
+  }
   type->tp_free(op);
   Py_DECREF(type);  // an instance of a heap type holds a reference to it
 }

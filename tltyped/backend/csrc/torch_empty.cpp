@@ -23,6 +23,7 @@
 #include <ATen/dlpack.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
 // Declared here rather than included: their headers pull in all of ATen and torch's Python bindings.
@@ -38,8 +39,11 @@ static PyObject* empty(const int64_t* shape, int ndim, DLDataType dtype, int dev
     const bool cuda = device >= 0;
     const c10::DeviceType type = cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU;
     if (cuda) at::globalContext().lazyInitDevice(type);  // once per process; what torch.empty does too
-    // torch's CUDA allocator allocates on its current device: make it `device` (a no-op when it is)
-    c10::OptionalDeviceGuard guard(cuda ? std::optional<c10::Device>(c10::Device(type, (c10::DeviceIndex)device)) : std::nullopt);
+    // torch's CUDA allocator allocates on its current device: make it `device` where it is not. Asked
+    // first, as torch knows it: a guard made anyway costs a driver query as it restores the device.
+    const c10::Device target(type, (c10::DeviceIndex)(cuda ? device : -1));
+    const bool switch_device = cuda && c10::impl::getDeviceGuardImpl(type)->getDevice() != target;
+    c10::OptionalDeviceGuard guard(switch_device ? std::optional<c10::Device>(target) : std::nullopt);
     at::TensorBase tensor = at::detail::empty_generic(
         c10::IntArrayRef(shape, ndim), c10::GetAllocator(type),
         c10::DispatchKeySet(cuda ? c10::DispatchKey::CUDA : c10::DispatchKey::CPU), at::toScalarType(dtype), std::nullopt);

@@ -1,11 +1,13 @@
 """The cached call of one kernel from several source trees, before and after a change, in alternating fresh processes.
 
 Each round starts one process per tree, in turn; the process imports
-tltyped and `examples/add.py` from that tree (3 fp16 tensors of 128, an
-out-parameter add), checks one result against torch and times the cached
-call and torch `A + B`, best of 7 loops of 20,000 calls. Alternating fresh
-processes spread a drifting host over every tree alike; `--cpu N` pins them
-to one core. A tree is a checkout or an exported commit, e.g.
+tltyped and `examples/add.py` from that tree, checks one result of each of
+its kernels against torch and times three calls, best of 7 loops of 20,000
+calls: the cached out-parameter `add(A, B, C)` (3 fp16 tensors of 128), the
+cached allocating `scale(X, 1.5)` (128 fp32 in, a new tensor out) and torch
+`A + B`. Each call's ratio to torch `A + B` is taken within its process, and
+the table gives medians over rounds. Alternating fresh processes spread a
+drifting host over every tree alike; `--cpu N` pins them to one core. A tree is a checkout or an exported commit, e.g.
 `git archive 393bbc2 tltyped examples | tar -x -C /tmp/before`. Needs a GPU.
 
     python3 benchmarks/compare_trees.py /tmp/before . [--rounds 6] [--cpu 5]
@@ -25,21 +27,25 @@ HERE = Path(__file__).resolve().parent
 
 
 def measure(tree: str) -> None:
-    """In the child: time the tree's cached add and torch A + B, print both in us."""
+    """In the child: time the tree's cached add, its allocating scale and torch A + B; print the three in us."""
     sys.path.insert(0, tree)
     import torch
 
     from _timing import best_per_call, make_loop
-    from examples.add import add
+    from examples.add import add, scale
 
-    a, b, c = (torch.randn(128, device="cuda", dtype=torch.float16) for _ in range(3))
+    a, b = (torch.randn(128, device="cuda", dtype=torch.float16) for _ in range(2))
+    c = torch.full_like(a, float("nan"))
+    x = torch.randn(128, device="cuda")
     add(a, b, c)
+    y = scale(x, 1.5)
     torch.cuda.synchronize()
     assert torch.equal(c, a + b), "the tree's add computed a wrong result"
+    assert torch.allclose(y, x * 1.5), "the tree's scale computed a wrong result"
     sync = torch.cuda.synchronize
     times = []
-    for stmt in ("add(A, B, C)", "A + B"):
-        loop = make_loop(stmt, {"add": add, "A": a, "B": b, "C": c})
+    for stmt in ("add(A, B, C)", "scale(X, 1.5)", "A + B"):
+        loop = make_loop(stmt, {"add": add, "scale": scale, "A": a, "B": b, "C": c, "X": x})
         loop(2000)
         times.append(best_per_call(loop, 20000, 7, sync) * 1e6)
     print(*times)
@@ -56,7 +62,7 @@ def main() -> None:
         return measure(opts.child)
     trees = [str(Path(t).resolve()) for t in opts.trees]
     pin = ["taskset", "-c", str(opts.cpu)] if opts.cpu is not None else []
-    results: dict[str, list[tuple[float, float]]] = {t: [] for t in trees}
+    results: dict[str, list[list[float]]] = {t: [] for t in trees}
     for _ in range(opts.rounds):
         for index, tree in enumerate(trees):  # each tree its own kernel cache: no tree loads another's build
             env = {**os.environ, "TLTYPED_CACHE_DIR": str(Path(tempfile.gettempdir()) / f"tltyped-compare-{index}")}
@@ -64,13 +70,14 @@ def main() -> None:
                                  capture_output=True, text=True)
             if run.returncode:
                 sys.exit(f"{tree}: the measuring process failed:\n{run.stderr}")
-            out = run.stdout.split()
-            results[tree].append((float(out[-2]), float(out[-1])))
-    lines = ["| tree | tltyped us per round | best | median | torch A + B us, median |", "|---|---|---|---|---|"]
+            results[tree].append([float(t) for t in run.stdout.split()[-3:]])
+    lines = ["| tree | add(A, B, C) us per round | median | vs A + B | scale(X, 1.5) us, median | vs A + B "
+             "| torch A + B us, median |", "|---|---|---|---|---|---|---|"]
     for tree, rows in results.items():
-        ours = [r[0] for r in rows]
-        lines.append(f"| {tree} | {' '.join(f'{t:.2f}' for t in ours)} | {min(ours):.2f} | "
-                     f"{statistics.median(ours):.2f} | {statistics.median(r[1] for r in rows):.2f} |")
+        median = [statistics.median(r[i] for r in rows) for i in range(3)]
+        ratio = [statistics.median(r[i] / r[2] for r in rows) for i in range(2)]
+        lines.append(f"| {tree} | {' '.join(f'{r[0]:.2f}' for r in rows)} | {median[0]:.2f} | {ratio[0]:.3f} | "
+                     f"{median[1]:.2f} | {ratio[1]:.3f} | {median[2]:.2f} |")
     print("\n".join(lines))
 
 

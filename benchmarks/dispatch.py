@@ -9,14 +9,17 @@ launch. Three cases separate the fixed cost from the per-argument cost:
   (c) h = a + ... + g    8 tensors
   (d) C = A + B          2 tensors in, the output allocated by the call and returned
 
-Each call is timed as the best of LOOPS loops of CALLS calls, with one
-torch.cuda.synchronize at the end of each loop, after a warm-up; every
-competitor's first result is checked against torch. Figures are compared as
-ratios to torch `A + B` measured in the same run (absolute times drift between
-hosts). The C floor (launch_floor.cu, no Python) is built with nvcc here and
+Every competitor is built, called once (its result checked against torch)
+and warmed up first; then the rows are timed in ROUNDS interleaved rounds,
+each round timing every row in turn as the best of LOOPS loops of CALLS
+calls with one torch.cuda.synchronize at the end of each loop. A row's
+figure is its median over rounds, so a host that drifts during the run
+(clocks settling after the compiles) weighs on every row alike. Figures are
+compared as ratios to torch `A + B` measured in the same run (absolute times
+drift between hosts). The C floor (launch_floor.cu, no Python) is built with nvcc here and
 run as a subprocess.
 
-    python3 benchmarks/dispatch.py [--calls 20000] [--loops 5] [--out table.md]
+    python3 benchmarks/dispatch.py [--calls 20000] [--loops 3] [--rounds 5] [--out table.md]
 
 Without a GPU (or with --dry-run) every kernel is still built, for sm_90a, and
 torch is timed on the CPU, so the whole script runs; nothing else is launched.
@@ -28,6 +31,7 @@ torch is timed on the CPU, so the whole script runs; nothing else is launched.
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -335,16 +339,21 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
 # -- running ---------------------------------------------------------------------------------
 
 
-def run_row(case: str, who: str, call: str, build: Callable[[], Bench], opts: argparse.Namespace, sync: Callable[[], None]) -> Row:
+def prepare_row(case: str, who: str, call: str, build: Callable[[], Bench], opts: argparse.Namespace,
+                sync: Callable[[], None]) -> tuple[Row, Optional[Callable[[int], None]], Optional[Bench]]:
+    """Build a row's competitor, make its first call (timed: a compile or a disk-cache load) and check it, warm up.
+
+    Returns the row and, where it can be timed, its loop and bench.
+    """
     row = Row(case, who, call)
     try:
         bench = build()
     except NotLaunched as exc:
         row.note = str(exc)
-        return row
+        return row, None, None
     except Exception as exc:
         row.note = f"n/a ({short(exc)})"
-        return row
+        return row, None, None
     try:
         loop = make_loop(bench.stmt, bench.names)
         if bench.out is not None:
@@ -354,16 +363,38 @@ def run_row(case: str, who: str, call: str, build: Callable[[], Bench], opts: ar
         loop(1)  # the first call: compiles (or loads from a disk cache) where the competitor does
         sync()
         row.first_s = time.perf_counter() - start
-        notes = [check(bench)]
+        row.note = check(bench)
         loop(opts.warmup)
         sync()
-        row.us = best_per_call(loop, opts.calls, opts.loops, sync) * 1e6
-        if bench.after is not None:
-            notes.append(bench.after())
-        row.note = "; ".join(n for n in notes if n)
     except Exception as exc:
         row.note = f"n/a ({short(exc)})"
-    return row
+        return row, None, None
+    return row, loop, bench
+
+
+def time_rows(timed: list[tuple[Row, Callable[[int], None], Bench]], opts: argparse.Namespace,
+              sync: Callable[[], None]) -> None:
+    """Each row's `us`: the median over interleaved rounds of its best loop; then its notes."""
+    samples: dict[int, list[float]] = {id(row): [] for row, _, _ in timed}
+    failed: set[int] = set()
+    for _ in range(opts.rounds):
+        for row, loop, _ in timed:
+            if id(row) in failed:
+                continue
+            try:
+                samples[id(row)].append(best_per_call(loop, opts.calls, opts.loops, sync) * 1e6)
+            except Exception as exc:
+                row.note = f"n/a ({short(exc)})"
+                failed.add(id(row))
+    for row, _, bench in timed:
+        if id(row) in failed:
+            continue
+        row.us = statistics.median(samples[id(row)])
+        try:
+            notes = [row.note, bench.after() if bench.after is not None else ""]
+        except Exception as exc:
+            notes = [row.note, f"n/a ({short(exc)})"]
+        row.note = "; ".join(n for n in notes if n)
 
 
 def check(bench: Bench) -> str:
@@ -399,7 +430,7 @@ def launch_floor(opts: argparse.Namespace) -> list[Row]:
                 raise RuntimeError(f"nvcc failed: {(build.stderr or build.stdout).strip()[-300:]}")
             if opts.dry_run:
                 return [Row("a", "C floor", label, note=f"built for {arch}; not run (dry run)") for label in labels.values()]
-            run = subprocess.run([exe, str(opts.calls), str(opts.loops)], capture_output=True, text=True, timeout=300)
+            run = subprocess.run([exe, str(opts.calls), str(opts.loops * opts.rounds)], capture_output=True, text=True, timeout=300)
             if run.returncode != 0:
                 raise RuntimeError(f"launch_floor exited {run.returncode}: {run.stderr.strip()[-300:]}")
     except Exception as exc:
@@ -428,9 +459,10 @@ def summary(rows: list[Row]) -> list[str]:
         a, c = find(rows, "a", who), find(rows, "c", who)
         cost = f"{(c - a) / 5:.3f} us" if a is not None and c is not None else "n/a"
         lines.append(f"per extra tensor ((c)-(a))/5, {who}: {cost}")
-    base, allocating = find(rows, "a", "torch", "A + B"), find(rows, "d", "tltyped")
-    if base is not None and allocating is not None:
-        lines.append(f"tltyped (d), allocating its output, vs torch A + B: {allocating / base:.2f}x")
+    base, beside, allocating = find(rows, "a", "torch", "A + B"), find(rows, "d", "torch", "A + B"), find(rows, "d", "tltyped")
+    if base is not None and beside is not None and allocating is not None:
+        lines.append(f"tltyped (d), allocating its output, vs torch A + B: {allocating / base:.2f}x "
+                     f"({allocating / beside:.2f}x against (d)'s own torch row)")
     ours = find(rows, "a", "tltyped")
     for row in rows:
         if row.who == "C floor":
@@ -472,7 +504,8 @@ def environment(dry_run: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=None, help="calls per timed loop (20000; 2000 in a dry run)")
-    parser.add_argument("--loops", type=int, default=5, help="timed loops; the best counts")
+    parser.add_argument("--loops", type=int, default=3, help="timed loops per round; the best counts")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; the median counts")
     parser.add_argument("--warmup", type=int, default=1000, help="calls before timing")
     parser.add_argument("--out", help="also write the table as markdown to this path")
     parser.add_argument("--dry-run", action="store_true", help="build everything, launch nothing (implied without a GPU)")
@@ -494,14 +527,19 @@ def main() -> None:
 
     competitors = Competitors(Inputs("cpu" if opts.dry_run else "cuda"), opts.dry_run)
     rows = launch_floor(opts)
+    timed = []
     for case, who, call, build in plan(competitors):
-        row = run_row(case, who, call, build, opts, sync)
+        row, loop, bench = prepare_row(case, who, call, build, opts, sync)
         rows.append(row)
-        us = f"{row.us:.2f} us" if row.us is not None else "-"
-        print(f"[{case}] {who:16s} {us:>10s}  {row.note}", flush=True)
+        if loop is not None and bench is not None:
+            timed.append((row, loop, bench))
+        first = f"{row.first_s:.3f} s" if row.first_s is not None else "-"
+        print(f"[{case}] {who:16s} first call {first:>9s}  {row.note}", flush=True)
+    time_rows(timed, opts, sync)
 
     base = find(rows, "a", "torch", "A + B")
-    title = f"dispatch: {opts.calls} calls x best of {opts.loops}; {environment(opts.dry_run)}"
+    title = (f"dispatch: median of {opts.rounds} interleaved rounds of best of {opts.loops} x {opts.calls} calls; "
+             f"{environment(opts.dry_run)}")
     legend = "; ".join(f"({k}) {v}" for k, v in CASES.items())
     print("\n" + title + "\n" + legend)
     print("\n".join(table(rows, base, markdown=False)))

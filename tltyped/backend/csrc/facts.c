@@ -210,16 +210,15 @@ fail:
   return NULL;
 }
 
-// `launch` called with Python values, as the generated fast path calls it.
+// `launch` called with Python values, as the generated fast path calls it (a word, a data pointer or a
+// size, is never negative).
 static PyObject* call_with_objects(PyObject* launch, Py_ssize_t n, PyObject* const* objects, const uint64_t* words,
-                                   const unsigned char* is_pointer, void* stream, long device) {
+                                   void* stream, long device) {
   PyObject* largs[MAX_LAUNCH + 2];
   PyObject* result = NULL;
   Py_ssize_t made = 0;
   for (; made < n; made++) {
-    PyObject* value = objects[made] != NULL ? Py_NewRef(objects[made])
-                      : is_pointer[made] ? PyLong_FromVoidPtr((void*)(uintptr_t)words[made])
-                                         : PyLong_FromLongLong((long long)words[made]);
+    PyObject* value = objects[made] != NULL ? Py_NewRef(objects[made]) : PyLong_FromUnsignedLongLong(words[made]);
     if (value == NULL) goto done;
     largs[made] = value;
   }
@@ -241,7 +240,6 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   // the launch's arguments (tltyped/abi.py): a dyn scalar's value in `objects`, a pointer or dim in `words`
   PyObject* objects[MAX_LAUNCH];
   uint64_t words[MAX_LAUNCH];
-  unsigned char is_pointer[MAX_LAUNCH];
   Py_ssize_t nl = 0, nt = 0, nk = 0, nc = 0;
   long long dyn[MAX_DYN], key_words[MAX_ARGS * (MAX_DIMS + 1)];
   unsigned char seen[MAX_DYN];
@@ -270,7 +268,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   }
   memset(seen, 0, (size_t)self->ndyn);
   for (Py_ssize_t i = 0; i < nparams; i++) {
-    if (self->kind[i] == SCALAR) objects[nl] = full[i], is_pointer[nl++] = 0;
+    if (self->kind[i] == SCALAR) objects[nl++] = full[i];
     if (self->kind[i] != TENSOR && self->kind[i] != SCALAR) consts[nc++] = full[i];
     if (self->kind[i] != TENSOR) continue;
     DLTensor* t = &ts[nt++];
@@ -282,7 +280,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
     key_words[nk++] = signature_code(t);
     char* data = (char*)t->data + t->byte_offset;
     addresses |= (unsigned long long)(uintptr_t)data;
-    objects[nl] = NULL, words[nl] = (uint64_t)(uintptr_t)data, is_pointer[nl++] = 1;
+    objects[nl] = NULL, words[nl++] = (uint64_t)(uintptr_t)data;
     for (int d = 0; d < t->ndim; d++) {
       int code = self->dims[i][d];
       if (code < 0) {
@@ -295,7 +293,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
     }
   }
   if (addresses & self->alignment_mask) goto fallback;
-  for (Py_ssize_t j = 0; j < self->ndyn; j++) objects[nl] = NULL, words[nl] = (uint64_t)dyn[j], is_pointer[nl++] = 0;
+  for (Py_ssize_t j = 0; j < self->ndyn; j++) objects[nl] = NULL, words[nl++] = (uint64_t)dyn[j];
   Memo* hit = contiguous ? memo_find(self, key_words, consts) : NULL;
   if (hit != NULL) {
     launch = Py_NewRef(hit->launch), raw = hit->raw;
@@ -309,7 +307,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   }
   if (device >= 0 && api->current_work_stream(kDLCUDA, device, &stream) != 0) goto fallback;
   result = raw != NULL ? raw(objects, words, stream, device)
-                       : call_with_objects(launch, nl, objects, words, is_pointer, stream, device);
+                       : call_with_objects(launch, nl, objects, words, stream, device);
   if (result == NULL && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)))
     goto fallback;  // a dyn value the launcher refuses to convert: the fast path's slow path says why
   if (result != NULL) self->hits++;

@@ -120,6 +120,14 @@ def test_persistent_gemm_rejects_rows_tma_cannot_load() -> None:
         persistent_matmul(a, b, (128, 16))
 
 
+def test_persistent_gemm_names_the_tensor_tma_cannot_describe() -> None:
+    """K = 0 leaves TMA nothing to load: the error names the argument and the rule, not TileLang's `A_desc`."""
+    a = torch.randn(256, 0, dtype=torch.float16, device="cuda")
+    b = torch.randn(0, 192, dtype=torch.float16, device="cuda")
+    with pytest.raises(RuntimeError, match=r"TMA descriptor of argument 'A' \(sizes \(256, 0\)\): .*dim 1 is 0"):
+        persistent_matmul(a, b, (128, 16))
+
+
 def test_const_branch_bodies_differ() -> None:
     a = torch.empty(256, 512, dtype=torch.float16, device="cuda")
     b = torch.empty(512, 192, dtype=torch.float16, device="cuda")

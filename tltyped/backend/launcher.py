@@ -54,6 +54,7 @@ class ABI:
     outputs: tuple[COutput, ...]  # allocated by the launcher, in parameter order; pointers `out[i]`
     call_args: tuple[str, ...]  # C expressions, in the order TileLang's `call` takes them
     returns: tuple[int, ...]  # indices into `outputs`, in the order the kernel returns them
+    tensors: tuple[tuple[str, str], ...]  # each tensor's name in TileLang's host code, and what errors call it
 
 
 class ABIError(RuntimeError):
@@ -86,6 +87,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
     args: list[CArg] = []
     outputs: list[COutput] = []
     cname_of: dict[str, str] = {}
+    tensors: list[tuple[str, str]] = []
     # what output shapes may name: dyn dims as `d0, d1, ...`, dyn scalars as their argument `a<index>`
     placeholders = {lowered.dyn_vars[d]: tvm.tirx.Var(f"d{i}", "int32") for i, d in enumerate(signature.dyn_dims)}
     for index, var in enumerate(params):
@@ -108,6 +110,8 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
         if var in pf.buffer_map:
             buffer = pf.buffer_map[var]
             cname_of[buffer.data.name] = f"({as_dtype(str(buffer.dtype)).c_name}*){cname}"
+            label = f"argument {runtime[index].name!r}" if index < len(runtime) else outputs[-1].spec.label
+            tensors.append((buffer.data.name, label))
         else:
             cname_of[var.name] = cname
     for offset, name in enumerate(signature.dyn_dims):
@@ -124,7 +128,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
         call_args.append(cname_of[name])
     out_idx = list(pf.attrs["tilelang_out_idx"]) if pf.attrs and "tilelang_out_idx" in pf.attrs else []
     returns = tuple(len(outputs) + int(i) for i in out_idx)  # TileLang counts outputs from the end
-    return ABI(tuple(args), tuple(outputs), tuple(call_args), returns)
+    return ABI(tuple(args), tuple(outputs), tuple(call_args), returns, tuple(tensors))
 
 
 def _output(label: str, buffer: object, placeholders: dict[object, object]) -> COutput:

@@ -60,6 +60,22 @@ def test_runs_on_the_tensors_device_not_the_current_one() -> None:
     assert rel_err(c, a.double() + b.double()) < 1e-3
 
 
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_launches_alternating_between_devices_each_run_on_their_tensors_device() -> None:
+    """The launcher knows the current device by its context once it has seen it: every launch of a
+    mix of devices, under each current device, runs where its tensors are and leaves the current one."""
+    inputs = {d: [torch.randn(3000, dtype=torch.float16, device=f"cuda:{d}") for _ in range(2)] for d in (0, 1)}
+    for current in (0, 1, 0):
+        with torch.cuda.device(current):
+            for d in (0, 1, 1, 0, 0, 1):
+                a, b = inputs[d]
+                c = torch.full_like(a, float("nan"))
+                add(a, b, c)
+                assert torch.cuda.current_device() == current
+                torch.cuda.synchronize(d)
+                assert rel_err(c, a.double() + b.double()) < 1e-3
+
+
 def test_tensors_on_different_devices_are_rejected() -> None:
     a = torch.randn(100, dtype=torch.float16, device="cuda")
     b = torch.randn(100, dtype=torch.float16)

@@ -7,7 +7,7 @@ import torch
 
 from tests.gpu.conftest import poison_allocator
 from tests.kernels.outputs import even_elements, head_plus_one, two_outputs
-from tltyped.backend.allocator import torch_empty
+from tltyped.backend.torch_direct import torch_empty
 
 
 @pytest.mark.parametrize("m", [0, 1, 200, 4095])
@@ -57,6 +57,18 @@ def test_outputs_follow_the_inputs_device_not_the_current_one() -> None:
         b = head_plus_one(a, 99)
     assert b.device == a.device
     assert torch.equal(b, a[:100])
+
+
+def test_outputs_of_calls_alternating_between_devices_follow_each_call_s_inputs() -> None:
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    for current in (0, 1):
+        with torch.cuda.device(current):
+            for d in (0, 1, 1, 0):
+                a = torch.randn(512, dtype=torch.float32, device=f"cuda:{d}")
+                b = head_plus_one(a, 99)
+                assert b.device == a.device and torch.cuda.current_device() == current
+                assert torch.equal(b, a[:100])
 
 
 def test_an_output_too_big_for_the_device_is_torch_out_of_memory_naming_it() -> None:

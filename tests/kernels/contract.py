@@ -20,3 +20,13 @@ def scale(A, factor):
 def fails(A):
     with T.Kernel(1, threads=128) as bx:
         T.copy(A, A, no_such_argument=1)  # FAILS HERE: fails
+
+
+def l2_persisting(A, B):
+    M = T.const("M")
+    C = T.empty((M,), "float32")
+    with T.Kernel(T.ceildiv(M, 128), threads=128) as bx:
+        T.annotate_l2_hit_ratio({B: 0.8})
+        for i in T.Parallel(128):
+            C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+    return C

@@ -17,8 +17,8 @@ import torch
 
 from tests.conftest import has_nvcc, meta
 from tests.kernels import outputs as kernels
-from tltyped.backend import build, cache
-from tltyped.backend.allocator import torch_empty
+from tltyped.backend import build, cache, torch_direct
+from tltyped.backend.torch_direct import torch_empty
 
 pytestmark = pytest.mark.usefixtures("sm90")
 
@@ -74,7 +74,7 @@ def test_compiled_seed_gemm_has_one_output(compiled_seed_gemm) -> None:
 # `empty_outputs(*launch arguments)` runs the allocation `launch` runs and stops
 # before the kernel: on a machine without a GPU it allocates on the CPU (device
 # -1). Launchers allocate through tltyped's helper on torch's C++ allocator
-# (backend/allocator.py) and fall back to torch's DLPack exchange API where the
+# (backend/torch_direct.py) and fall back to torch's DLPack exchange API where the
 # helper cannot be built; both ways are run.
 
 
@@ -89,8 +89,8 @@ def test_where_the_helper_cannot_be_built_launchers_fall_back_after_one_warning(
     no_compiler = str(tmp_path / "no-such-c++")
     monkeypatch.setattr(build, "cxx_torch_command", lambda: [no_compiler, "-shared"])
     with caplog.at_level(logging.WARNING, logger="tltyped"):
-        assert torch_empty.__wrapped__() is None  # the uncached function: as in a process without a C++ compiler
-    assert "allocated through torch's DLPack exchange API" in caplog.text and "no-such-c++" in caplog.text
+        assert torch_direct.helper.__wrapped__() is None  # the uncached function: as in a process without a C++ compiler
+    assert "allocated and tensors read through torch's DLPack exchange API" in caplog.text and "no-such-c++" in caplog.text
 
 
 @pytest.fixture(params=["torch allocator", "DLPack exchange API"])

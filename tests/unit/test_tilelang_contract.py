@@ -178,6 +178,16 @@ def test_lower_artifact(lowered) -> None:
     assert isinstance(artifact.device_mod, tvm.IRModule)
 
 
+def host_wrapper(pf: Any, artifact: Any) -> Any:
+    from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
+
+    with tvm.target.Target(TARGET):
+        return TLCUDASourceWrapper(
+            tvm.IRModule({pf.attrs["global_symbol"]: pf}), artifact.kernel_source, tvm.target.Target(TARGET),
+            device_mod=artifact.device_mod, host_mod=artifact.host_mod, pass_configs={},
+        )
+
+
 def test_cuda_source_wrapper(lowered) -> None:
     from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
 
@@ -186,11 +196,7 @@ def test_cuda_source_wrapper(lowered) -> None:
     ]
     assert isinstance(TLCUDASourceWrapper._TYPE_MAP, dict)
     pf, artifact = lowered
-    with tvm.target.Target(TARGET):
-        wrapper = TLCUDASourceWrapper(
-            tvm.IRModule({pf.attrs["global_symbol"]: pf}), artifact.kernel_source, tvm.target.Target(TARGET),
-            device_mod=artifact.device_mod, host_mod=artifact.host_mod, pass_configs={},
-        )
+    wrapper = host_wrapper(pf, artifact)
     code = wrapper.lib_code
     # the C entry points tltyped's launcher template calls
     assert re.search(r"\bint init\(\)", code)
@@ -198,6 +204,24 @@ def test_cuda_source_wrapper(lowered) -> None:
     assert "get_last_error" in code
     assert wrapper.get_dynamic_symbolic_set(pf) == [("M", "int32")]
     assert wrapper._lookup_type("float32") == "float"
+
+
+def test_host_code_checks_every_runtime_call_it_makes() -> None:
+    """The launcher reports a launch's failures without asking the runtime for its last error: the host
+    code's runtime calls are the launch and function attributes (both redirected to the driver, which
+    reports failures itself), error strings, and calls TILELANG_CHECK wraps. TileLang's templates also
+    hold an L2 persistence window whose calls go unchecked; this TileLang never emits it, even for a
+    kernel annotated `T.annotate_l2_hit_ratio`."""
+    n = tvm.tirx.Var("M", "int32")
+    pf, _ = build(contract.l2_persisting, {"M": n}, A=T.Tensor([n], "float32"), B=T.Tensor([n], "float32"))
+    with tvm.target.Target(TARGET):
+        artifact = tilelang.lower(pf, target=TARGET)
+    code = host_wrapper(pf, artifact).lib_code
+    redirected = {"cudaLaunchKernelEx", "cudaFuncSetAttribute", "cudaGetErrorString"}
+    checked = {m.group(1) for m in re.finditer(r"TILELANG_CHECK\((cuda\w+)\(", code)}
+    calls = set(re.findall(r"\b(cuda[A-Z]\w*)\(", code))
+    assert "cudaLaunchKernelEx" in calls
+    assert calls <= redirected | checked, calls - redirected - checked
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)

@@ -67,7 +67,7 @@ import torch
 import user_kernels
 kernel = user_kernels.scale.compile(torch.empty(1000, dtype=torch.float32, device="meta"), 2.0, block={block})
 (out,) = kernel.empty_outputs(0, 2.0, 1000)  # X, alpha, N: allocated as a call would, by the allocator helper
-from tltyped.backend.allocator import torch_empty
+from tltyped.backend.torch_direct import torch_empty
 print(json.dumps({{
     "compiled": kernel.compiled, "lowered": kernel.lowered is not None,
     "info": user_kernels.scale.cache_info()._asdict(), "tilelang": "tilelang" in sys.modules,

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from tltyped.backend import build
+from tltyped.backend import build, torch_direct
 from tltyped.types.dtypes import ALL_DTYPES, to_torch
 
 logger = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ def _load_c_facts() -> Any:
         logger.warning("tensor facts use the slower Python fallback: %s", exc)
         return None
     module.set_fallback(python_facts)
+    module.set_reader(torch_direct.tensor_reader())
     return module
 
 

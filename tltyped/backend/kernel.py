@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from tltyped.backend.allocator import torch_empty
+from tltyped.backend.torch_direct import torch_empty
 from tltyped.backend.build import extension_name, load_extension
 
 if TYPE_CHECKING:

@@ -7,7 +7,9 @@
  * holds each tensor's expected rank.
  *
  * Tensors are read through torch's DLPack exchange API
- * (`torch.Tensor.__dlpack_c_exchange_api__`): no Python-level attribute calls.
+ * (`torch.Tensor.__dlpack_c_exchange_api__`): no Python-level attribute calls;
+ * a plain CUDA tensor, where set_reader() has handed over torch_direct.cpp's
+ * READ, straight from its TensorImpl, which gives the same for less.
  * Anything this cannot handle (a non-tensor, a meta tensor, a rank mismatch)
  * is handed to the Python fallback registered with set_fallback(), which
  * computes the same tuple (or fails, sending the call to the slow path).
@@ -42,6 +44,13 @@
 static const DLPackExchangeAPI* api = NULL;
 static PyTypeObject* tensor_type = NULL;
 static PyObject* fallback = NULL;
+typedef int (*read_fn)(PyObject* tensor, DLTensor* out);
+static read_fn reader = NULL;  // torch_direct.cpp's READ, or NULL
+
+// A tensor's DLTensor, 0, or -1 with a Python error set where the exchange API fails.
+static int read_tensor(PyObject* tensor, DLTensor* out) {
+  return reader != NULL && reader(tensor, out) == 0 ? 0 : api->dltensor_from_py_object_no_sync(tensor, out);
+}
 
 // A tensor's device and dtype as one int.
 static long long signature_code(const DLTensor* t) {
@@ -89,7 +98,7 @@ static PyObject* facts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   int device = -1;
   DLTensor t;
   for (Py_ssize_t i = 1; i < nargs; i++) {
-    if (!PyObject_TypeCheck(args[i], tensor_type) || api->dltensor_from_py_object_no_sync(args[i], &t) != 0 ||
+    if (!PyObject_TypeCheck(args[i], tensor_type) || read_tensor(args[i], &t) != 0 ||
         t.ndim != ranks[i - 1]) {
       Py_DECREF(out);
       return use_fallback(args, nargs);
@@ -272,7 +281,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
     if (self->kind[i] != TENSOR && self->kind[i] != SCALAR) consts[nc++] = full[i];
     if (self->kind[i] != TENSOR) continue;
     DLTensor* t = &ts[nt++];
-    if (!PyObject_TypeCheck(full[i], tensor_type) || api->dltensor_from_py_object_no_sync(full[i], t) != 0 ||
+    if (!PyObject_TypeCheck(full[i], tensor_type) || read_tensor(full[i], t) != 0 ||
         t->ndim != self->rank[i])
       goto fallback;
     if (nt == 1 && t->device.device_type == kDLCUDA) device = t->device.device_id;
@@ -493,9 +502,18 @@ static PyObject* set_fallback(PyObject* self, PyObject* fn) {
   Py_RETURN_NONE;
 }
 
+// set_reader(capsule or None): torch_direct.cpp's READ, or None to read every tensor through the exchange API.
+static PyObject* set_reader(PyObject* self, PyObject* capsule) {
+  read_fn fn = NULL;
+  if (capsule != Py_None && (fn = (read_fn)PyCapsule_GetPointer(capsule, "tltyped.read")) == NULL) return NULL;
+  reader = fn;
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
   {"facts", (PyCFunction)(void (*)(void))facts, METH_FASTCALL, "Per-call facts of the tensors."},
   {"set_fallback", set_fallback, METH_O, "The Python function computing the same facts."},
+  {"set_reader", set_reader, METH_O, "How plain CUDA tensors are read: torch_direct's READ capsule, or None."},
   {NULL, NULL, 0, NULL},
 };
 

@@ -12,11 +12,14 @@ benchmark this working tree's tltyped, installed or not.
 from __future__ import annotations
 
 import gc
+import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+K = TypeVar("K")
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -52,6 +55,27 @@ def best_per_call(loop: Callable[[int], None], calls: int, loops: int, sync: Cal
         if enabled:
             gc.enable()
     return best / calls
+
+
+def interleaved(timers: Mapping[K, Callable[[], float]], rounds: int) -> dict[K, float | Exception]:
+    """Each timer's median over `rounds` rounds, each round calling every timer once, in turn.
+
+    A host that drifts during a run (clocks settling, a neighbour waking up)
+    then weighs on every figure alike, where timing one after another would
+    put the drift between them. A timer that raises is dropped from later
+    rounds; its exception stands in for its figure.
+    """
+    samples: dict[K, list[float]] = {key: [] for key in timers}
+    failed: dict[K, Exception] = {}
+    for _ in range(rounds):
+        for key, timer in timers.items():
+            if key in failed:
+                continue
+            try:
+                samples[key].append(timer())
+            except Exception as exc:
+                failed[key] = exc
+    return {key: failed[key] if key in failed else statistics.median(samples[key]) for key in timers}
 
 
 def short(exc: BaseException, limit: int = 90) -> str:

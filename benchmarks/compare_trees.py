@@ -2,10 +2,10 @@
 
 Each round starts one process per tree, in turn; the process imports
 tltyped and `examples/add.py` from that tree, checks one result of each of
-its kernels against torch and times three calls, best of 7 loops of 20,000
-calls: the cached out-parameter `add(A, B, C)` (3 fp16 tensors of 128), the
-cached allocating `scale(X, 1.5)` (128 fp32 in, a new tensor out) and torch
-`A + B`. Each call's ratio to torch `A + B` is taken within its process, and
+its kernels against torch and times three calls, each its median over 5
+interleaved rounds of the best of 3 loops of 20,000 calls: the cached
+out-parameter `add(A, B, C)` (3 fp16 tensors of 128), the cached allocating
+`scale(X, 1.5)` (128 fp32 in, a new tensor out) and torch `A + B`. Each call's ratio to torch `A + B` is taken within its process, and
 the table gives medians over rounds. Alternating fresh processes spread a
 drifting host over every tree alike; `--cpu N` pins them to one core. A tree is a checkout or an exported commit, e.g.
 `git archive 393bbc2 tltyped examples | tar -x -C /tmp/before`. Needs a GPU.
@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +32,7 @@ def measure(tree: str) -> None:
     sys.path.insert(0, tree)
     import torch
 
-    from _timing import best_per_call, make_loop
+    from _timing import best_per_call, interleaved, make_loop
     from examples.add import add, scale
 
     a, b = (torch.randn(128, device="cuda", dtype=torch.float16) for _ in range(2))
@@ -43,12 +44,13 @@ def measure(tree: str) -> None:
     assert torch.equal(c, a + b), "the tree's add computed a wrong result"
     assert torch.allclose(y, x * 1.5), "the tree's scale computed a wrong result"
     sync = torch.cuda.synchronize
-    times = []
-    for stmt in ("add(A, B, C)", "scale(X, 1.5)", "A + B"):
+    def timer(stmt: str) -> Callable[[], float]:
         loop = make_loop(stmt, {"add": add, "scale": scale, "A": a, "B": b, "C": c, "X": x})
         loop(2000)
-        times.append(best_per_call(loop, 20000, 7, sync) * 1e6)
-    print(*times)
+        return lambda: best_per_call(loop, 20000, 3, sync) * 1e6
+
+    times = interleaved({stmt: timer(stmt) for stmt in ("add(A, B, C)", "scale(X, 1.5)", "A + B")}, 5)
+    print(*times.values())
 
 
 def main() -> None:

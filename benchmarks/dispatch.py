@@ -31,7 +31,6 @@ torch is timed on the CPU, so the whole script runs; nothing else is launched.
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ from typing import Any, Optional, TypeVar
 
 import torch
 
-from _timing import NotLaunched, best_per_call, make_loop, short
+from _timing import NotLaunched, best_per_call, interleaved, make_loop, short
 
 SIZE = 128  # elements: one block of 128 threads
 ALPHA = 1.5
@@ -375,21 +374,16 @@ def prepare_row(case: str, who: str, call: str, build: Callable[[], Bench], opts
 def time_rows(timed: list[tuple[Row, Callable[[int], None], Bench]], opts: argparse.Namespace,
               sync: Callable[[], None]) -> None:
     """Each row's `us`: the median over interleaved rounds of its best loop; then its notes."""
-    samples: dict[int, list[float]] = {id(row): [] for row, _, _ in timed}
-    failed: set[int] = set()
-    for _ in range(opts.rounds):
-        for row, loop, _ in timed:
-            if id(row) in failed:
-                continue
-            try:
-                samples[id(row)].append(best_per_call(loop, opts.calls, opts.loops, sync) * 1e6)
-            except Exception as exc:
-                row.note = f"n/a ({short(exc)})"
-                failed.add(id(row))
+    def timer(loop: Callable[[int], None]) -> Callable[[], float]:
+        return lambda: best_per_call(loop, opts.calls, opts.loops, sync) * 1e6
+
+    figures = interleaved({id(row): timer(loop) for row, loop, _ in timed}, opts.rounds)
     for row, _, bench in timed:
-        if id(row) in failed:
+        figure = figures[id(row)]
+        if isinstance(figure, Exception):
+            row.note = f"n/a ({short(figure)})"
             continue
-        row.us = statistics.median(samples[id(row)])
+        row.us = figure
         try:
             notes = [row.note, bench.after() if bench.after is not None else ""]
         except Exception as exc:

@@ -1,0 +1,58 @@
+"""Tuning results on disk: the first process that calls a tuned kernel searches and saves; the next one neither
+builds nor times a candidate (it does not even import TileLang, whose `do_bench` times them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, sys, torch
+from tests.gpu.kernels import row_sum
+x = torch.randn(256, 64, device="cuda")
+ref = x.double().sum(dim=1)
+out = row_sum(x)
+info = row_sum.cache_info()
+print(json.dumps({"err": float((out.double() - ref).norm() / ref.norm()), "info": dict(zip(info._fields, info)),
+                  "tilelang": "tilelang" in sys.modules}))
+"""
+
+
+def run_process(cache: Path) -> tuple[dict[str, Any], str]:
+    """A fresh process calling the tuned `row_sum` once: what it printed, and its log."""
+    env = {**os.environ, "TLTYPED_CACHE_DIR": str(cache), "TLTYPED_LOG": "info",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1]), run.stderr
+
+
+def test_a_tuning_result_is_saved_and_reused_by_the_next_process(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first, log = run_process(cache)
+    assert first["err"] < 1e-5
+    assert first["info"]["compiles"] == 2, first  # both candidates of `tl.tune([32, 64])` built
+    assert "row_sum: tuned over 2 configurations" in log, log
+
+    saved = [r for r in (json.loads(p.read_text()) for p in cache.glob("**/*.json")) if "winner" in r]
+    assert len(saved) == 1, saved
+    record = saved[0]
+    assert record["gpu"] == torch.cuda.get_device_name(0)
+    assert [c["config"] for c in record["candidates"]] == [{"block": "32"}, {"block": "64"}]
+    assert all(isinstance(c["ms"], float) and c["ms"] > 0 and c["error"] is None for c in record["candidates"])
+    times = [c["ms"] for c in record["candidates"]]
+    assert record["winner"] == times.index(min(times))
+
+    second, log = run_process(cache)
+    assert second["err"] < 1e-5
+    assert second["info"]["compiles"] == 0 and second["info"]["disk_hits"] == 1, second
+    assert "row_sum: tuning result from the disk cache" in log and "tuned over" not in log, log
+    assert not second["tilelang"], "the second process imported TileLang"

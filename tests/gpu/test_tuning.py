@@ -21,8 +21,11 @@ x = torch.randn(256, 64, device="cuda")
 ref = x.double().sum(dim=1)
 out = row_sum(x)
 info = row_sum.cache_info()
+tilelang = "tilelang" in sys.modules
+(launch,) = row_sum._dispatcher.launches.values()  # what the call launched, against each candidate's kernel
+launched = [block for block in (32, 64) if row_sum.compile(x, block=block).launch is launch]
 print(json.dumps({"err": float((out.double() - ref).norm() / ref.norm()), "info": dict(zip(info._fields, info)),
-                  "tilelang": "tilelang" in sys.modules}))
+                  "tilelang": tilelang, "launched": launched}))
 """
 
 
@@ -50,9 +53,11 @@ def test_a_tuning_result_is_saved_and_reused_by_the_next_process(tmp_path: Path)
     assert all(isinstance(c["ms"], float) and c["ms"] > 0 and c["error"] is None for c in record["candidates"])
     times = [c["ms"] for c in record["candidates"]]
     assert record["winner"] == times.index(min(times))
+    assert first["launched"] == [[32, 64][record["winner"]]], first  # the call ran the winner, no other candidate
 
     second, log = run_process(cache)
     assert second["err"] < 1e-5
     assert second["info"]["compiles"] == 0 and second["info"]["disk_hits"] == 1, second
     assert "row_sum: tuning result from the disk cache" in log and "tuned over" not in log, log
     assert not second["tilelang"], "the second process imported TileLang"
+    assert second["launched"] == first["launched"], second

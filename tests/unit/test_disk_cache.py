@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tltyped.backend import build, cache
+from tltyped.backend import build, cache, records
 from tltyped.backend.cache import CacheWarning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,8 +225,8 @@ def test_a_package_upgrade_changes_the_key(package: str, monkeypatch: pytest.Mon
     step = probe_step(402)
     before, about = build.build_key([step])
     assert about["versions"][package]  # type: ignore[index]
-    upgraded = {**build.versions(), package: "999.0"}
-    monkeypatch.setattr(build, "versions", lambda: upgraded)
+    upgraded = {**records.versions(), package: "999.0"}
+    monkeypatch.setattr(records, "versions", lambda: upgraded)
     assert build.build_key([step])[0] != before
 
 

@@ -6,7 +6,9 @@ a call) and starts another process that must load it: no elaboration, no
 lowering, no nvcc, no TileLang. Then the record is made stale in the ways
 users' machines do (the source is edited, the compiler upgraded, the build
 removed, the record damaged) and the next process must rebuild, never load
-what no longer matches.
+what no longer matches. Each damage is applied to a copy of the project in
+another folder whose undamaged cache is first shown to load (the control),
+so a test fails if the damage goes unnoticed.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pytest
 
 from tests.conftest import needs_nvcc
 from tltyped.backend import cache
-from tltyped.callpath.kernels import stable_text
+from tltyped.frontend.fingerprint import stable_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,9 +116,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 
 def fresh_copy(project: Project, tmp_path: Path) -> Project:
-    """Another project with the same module and a copy of the built cache (tests below damage it)."""
+    """Another project (another folder) with the same module and a copy of the built cache, which tests below
+    damage; first the control: undamaged, the copy loads the kernel without building it."""
     copy = Project(tmp_path)
     shutil.copytree(project.cache, copy.cache, symlinks=True)
+    control = copy.run()
+    assert control["info"]["compiles"] == 0 and control["info"]["disk_hits"] == 1, control  # type: ignore[index]
     return copy
 
 

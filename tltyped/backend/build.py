@@ -13,13 +13,10 @@ kernels build on machines without a GPU.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import importlib.machinery
-import importlib.metadata
 import importlib.util
-import json
 import os
 import shutil
 import subprocess
@@ -33,7 +30,7 @@ from types import ModuleType
 
 import torch
 
-from tltyped.backend import cache
+from tltyped.backend import cache, records
 
 
 class CompileError(RuntimeError):
@@ -111,18 +108,17 @@ def file_identity(path: str) -> list[int]:
 def _compiler_version(path: str, identity: tuple[int, ...]) -> str:
     """`compiler --version`, run once per compiler binary: its output is kept in the disk cache by the
     binary's identity (an upgrade changes it), so a warm process spawns no compiler."""
-    key = hashlib.sha256(json.dumps(["compiler --version", path, identity]).encode()).hexdigest()[:32]
-    record = cache.read_record(key)
-    if record is not None and isinstance(record.get("version"), str):
-        return str(record["version"])
+    key = records.source_key("compiler --version", path, identity)
+    record = records.read(records.CompilerRecord, key)
+    if record is not None:
+        return record.version
     try:
         run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"unavailable: {exc}"
     version = run.stdout.strip()
     if run.returncode == 0:
-        with contextlib.suppress(OSError):  # a read-only cache: the next process asks the compiler again
-            cache.write_record(key, {"compiler": path, "version": version})
+        records.write(key, records.CompilerRecord(path, version))
     return version
 
 
@@ -138,25 +134,6 @@ def compiler_version(program: str) -> str:
     return _compiler_version(path, tuple(identity)) if identity else f"{program}: not found"
 
 
-@functools.cache
-def versions() -> dict[str, str]:
-    """What besides the sources and commands decides a binary: the packages, the Python ABI."""
-    return {
-        "tltyped": _distribution_version("tltyped"),
-        "tilelang": _distribution_version("tilelang"),
-        "torch": torch.__version__,
-        "python": sys.implementation.cache_tag,
-    }
-
-
-def _distribution_version(name: str) -> str:
-    """An installed distribution's version, read without importing it; "unknown" for a source tree on sys.path."""
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def build_key(steps: list[Step]) -> tuple[str, dict[str, object]]:
     """The cache key of a build, and what the manifest records about it."""
     programs = sorted({s.command[0] for s in steps})
@@ -169,9 +146,9 @@ def build_key(steps: list[Step]) -> tuple[str, dict[str, object]]:
         for part in (step.source_name, step.source, "\0".join(step.command[1:]), step.output):
             digest.update(part.encode())
             digest.update(b"\0")
-    for name, value in sorted({**versions(), **toolchain}.items()):
+    for name, value in sorted({**records.versions(), **toolchain}.items()):
         digest.update(f"{name}={value}\0".encode())
-    return digest.hexdigest()[:32], {"versions": versions(), "toolchain": toolchain, "toolchain_files": files}
+    return digest.hexdigest()[:32], {"versions": records.versions(), "toolchain": toolchain, "toolchain_files": files}
 
 
 def build(name_hint: str, steps: list[Step]) -> tuple[Path, bool]:

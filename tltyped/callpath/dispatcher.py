@@ -67,7 +67,7 @@ class Dispatcher:
         self.options = options
         self.signature = signature
         self.binder = Binder(self.signature, dict(fn.__globals__))
-        self.kernels = KernelTable(fn, lambda spec, target: self.builder.build(spec, target), options.describe())
+        self.kernels = KernelTable(fn, signature, lambda spec, target: self.builder.build(spec, target), options.describe())
         self.launches: dict[Any, Callable[..., Any]] = {}
         self.building: dict[Any, threading.Lock] = {}  # key -> the lock of the thread building its launch
         self.misses = 0
@@ -133,10 +133,9 @@ class Dispatcher:
         target = targets.resolve(self.target, device)
         gpu = torch.cuda.get_device_name(device)
         saved = self.kernels.tuning(space, target, gpu)
-        winner = saved.get("winner") if saved is not None and len(saved.get("candidates", ())) == len(configs) else None
-        if isinstance(winner, int) and 0 <= winner < len(configs):
-            logger.info("%s: tuning result from the disk cache: %s", name, configs[winner])
-            return configs[winner]
+        if saved is not None and len(saved.candidates) == len(configs) and 0 <= saved.winner < len(configs):
+            logger.info("%s: tuning result from the disk cache: %s", name, configs[saved.winner])
+            return configs[saved.winner]
         failed: dict[int, Exception] = {}  # candidate index -> why it could not be built
         self.build_candidates(configs, bound, consts, device, failed)
 

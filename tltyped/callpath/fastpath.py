@@ -11,16 +11,14 @@ identifier.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tltyped.abi import ALIGNMENT
-from tltyped.backend import cache
+from tltyped.backend import records
 from tltyped.backend.facts import CachedCall, tensor_facts
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.const_types import key_form
@@ -168,19 +166,12 @@ def named_plainly(call: Any) -> Any:
 def render_fast_path(signature: KernelSignature) -> str:
     """The fast path's source: rendered once, then read from the disk cache by every later process."""
     context = fast_path_context(signature)
-    text = json.dumps([template_digest(_TEMPLATE), context], sort_keys=True, default=lambda o: o.__dict__)
-    key = hashlib.sha256(text.encode()).hexdigest()[:32]
-    try:
-        record = cache.read_record(key)
-    except OSError:
-        record = None
-    source = record.get("source") if record else None
-    if isinstance(source, str) and record and record.get("sha256") == hashlib.sha256(source.encode()).hexdigest():
-        return source
+    key = records.source_key("fast path", template_digest(_TEMPLATE), context)
+    record = records.read(records.SourceRecord, key)
+    if record is not None:
+        return record.source
     source = render(_TEMPLATE, **context)
-    with contextlib.suppress(OSError):  # an unwritable cache: the next process renders it again
-        cache.write_record(key, {"generated": f"fast path of {signature.name}", "source": source,
-                                 "sha256": hashlib.sha256(source.encode()).hexdigest()})
+    records.write(key, records.SourceRecord(f"fast path of {signature.name}", source, hashlib.sha256(source.encode()).hexdigest()))
     return source
 
 
@@ -213,7 +204,7 @@ def build_fast_path(
     ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
     call, key, hits = _exec(
         source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, address, int, tuple, type, typed_key,
-        *defaults,
+        Exception, (TypeError, OverflowError), *defaults,
     )
     named_plainly(call)
     plan = fast_path_context(signature)["c_plan"] if in_c and facts is tensor_facts and CachedCall is not None else None

@@ -94,7 +94,8 @@ def key_form(annotation: object) -> str:
     """How a const of this annotation enters a cache key so that values of other types never share it.
 
     "deep": its values may be tuples or frozensets (or anything, unannotated),
-    whose items are typed one by one. "typed": the value and its type, for
+    whose items are typed one by one, or floats, whose zeros differ in sign
+    but compare equal (`typed_key` tells them apart). "typed": the value and its type, for
     numbers (`2`, `2.0` and `True` are equal) and for classes whose equality
     is the class's own. "value": the value alone, where whatever equals an
     admitted value compiles the same: strings (a TileLang dtype is a `str`
@@ -112,6 +113,8 @@ def key_form(annotation: object) -> str:
         return "deep" if "deep" in forms else "typed" if "typed" in forms else "value"
     if annotation in (str, bytes, None, type(None)) or _is_dtype(annotation):
         return "value"
+    if annotation in (float, complex):
+        return "deep"
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum) and not issubclass(annotation, (int, float, str)):
         return "value"
     if isinstance(origin, type):

@@ -1,71 +1,229 @@
-"""A digest of the source a jit function's kernels are built from (a key of the disk cache's launch records).
+"""What a jit function's kernels are built from, besides the call: the values its elaboration reads.
 
-Elaboration runs the function's Python body, which may call helpers and read
-constants of its own module and of other user modules. The digest covers the
-file of the function's module and the files of the user modules, functions
-and classes its code names (one level deep), so editing any of them makes the
-records stale: the kernel is elaborated again, and nvcc runs only if the
-generated CUDA changed. Library code (the standard library, site-packages)
-is covered by the package versions that the records' keys also hold.
+Elaboration runs the function's Python body, and the body reads more than its
+arguments: the cells of its closure (a factory's `op`, `scale`, `threads`),
+the module globals it names (`BLOCK = int(os.environ[...])`), and the helper
+functions it calls, with their own defaults, closures and globals. Two kernels
+made by one factory differ in nothing but those values, so a disk record keyed
+on the function's name and file would serve one kernel's binary to the other.
+
+`fingerprint(fn)` reads all of it, by value, into one digest:
+
+- numbers, strings, bytes, None, dtypes, enums, and tuples, lists, sets and
+  dicts of them: their text, with the type (`2`, `2.0` and `True` differ, and
+  so do `0.0` and `-0.0`);
+- functions: their code (bytecode, constants, names), the file their source
+  is in, their defaults, closure cells and the globals their code loads,
+  recursively and cycle-safe; a function wrapped by a decorator
+  (`__wrapped__`, `T.macro`, `functools.partial`) through what it wraps;
+- user modules and classes: the content of their source file;
+- library code: the standard library and tltyped by name (the Python version
+  and tltyped's own digest are in every record's key), installed packages by
+  name and their top-level package's `__version__` (by source without one).
+
+A value with no such text (an object shown with its address, a tensor) is
+read by its identity instead: the digest then means something in this
+process only (`stable` is False), so nothing is recorded on disk under it and
+the kernel is elaborated in each process. Equal values give equal digests, so
+two kernels of one factory share a build exactly when their values are equal.
+
+The same texts describe a specialisation's consts in the records
+(`stable_text`), so one rule says what two values have in common.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import dis
+import enum
+import functools
 import hashlib
-import inspect
+import linecache
+import math
+import struct
+import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_LIBRARY_DIRS = tuple(
-    {str(Path(sysconfig.get_paths()[name]).resolve()) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
-)
+from tltyped.types.dtypes import BY_NAME, DType, as_dtype, is_dtype_like
+from tltyped.types.params import Tune
+
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+_INSTALLED_DIRS = tuple({str(Path(sysconfig.get_paths()[name]).resolve()) for name in ("purelib", "platlib")})
+_STDLIB_DIR = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 
 
-def fingerprint(fn: Callable[..., Any]) -> str:
-    """sha256 of the function's qualified name, its module's file and the user files its code names."""
-    digest = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}\0".encode())
-    files = {_file_of(fn)} | {_file_of(value) for value in _referenced(fn)}
-    for path in sorted(f for f in files if f is not None and not f.startswith(_LIBRARY_DIRS)):
+@dataclass(frozen=True)
+class Fingerprint:
+    """A digest of everything a function's elaboration reads from outside the call."""
+
+    digest: str
+    stable: bool  # every value had a stable text: the digest means the same in every process
+    held: tuple[object, ...] = ()  # the values read by identity, kept alive so that no other object takes their id
+
+
+def fingerprint(fn: Callable[..., Any]) -> Fingerprint:
+    """The fingerprint of a jit function: its code, file, closure, globals and helpers, by value."""
+    reader = Reader()
+    text = reader.text(fn)
+    return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), reader.stable, tuple(reader.held))
+
+
+def stable_text(value: object) -> str | None:
+    """A text of `value` that is the same in every process and tells apart what compiles differently, or None."""
+    reader = Reader()
+    text = reader.text(value)
+    return text if reader.stable else None
+
+
+class Reader:
+    """Reads values into texts; remembers whether each had a stable one."""
+
+    def __init__(self) -> None:
+        self.stable = True
+        self.held: list[object] = []
+        self._open: dict[int, int] = {}  # id of a function or container being read -> its depth (for cycles)
+
+    def text(self, value: object) -> str:
+        if _is_dtype(value):
+            return f"dtype:{as_dtype(value).name}"  # TileLang's dtype objects, their names, DType classes, torch dtypes
+        if type(value) in (type(None), bool, int, str, bytes, complex):
+            return f"{type(value).__name__}:{value!r}"
+        if type(value) is float:
+            if math.isnan(value):  # every NaN prints alike; their payloads differ
+                return f"float:nan:{struct.pack('<d', value).hex()}"
+            return f"float:{value!r}"  # repr tells -0.0 from 0.0
+        if isinstance(value, enum.Enum):
+            return f"enum:{self.text(type(value))}.{value.name}={self.text(value.value)}"
+        if isinstance(value, Tune):
+            return f"tune:{self.text(value.values)}"
+        key = id(value)
+        if key in self._open:
+            return f"cycle:{len(self._open) - self._open[key]}"
+        self._open[key] = len(self._open)
         try:
-            digest.update(path.encode() + b"\0" + Path(path).read_bytes() + b"\0")
-        except OSError:
-            digest.update(f"{path}: unreadable\0".encode())
-    return digest.hexdigest()
+            return self._compound(value)
+        finally:
+            del self._open[key]
+
+    def _compound(self, value: object) -> str:
+        kind = type(value)
+        if kind in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields"):
+            items = ", ".join(self.text(v) for v in value)  # type: ignore[attr-defined]
+            return f"{self._type_name(kind)}:({items})"
+        if kind in (frozenset, set):
+            return f"{kind.__name__}:{{{', '.join(sorted(self.text(v) for v in value))}}}"  # type: ignore[attr-defined]
+        if kind is dict:
+            pairs = sorted(f"{self.text(k)}: {self.text(v)}" for k, v in value.items())  # type: ignore[attr-defined]
+            return f"dict:{{{', '.join(pairs)}}}"
+        if isinstance(value, types.FunctionType):
+            return self._function(value)
+        if isinstance(value, types.MethodType):
+            return f"method:{self.text(value.__func__)} of {self.text(value.__self__)}"
+        if isinstance(value, functools.partial):
+            return f"partial:{self.text(value.func)}({self.text(value.args)}, {self.text(value.keywords)})"
+        if isinstance(value, types.ModuleType):
+            return f"module:{value.__name__}{_origin(getattr(value, '__file__', None), value.__name__)}"
+        if isinstance(value, type):
+            module = sys.modules.get(value.__module__)
+            return f"class:{self._type_name(value)}{_origin(getattr(module, '__file__', None), value.__module__)}"
+        if isinstance(value, types.BuiltinFunctionType) and (value.__self__ is None or isinstance(value.__self__, types.ModuleType)):
+            return f"builtin:{getattr(value, '__module__', None)}.{value.__qualname__}"
+        if type(value).__module__ in ("typing", "types", "typing_extensions") and " at 0x" not in repr(value):
+            return f"typing:{value!r}"  # TypeVars, generic aliases
+        wrapped = getattr(value, "__wrapped__", None)
+        if wrapped is not None and callable(value):  # a jit function, a cache wrapper: what it wraps
+            return f"wrapped:{self.text(kind)}({self.text(wrapped)})"
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = ", ".join(f"{f.name}={self.text(getattr(value, f.name))}" for f in dataclasses.fields(value))
+            return f"dataclass:{self.text(kind)}({fields})"
+        self.stable = False
+        self.held.append(value)
+        return f"object:{self._type_name(kind)}@{id(value):x}"
+
+    def _function(self, fn: types.FunctionType) -> str:
+        name = f"function:{fn.__module__}.{fn.__qualname__}"
+        closure = [self.text(_cell(cell)) for cell in fn.__closure__ or ()]
+        origin = _origin(fn.__code__.co_filename, fn.__module__)
+        if not origin.startswith(" source"):  # library code, named by its version; its closure may hold user values
+            return f"{name}{origin}(closure={closure})"
+        loads = sorted(set(_global_loads(fn.__code__)))
+        module_globals = fn.__globals__
+        globals_ = [f"{n}={self.text(module_globals[n])}" for n in loads if n in module_globals]
+        return (
+            f"{name}{origin}(code={_code_digest(fn.__code__, self)}, "
+            f"defaults={self.text(fn.__defaults__)}, kwdefaults={self.text(fn.__kwdefaults__)}, "
+            f"closure={closure}, globals={globals_})"
+        )
+
+    @staticmethod
+    def _type_name(kind: type) -> str:
+        return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def _code_names(code: types.CodeType) -> Iterator[str]:
-    yield from code.co_names
+def _is_dtype(value: object) -> bool:
+    if isinstance(value, str):
+        return value in BY_NAME
+    if isinstance(value, type):
+        return issubclass(value, DType) and value is not DType
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.dtype) and is_dtype_like(value)
+
+
+def _cell(cell: Any) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell: a closure variable assigned later
+        return _EMPTY_CELL
+
+
+_EMPTY_CELL = "<empty cell>"
+
+
+def _origin(path: str | None, module: str) -> str:
+    """Where code comes from, as a key needs it: nothing for the standard library and tltyped, an installed
+    package's version, else ` source <sha256>` of the file's content (as this process read it)."""
+    if not path or path.startswith("<frozen"):  # builtin and frozen modules
+        return ""
+    resolved = str(Path(path).resolve())
+    if resolved.startswith(_PACKAGE):
+        return ""
+    if resolved.startswith(_INSTALLED_DIRS):
+        version = getattr(sys.modules.get(module.partition(".")[0]), "__version__", None)
+        if isinstance(version, str):
+            return f" version {version}"
+    elif resolved.startswith(_STDLIB_DIR):
+        return ""
+    return f" source {_file_digest(path)}"
+
+
+@functools.cache
+def _file_digest(path: str) -> str:
+    """sha256 of a user file's text as this process reads it (the text TileLang reads the body from)."""
+    lines = linecache.getlines(path)
+    if not lines:
+        return "unreadable"
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def _global_loads(code: types.CodeType) -> Iterator[str]:
+    """The global names the code (and the code nested in it) loads."""
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _GLOBAL_LOADS:
+            yield str(instruction.argval)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _code_names(const)
+            yield from _global_loads(const)
 
 
-def _referenced(fn: Callable[..., Any]) -> Iterator[object]:
-    """The globals and closure values the function's code (nested functions included) names."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return
-    module_globals = getattr(fn, "__globals__", {})
-    for name in set(_code_names(code)):
-        if name in module_globals:
-            yield module_globals[name]
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            yield cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-
-
-def _file_of(value: object) -> str | None:
-    """The resolved source file defining a module, function or class; None for other values."""
-    value = inspect.unwrap(value) if callable(value) else value
-    if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
-        return None
-    try:
-        path = inspect.getsourcefile(value) or inspect.getfile(value)
-    except (TypeError, OSError):
-        return None
-    return str(Path(path).resolve())
+def _code_digest(code: types.CodeType, reader: Reader) -> str:
+    digest = hashlib.sha256(code.co_code)
+    for const in code.co_consts:
+        digest.update(b"\0" + (_code_digest(const, reader) if isinstance(const, types.CodeType) else reader.text(const)).encode())
+    digest.update("\0".join((*code.co_names, "|", *code.co_varnames, "|", *code.co_freevars)).encode())
+    return digest.hexdigest()[:32]

@@ -9,7 +9,9 @@ message.
 `typed_key(value)` is the value as a cache key that equal values of other
 types do not share: `2`, `2.0` and `True` compare (and hash) equal, but a
 kernel built for one is not the kernel of another. Containers are tagged
-element by element, so `(2, 2)` and `(2.0, 2)` differ too.
+element by element, so `(2, 2)` and `(2.0, 2)` differ too; and `0.0` and
+`-0.0`, equal as well, compile to different constants, so a float (or
+complex) is keyed by its exact text.
 """
 
 from __future__ import annotations
@@ -49,4 +51,6 @@ def typed_key(value: Hashable) -> Hashable:
         return (kind, *map(typed_key, value))  # type: ignore[call-overload]
     if issubclass(kind, frozenset):
         return (kind, frozenset(map(typed_key, value)))  # type: ignore[call-overload]
+    if kind is float or kind is complex:
+        return (kind, repr(value))
     return (kind, value)

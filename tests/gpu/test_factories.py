@@ -1,0 +1,85 @@
+"""On a GPU: kernels made by one factory, and kernels reading module globals, each compute with their own values,
+in one process and in a second process sharing the disk cache (tests/unit/test_fingerprint.py checks the keys)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.gpu.conftest import rel_err
+from tests.kernels import factories
+
+ROOT = Path(__file__).resolve().parents[2]
+N = 1000
+
+
+def run_map(kernel, a):
+    out = torch.full_like(a, float("nan"))
+    kernel(a, out)
+    return out
+
+
+def test_factory_kernels_compute_with_their_own_values() -> None:
+    a = torch.randn(N, device="cuda")
+    cases = [(lambda x, s: x + s, 1.0, a.double() + 1.0), (lambda x, s: x * s, 3.0, a.double() * 3.0),
+             (lambda x, s: x + s, 2.0, a.double() + 2.0)]
+    for op, scale, expected in cases:
+        assert rel_err(run_map(factories.make_map(op, scale), a), expected) < 1e-6, (scale, expected[:4])
+    assert rel_err(run_map(factories.make_map(lambda x, s: x + s, 1.0, 256), a), a.double() + 1.0) < 1e-6
+    half = a.half()
+    assert rel_err(run_map(factories.make_map(lambda x, s: x * s, 3.0, dtype=torch.float16), half), half.double() * 3) < 1e-3
+    assert rel_err(run_map(factories.make_shifted(5.0), a), a.double() + 5.0) < 1e-6
+
+
+def test_a_sum_and_a_product_from_one_factory() -> None:
+    a = torch.rand(64, device="cuda") + 0.5
+    assert rel_err(factories.SUM(a), a.double().sum().reshape(1)) < 1e-5
+    assert rel_err(factories.PRODUCT(a), a.double().prod().reshape(1)) < 1e-4
+
+
+def test_a_rebound_global_is_read_by_the_next_kernel_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = torch.randn(N, device="cuda"), torch.randn(2 * N, device="cuda")
+    assert rel_err(run_map(factories.add_offset, a), a.double() + 1.0) < 1e-6
+    monkeypatch.setattr(factories, "OFFSET", 2.0)
+    assert rel_err(run_map(factories.add_offset, a), a.double() + 1.0) < 1e-6  # served from memory: built with 1.0
+    assert rel_err(run_map(factories.add_offset, b), b.double() + 2.0) < 1e-6  # a new specialisation reads 2.0
+
+
+PROBE = """
+import json, sys, torch
+from tests.kernels import factories as f
+a = torch.randn(1000, device="cuda")
+results = {}
+for name, op, scale in (("add1", lambda x, s: x + s, 1.0), ("mul3", lambda x, s: x * s, 3.0), ("add2", lambda x, s: x + s, 2.0)):
+    if name not in sys.argv[1:]:
+        continue
+    kernel = f.make_map(op, scale)
+    out = torch.full_like(a, float("nan"))
+    kernel(a, out)
+    expected = a.double() + scale if name.startswith("add") else a.double() * scale
+    results[name] = [float((out.double() - expected).norm() / expected.norm()), kernel.cache_info()._asdict()]
+out = torch.full_like(a, float("nan"))
+f.add_block(a, out)
+results["block"] = float((out.double() - (a.double() + f.BLOCK)).norm() / a.double().norm())
+print(json.dumps(results))
+"""
+
+
+def test_factory_kernels_and_an_environment_constant_across_processes(tmp_path: Path) -> None:
+    def run(*names: str, block: str) -> dict:
+        env = {**os.environ, "TLTYPED_CACHE_DIR": str(tmp_path), "TLTYPED_TEST_BLOCK": block, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", PROBE, *names], capture_output=True, text=True, env=env, cwd=ROOT,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first = run("add1", block="32")
+    second = run("mul3", "add2", "add1", block="64")
+    for name in ("mul3", "add2", "add1"):
+        assert second[name][0] < 1e-6, (name, second[name])
+    assert second["mul3"][1]["compiles"] == 1 and second["add1"][1]["disk_hits"] == 1
+    assert first["block"] < 1e-6 and second["block"] < 1e-6  # each process's own BLOCK

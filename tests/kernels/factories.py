@@ -1,0 +1,113 @@
+"""Kernels made by factories and kernels reading module globals: each differs from its siblings only in
+the values its body reads (closure cells, globals, helpers), as TileLang's own tests build them.
+
+No `from __future__ import annotations`: most users' modules have none.
+"""
+
+import os
+
+import tltyped as tl
+import tltyped.language as T
+
+BLOCK = int(os.environ.get("TLTYPED_TEST_BLOCK", "128"))  # a module constant read from the environment
+OFFSET = 1.0  # a global the tests rebind
+
+
+def make_map(op, scale, threads=128, dtype=T.float32):
+    """B = op(A, scale), elementwise: the op, the scale, the thread count and the dtype come from the factory."""
+
+    @tl.jit
+    def apply(A, B):
+        N = T.const("N")
+        A: T.Tensor[[N], dtype]
+        B: T.Tensor[[N], dtype]
+        with T.Kernel(1, threads=threads) as bx:
+            for i in T.Parallel(N):
+                B[i] = op(A[i], scale)
+
+    return apply
+
+
+def make_shifted(offset):
+    """B = A + offset through a nested helper that closes over the factory's value."""
+
+    def shift(x):
+        return x + offset
+
+    @tl.jit
+    def shifted(A, B):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B: T.Tensor[[N], T.float32]
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(N):
+                B[i] = shift(A[i])
+
+    return shifted
+
+
+def make_reduce(reducer, init):
+    """A whole-tensor reduction over a closure's reducer (TileLang's tests close over the reducer alike)."""
+
+    @tl.jit
+    def reduce(A):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        out = T.empty((1,), T.float32)
+        with T.Kernel(1, threads=32) as bx:
+            acc = T.alloc_local((1,), T.float32)
+            acc[0] = init
+            for i in T.serial(N):
+                acc[0] = reducer(acc[0], A[i])
+            out[0] = acc[0]
+        return out
+
+    return reduce
+
+
+SUM = make_reduce(lambda a, b: a + b, 0.0)
+PRODUCT = make_reduce(lambda a, b: a * b, 1.0)
+
+
+@tl.jit
+def add_block(A, B):
+    """B = A + BLOCK: the module constant, as this process read it from the environment."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] + BLOCK
+
+
+@tl.jit
+def add_offset(A, B):
+    """B = A + OFFSET: the global as it is when the kernel is built."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] + OFFSET
+
+
+class Opaque:
+    """A value with no text that is the same in every process."""
+
+    def __init__(self, factor):
+        self.factor = factor
+
+
+def make_opaque(config):
+    """A kernel reading an object's attribute: it cannot be recorded on disk, only built."""
+
+    @tl.jit
+    def scaled(A, B):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B: T.Tensor[[N], T.float32]
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(N):
+                B[i] = A[i] * config.factor
+
+    return scaled

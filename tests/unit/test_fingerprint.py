@@ -1,0 +1,243 @@
+"""A kernel is built from, and recorded under, the values its elaboration reads, never another kernel's.
+
+Kernels made by one factory differ only in closure values; a kernel reading a
+module constant differs between processes only in that constant. Each must
+get its own kernel, in one process and across processes, and reuse a build
+exactly when its values are equal. Here on CPU: the fingerprints, the record
+keys, and real builds (`fn.compile`, nvcc) in this process and in fresh ones
+sharing one cache; tests/gpu/test_factories.py runs the same kernels.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import tltyped as tl
+from tests.conftest import meta, needs_nvcc
+from tests.kernels import factories
+from tltyped.frontend.fingerprint import fingerprint, stable_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+add = lambda x, s: x + s  # noqa: E731  (the users' spelling)
+mul = lambda x, s: x * s  # noqa: E731
+
+
+def record_key(kernel: Any, *tensors: torch.Tensor) -> str | None:
+    """The launch record a call with these tensors would use (None: not recorded)."""
+    dispatcher = kernel._dispatcher
+    spec, target = dispatcher.bind_for_inspection(tensors, {})
+    return dispatcher.kernels.identity(spec, target).record
+
+
+def vector(dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return meta(256, dtype=dtype)
+
+
+SIBLINGS = {
+    "lambda": (factories.make_map(add, 1.0), factories.make_map(mul, 1.0)),
+    "float": (factories.make_map(add, 1.0), factories.make_map(add, 2.0)),
+    "negative zero": (factories.make_map(add, 0.0), factories.make_map(add, -0.0)),
+    "thread count": (factories.make_map(add, 1.0, 128), factories.make_map(add, 1.0, 256)),
+    "nested helper": (factories.make_shifted(1.0), factories.make_shifted(2.0)),
+    "reducer": (factories.SUM, factories.PRODUCT),
+}
+
+
+@pytest.mark.parametrize("kind", SIBLINGS)
+def test_kernels_of_one_factory_with_other_values_are_other_kernels(kind: str) -> None:
+    one, other = SIBLINGS[kind]
+    tensors = (vector(),) if kind == "reducer" else (vector(), vector())
+    assert fingerprint(one.__wrapped__).digest != fingerprint(other.__wrapped__).digest
+    assert record_key(one, *tensors) != record_key(other, *tensors)
+    assert record_key(one, *tensors) is not None
+
+
+def test_a_dtype_from_the_factory_is_another_kernel() -> None:
+    f32, f16 = factories.make_map(add, 1.0), factories.make_map(add, 1.0, dtype=tl.float16)
+    assert fingerprint(f32.__wrapped__).digest != fingerprint(f16.__wrapped__).digest
+
+
+def test_kernels_of_one_factory_with_equal_values_are_one_kernel() -> None:
+    one, same = factories.make_map(add, 1.0, 128), factories.make_map(add, 1.0, 128)
+    assert one is not same and fingerprint(one.__wrapped__) == fingerprint(same.__wrapped__)
+    assert record_key(one, vector(), vector()) == record_key(same, vector(), vector())
+
+
+def test_a_value_without_a_stable_text_is_never_recorded() -> None:
+    kernel = factories.make_opaque(factories.Opaque(2.0))
+    assert not fingerprint(kernel.__wrapped__).stable
+    assert record_key(kernel, vector(), vector()) is None
+    assert stable_text(factories.Opaque(2.0)) is None and stable_text((1, factories.Opaque(2.0))) is None
+
+
+def test_value_texts_tell_apart_what_compiles_differently() -> None:
+    values = [2, 2.0, True, 1, "2", (2,), (2.0,), None, 0.0, -0.0, float("inf"), math.nan, -math.nan, [2], frozenset({2}),
+              tl.float16, tl.float32, add, mul, factories.make_map]
+    texts = [stable_text(v) for v in values]
+    assert None not in texts and len(set(texts)) == len(texts)
+    assert stable_text(tl.float16) == stable_text(torch.float16) == stable_text("float16")
+
+
+def test_fingerprints_are_the_same_in_every_process() -> None:
+    probe = "from tests.kernels import factories as f; from tltyped.frontend.fingerprint import fingerprint as p; " \
+            "print(p(f.SUM.__wrapped__).digest, p(f.make_map(lambda x, s: x * s, 3.0).__wrapped__).digest)"
+    digests = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout.split() for seed in ("1", "2")]
+    assert digests[0] == digests[1] == [fingerprint(factories.SUM.__wrapped__).digest,
+                                        fingerprint(factories.make_map(mul, 3.0).__wrapped__).digest]
+
+
+def test_the_fast_path_keys_negative_zero_apart() -> None:
+    @tl.jit
+    def scaled(A: tl.Tensor[tl.float32, 8], factor: float = 1.0) -> None:
+        pass
+
+    key = scaled._dispatcher.key
+    assert key(vector()[:8], 0.0) != key(vector()[:8], -0.0)
+    assert key(vector()[:8], 0.0) == key(vector()[:8], 0.0)
+
+
+# -- builds ------------------------------------------------------------------------------
+
+
+@needs_nvcc
+def test_factory_kernels_are_built_from_their_own_values_in_one_process(sm90: str) -> None:
+    plus = factories.make_map(add, 1.0).compile(vector(), vector())
+    times = factories.make_map(mul, 3.0)
+    built = times.compile(vector(), vector())
+    assert times.cache_info().disk_hits == 0 and times.cache_info().compiles == 1
+    assert "0x1.8p+1f" in built.cuda_source and "0x1.8p+1f" not in plus.cuda_source  # 3.0: the second's own scale
+    same = factories.make_map(add, 1.0)
+    assert same.compile(vector(), vector()).folder == plus.folder and same.cache_info().disk_hits == 1
+
+
+@needs_nvcc
+def test_a_global_rebound_after_a_build_is_read_by_the_next_build(sm90: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = factories.add_offset.compile(vector(), vector())
+    monkeypatch.setattr(factories, "OFFSET", 2.0)
+    second = factories.add_offset.compile(vector(), vector())
+    assert "0x1p+0f" in first.cuda_source and "0x1p+1f" in second.cuda_source  # 1.0, then 2.0
+    monkeypatch.setattr(factories, "OFFSET", 1.0)
+    assert factories.add_offset.compile(vector(), vector()).folder == first.folder
+
+
+# -- across processes sharing one cache ---------------------------------------------------
+
+PROBE = """
+import json, sys, torch
+import user_kernels
+out = []
+for expression in sys.argv[1:]:
+    kernel = eval(expression, vars(user_kernels))
+    built = kernel.compile(*(torch.empty(256, device="meta") for _ in kernel.signature.tensors))
+    out.append({"info": kernel.cache_info()._asdict(), "nvcc": built.compiled, "cuda": built.cuda_source})
+print(json.dumps(out))
+"""
+
+USER_KERNELS = '''
+import os
+import tltyped as tl
+import tltyped.language as T
+from user_helpers import combine
+from tests.kernels.factories import make_map, make_opaque, Opaque, add_block
+
+def plus(x, s):
+    return x + s
+
+def times(x, s):
+    return x * s
+
+@tl.jit
+def combined(A, B):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = combine(A[i], 3.0)
+'''
+
+
+class Project:
+    """A user's kernel modules and a private cache; each `run` is a new process."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        (where / "user_kernels.py").write_text(USER_KERNELS)
+        self.helper("a + b")
+
+    def helper(self, expression: str) -> None:
+        (self.where / "user_helpers.py").write_text(f"def combine(a, b):\n    return {expression}\n")
+
+    def run(self, *kernels: str, **env: str) -> list[dict[str, Any]]:
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(self.where), str(ROOT)]),
+                       "TLTYPED_CACHE_DIR": str(self.where / "cache"), "TLTYPED_TARGET": "sm_90a", **env}
+        run = subprocess.run([sys.executable, "-c", PROBE, *kernels], capture_output=True, text=True, env=environment,
+                             cwd=self.where, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        result: list[dict[str, Any]] = json.loads(run.stdout.strip().splitlines()[-1])
+        return result
+
+    def records(self) -> int:
+        folder = self.where / "cache" / "modules"
+        return sum(1 for p in folder.glob("*.json") if json.loads(p.read_text()).get("kind") == "launch")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    return Project(tmp_path_factory.mktemp("factories"))
+
+
+def built_fresh(result: dict[str, Any]) -> bool:
+    return bool(result["info"]["compiles"] == 1 and result["info"]["disk_hits"] == 0)
+
+
+def loaded(result: dict[str, Any]) -> bool:
+    return bool(result["info"]["compiles"] == 0 and result["info"]["disk_hits"] == 1)
+
+
+@needs_nvcc
+def test_factory_kernels_across_processes(project: Project) -> None:
+    (first,) = project.run("make_map(plus, 1.0)")
+    assert built_fresh(first)
+    times, other_scale, same = project.run("make_map(times, 3.0)", "make_map(plus, 2.0)", "make_map(plus, 1.0)")
+    assert built_fresh(times) and "0x1.8p+1f" in times["cuda"]  # its own op and scale, not the first kernel's
+    assert built_fresh(other_scale) and "0x1p+1f" in other_scale["cuda"]
+    assert loaded(same) and same["cuda"] == first["cuda"]  # equal values: the first process's record
+
+
+@needs_nvcc
+def test_an_environment_constant_differing_between_processes(project: Project) -> None:
+    (block_32,) = project.run("add_block", TLTYPED_TEST_BLOCK="32")
+    (block_64,) = project.run("add_block", TLTYPED_TEST_BLOCK="64")
+    (again,) = project.run("add_block", TLTYPED_TEST_BLOCK="32")
+    assert built_fresh(block_32) and built_fresh(block_64) and loaded(again)
+    assert "0x1p+5f" in block_32["cuda"] and "0x1p+6f" in block_64["cuda"]  # 32.0 and 64.0
+
+
+@needs_nvcc
+def test_an_imported_helper_edited_between_processes(project: Project) -> None:
+    (before,) = project.run("combined")
+    (unchanged,) = project.run("combined")
+    assert loaded(unchanged)  # the control: nothing edited, the record is used
+    project.helper("a * b")
+    (after,) = project.run("combined")
+    assert built_fresh(after) and after["cuda"] != before["cuda"]
+
+
+@needs_nvcc
+def test_a_kernel_reading_an_opaque_value_is_elaborated_in_each_process(project: Project) -> None:
+    records = project.records()
+    (first,) = project.run("make_opaque(Opaque(2.0))")
+    (second,) = project.run("make_opaque(Opaque(2.0))")
+    assert built_fresh(first) and built_fresh(second) and project.records() == records  # never recorded
+    assert second["nvcc"] is False  # ... but its CUDA is the same, so its build is found by content
+

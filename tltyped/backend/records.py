@@ -1,0 +1,188 @@
+"""The records of the disk cache: what each is, the key of each, and how it is read back.
+
+Builds (cubins, launchers) are content-addressed folders (cache.py). Records
+are the small JSON documents beside them that say what a build is for:
+
+    LaunchRecord    a jit function's specialisation -> the build holding its kernel
+    TuningRecord    a tuned specialisation on one GPU model -> every candidate's time, the winner
+    SourceRecord    generated Python (a fast path), so a warm process renders nothing
+    CompilerRecord  a compiler binary -> its `--version`, so a warm process spawns no compiler
+
+Each is stored with its `kind` and the `FORMAT` it was written in; a record of
+another kind or format, or one that does not parse into its class, reads as
+absent (and is overwritten by the next build). The keys of the records that
+name kernels are made here only (`kernel_key`): a kernel's key covers what
+its elaboration reads (frontend/fingerprint.py), the signature it was read
+with, its specialisation, the target, the decorator's build options, and
+tltyped's own code with the TileLang, torch and Python versions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib.metadata
+import json
+import sys
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar, Union
+
+from tltyped.backend import cache
+from tltyped.frontend.fingerprint import Reader
+from tltyped.frontend.signature import Specialization
+
+FORMAT = 2
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """The build of one specialisation of a jit function."""
+
+    KIND: ClassVar[str] = "launch"
+    function: str  # module.qualname, for `cache ls` and `cache clear FUNCTION`
+    target: str  # the arch
+    spec: dict[str, Any]  # `describe(spec)`
+    build: str  # the key of the build folder (cache.find)
+
+
+@dataclass(frozen=True)
+class TuningRecord:
+    """What a search found for one tuned specialisation on one GPU model."""
+
+    KIND: ClassVar[str] = "tuning"
+    function: str
+    target: str
+    spec: dict[str, Any]  # with each tuned const as its `Tune` space
+    gpu: str
+    candidates: list[dict[str, Any]]  # {"config": {name: repr}, "ms": float | None, "error": str | None}
+    winner: int
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """Generated source text, checked against its own sha256 when read."""
+
+    KIND: ClassVar[str] = "source"
+    what: str
+    source: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class CompilerRecord:
+    """A compiler's `--version` output, keyed by its binary's identity."""
+
+    KIND: ClassVar[str] = "compiler"
+    compiler: str
+    version: str
+
+
+Record = Union[LaunchRecord, TuningRecord, SourceRecord, CompilerRecord]
+KINDS: dict[str, type[Record]] = {r.KIND: r for r in (LaunchRecord, TuningRecord, SourceRecord, CompilerRecord)}
+R = TypeVar("R", LaunchRecord, TuningRecord, SourceRecord, CompilerRecord)
+
+
+def read(kind: type[R], key: str) -> R | None:
+    """Record `key` if it is there, trusted (cache.read_record), of this kind and format, and whole."""
+    try:
+        data = cache.read_record(key)
+    except OSError:  # an unusable cache: as if nothing were recorded
+        return None
+    record = _parse(data) if data is not None else None
+    if not isinstance(record, kind):
+        return None
+    if isinstance(record, SourceRecord) and hashlib.sha256(record.source.encode()).hexdigest() != record.sha256:
+        return None
+    return record
+
+
+def write(key: str, record: Record) -> None:
+    """Save a record; a cache that cannot take it (full, read-only) costs the next process a rebuild, after a warning."""
+    try:
+        cache.write_record(key, {"kind": record.KIND, "format": FORMAT, **dataclasses.asdict(record)})
+    except OSError as exc:
+        warnings.warn(f"tltyped: cannot save a cache record ({exc})", cache.CacheWarning, stacklevel=3)
+
+
+def every() -> Iterator[tuple[Path, Record]]:
+    """Every trusted record of the current format in the cache, with its file (for `python -m tltyped cache`)."""
+    for path, data in cache.records():
+        record = _parse(data)
+        if record is not None:
+            yield path, record
+
+
+def _parse(data: Mapping[str, Any]) -> Record | None:
+    kind = KINDS.get(str(data.get("kind")))
+    if kind is None or data.get("format") != FORMAT:
+        return None
+    fields = {f.name for f in dataclasses.fields(kind)}
+    try:
+        return kind(**{name: data[name] for name in fields})
+    except (KeyError, TypeError):
+        return None
+
+
+# -- keys ------------------------------------------------------------------------------
+
+
+@functools.cache
+def package_digest() -> str:
+    """sha256 of tltyped's own code, templates and C sources: they decide what a specialisation builds."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".j2", ".c", ".cpp", ".h") and p.is_file()):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def describe(spec: Specialization, reader: Reader | None = None) -> dict[str, Any]:
+    """The specialisation as text (each const by `Reader.text`, which says whether it was stable)."""
+    reader = reader or Reader()
+    return {
+        "consts": {name: reader.text(value) for name, value in sorted(spec.consts.items())},
+        "dims": dict(sorted(spec.dims.items())),
+        "dtypes": {name: d.name for name, d in sorted(spec.dtypes.items())},
+        "strides": {name: list(s) if s is not None else None for name, s in sorted(spec.strides.items())},
+    }
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """What besides the sources and commands decides a binary: the packages, the Python ABI."""
+    import torch
+
+    return {
+        "tltyped": _distribution_version("tltyped"),
+        "tilelang": _distribution_version("tilelang"),
+        "torch": torch.__version__,
+        "python": sys.implementation.cache_tag,
+    }
+
+
+def _distribution_version(name: str) -> str:
+    """An installed distribution's version, read without importing it; "unknown" for a source tree on sys.path."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def kernel_key(function: str, spec: Mapping[str, Any], target: Mapping[str, Any], options: str, *extra: str) -> str:
+    """The key of a kernel's launch record (or, with `extra`, of its tuning record).
+
+    `function` is the jit function's fingerprint digest and signature,
+    `spec` its `describe`d specialisation, `options` its build options.
+    """
+    identity = [FORMAT, function, package_digest(), versions(), options, dict(spec), dict(target), *extra]
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def source_key(what: str, *inputs: object) -> str:
+    """The key of a generated source: what it is and everything it is rendered from."""
+    text = json.dumps([FORMAT, what, package_digest(), *inputs], sort_keys=True, default=lambda o: o.__dict__)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

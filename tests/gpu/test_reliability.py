@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.gpu import kernels
 from tests.gpu.conftest import rel_err
 from tests.kernels import consts, names
+from tests.unit.hostile import StoragelessTensor
 
 
 def test_int_and_float_factors_run_their_own_kernels() -> None:
@@ -55,3 +57,11 @@ def test_a_cached_call_refuses_what_the_binder_refuses(change: dict[str, object]
     assert names.keywords.cache_info().hits == hits
     torch.cuda.synchronize()
     assert bool((out == -1.0).all())  # nothing was launched
+
+
+def test_a_tensor_subclass_without_storage_is_refused_where_a_cached_call_would_launch() -> None:
+    x, y = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda")
+    kernels.axpy(x, y)  # compiled and cached: a storageless tensor has the same dtype, shape and device
+    with pytest.raises(ValueError, match="argument 'X' is a StoragelessTensor with no memory of its own"):
+        kernels.axpy(StoragelessTensor(1000, dtype=torch.float32), y)
+    torch.cuda.synchronize()  # nothing was launched with a null pointer

@@ -62,3 +62,13 @@ def nul_named(A: tl.Tensor[tl.float32, Int]):
         for i in T.Parallel(128):
             if bx * 128 + i < n:
                 A[bx * 128 + i] = 0
+
+
+@tl.jit
+def shadowing(Exception: tl.Tensor[tl.float32, Int], TypeError: tl.dyn[int], OverflowError: int = 1):  # noqa: A002
+    """Parameters named like the exception classes the generated fast path catches."""
+    (n,) = Exception.shape
+    with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < n:
+                Exception[bx * 128 + i] = TypeError + OverflowError

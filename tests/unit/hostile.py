@@ -62,3 +62,16 @@ class Recorded(torch.Tensor):
     def __format__(self, spec: str) -> str:
         Recorded.formatted.append("format")
         return "<tensor>"
+
+
+class StoragelessTensor(torch.Tensor):
+    """A wrapper subclass (as tensor-subclass libraries make them): a CUDA tensor with shape and dtype, no memory."""
+
+    @staticmethod
+    def __new__(cls, *shape: int, dtype: torch.dtype = torch.float16) -> "StoragelessTensor":
+        made: StoragelessTensor = torch.Tensor._make_wrapper_subclass(cls, shape, dtype=dtype, device="cuda")  # type: ignore[attr-defined]
+        return made
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        raise NotImplementedError(f"{func} on a tensor without storage")

@@ -27,7 +27,7 @@ import torch
 from tests.conftest import meta
 import tltyped as tl
 from tests.kernels import broken, consts, in_body, shapes
-from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr, Recorded
+from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr, Recorded, StoragelessTensor
 from tltyped.frontend.elaborate import KernelBuildError
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -72,6 +72,12 @@ def test_call_with_meta_tensor(seed_gemm) -> None:
 def test_call_with_a_non_tensor(seed_gemm) -> None:
     with pytest.raises(TypeError, match=r"gemm: argument 'A' expects a torch tensor Tensor\[float16, M, K\], got str"):
         seed_gemm.gemm("A", cpu(512, 128))
+
+
+def test_call_with_a_tensor_subclass_without_storage(seed_gemm) -> None:
+    """A wrapper subclass says it is a CUDA tensor but has no data pointer: never launched, named instead."""
+    with pytest.raises(ValueError, match=r"gemm: argument 'A' is a StoragelessTensor with no memory of its own"):
+        seed_gemm.gemm(StoragelessTensor(256, 512), StoragelessTensor(512, 128))
 
 
 def test_call_missing_an_argument(seed_gemm) -> None:

@@ -10,6 +10,8 @@ does not serve must end exactly as the Python path ends it.
 
 import inspect
 import pickle
+import shutil
+import sysconfig
 import weakref
 from typing import Any, TypeVar
 
@@ -20,10 +22,19 @@ import tltyped as tl
 from examples.interleave import interleave_into
 from tests.conftest import has_nvcc, meta, target_env
 from tests.kernels import dispatch, in_body
-from tltyped.backend import facts
+from tltyped.backend import facts, torch_direct
 from tltyped.callpath import fastpath
 
-pytestmark = pytest.mark.skipif(facts.CachedCall is None, reason="the C tensor facts are not built here")
+
+def test_the_c_helpers_build_where_a_compiler_exists() -> None:
+    """Without them every call silently takes the slower Python path: where a C compiler exists, they must build."""
+    if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
+        pytest.skip("no C compiler")
+    assert facts.CachedCall is not None
+    assert torch_direct.helper() is not None and torch_direct.tensor_reader() is not None
+
+
+c_path = pytest.mark.skipif(facts.CachedCall is None, reason="the C tensor facts are not built here")
 
 M = TypeVar("M")
 N = TypeVar("N", bound=tl.dyn[int])
@@ -88,6 +99,7 @@ def full_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, 
     return bound.args
 
 
+@c_path
 @pytest.mark.parametrize(("args", "kwargs"), SERVED)
 def test_the_c_path_serves_a_hit_with_the_python_paths_key_and_arguments(paths, args, kwargs) -> None:
     c_path, python_path, recorder, launches = paths
@@ -128,6 +140,7 @@ NOT_SERVED = {
 }
 
 
+@c_path
 @pytest.mark.parametrize(("args", "kwargs"), NOT_SERVED.values(), ids=NOT_SERVED.keys())
 def test_a_call_the_c_path_does_not_serve_ends_as_the_python_path_ends_it(paths, args, kwargs) -> None:
     c_path, python_path, recorder, launches = paths
@@ -143,6 +156,7 @@ def test_a_call_the_c_path_does_not_serve_ends_as_the_python_path_ends_it(paths,
 SHAPE = (2, 4)
 
 
+@c_path
 def test_recent_hits_are_told_apart_and_replaced(paths) -> None:
     """More keys than the C path remembers, called in turn: each call reaches its own entry with its own arguments."""
     c_path, python_path, _, launches = paths
@@ -175,6 +189,7 @@ def scale_rows_kernel() -> Any:
         return in_body.scale_rows.compile(meta(128, 100, dtype=torch.float32), meta(128, 100, dtype=torch.float32), 2.0)
 
 
+@c_path
 def test_the_c_path_calls_a_compiled_launcher_through_its_raw_entry(scale_rows_kernel: Any) -> None:
     """The raw entry converts what the C path read: it gets to the launch, and a refused value goes to the slow path."""
     assert type(scale_rows_kernel.module.LAUNCH_RAW).__name__ == "PyCapsule"
@@ -191,6 +206,7 @@ def test_the_c_path_calls_a_compiled_launcher_through_its_raw_entry(scale_rows_k
     assert c_path.call(a, a, "2.0") == python_path.call(a, a, "2.0") == "slow"  # the launcher refused a str
 
 
+@c_path
 def test_the_jit_function_is_the_c_path_and_still_looks_like_the_kernel() -> None:
     assert type(mixed) is facts.CachedCall
     assert (mixed.__name__, mixed.__qualname__, mixed.__module__) == ("mixed", "mixed", __name__)
@@ -202,6 +218,7 @@ def test_the_jit_function_is_the_c_path_and_still_looks_like_the_kernel() -> Non
     assert mixed.cache_info().hits == 0
 
 
+@c_path
 def test_signatures_with_other_checks_keep_the_python_path() -> None:
     assert inspect.isfunction(interleave_into)  # Out's dim 2 * N + 1 is checked by the generated code
     assert inspect.isfunction(dispatch.scalar_only)  # no tensor: the device is the current one, found in Python

@@ -16,12 +16,22 @@ What must hold for every example:
   SIGSEGV that `block=None` caused inside TVM) kills pytest and fails CI;
 - an error is one of the package's own (the binder's TypeError or
   ValueError, a KernelBuildError or LoweringError from the build), never an
-  internal AttributeError, KeyError, IndexError or AssertionError;
+  internal AttributeError, KeyError, IndexError or AssertionError, not even
+  one that a build error wraps: the cause of a build error may come from
+  TileLang meeting a bad value, never from a bug in tltyped's own frames;
 - its message (with its notes) names a parameter it concerns: one that was
   replaced, or for a call on this GPU-less machine the tensor whose device
   is refused;
 - no tensor is formatted into a message (a tensor that records formatting
   is in the pool) and messages stay short.
+
+A valid call is among the examples too, and `near` draws valid variants
+(other sizes, other admitted consts), so a good share of examples reaches
+elaboration and lowering, where the build's own errors come from.
+
+Factory-made kernels get their own property: kernels made by one factory
+with random closure values share a record (and so a build) exactly when
+their values are equal.
 
 Two hypothesis profiles: `fuzz-ci` (the default: derandomized, so CI runs
 the same examples every time, and bounded) and `fuzz-thorough` (random and
@@ -34,6 +44,8 @@ import inspect
 import math
 import os
 import re
+import traceback
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +57,7 @@ from hypothesis import strategies as st
 
 import tltyped as tl
 import tltyped.language as T
-from tests.kernels import consts, dispatch, elementwise, in_body, names, shapes
+from tests.kernels import consts, dispatch, elementwise, factories, in_body, names, shapes
 from tests.unit.hostile import (
     EqualsRaisingBool, RaisingBool, RaisingClass, RaisingEq, RaisingEverything, RaisingHash, RaisingRepr, Recorded,
 )
@@ -157,7 +169,8 @@ def near(value: Any) -> st.SearchStrategy[Any]:
                 lambda change: meta(*(change[1] if axis == change[0] else s for axis, s in enumerate(shape)),
                                     dtype=value.dtype)
             ),
-            st.just(value.unsqueeze(0)), st.just(value.reshape(-1)[:1].reshape([])),
+            st.just(value.unsqueeze(0)), st.just(value.reshape(-1)[:1].reshape([])), st.just(value),
+            st.sampled_from([2, 4, 16, 128]).map(lambda size: meta(*[size] * len(shape), dtype=value.dtype)),
             st.just(torch.empty(shape, dtype=value.dtype)),
             st.just(meta(*shape[::-1], dtype=value.dtype).t() if len(shape) == 2 else value),
         )
@@ -165,7 +178,7 @@ def near(value: Any) -> st.SearchStrategy[Any]:
         return st.sampled_from([not value, not value, 0, 1, None])
     if type(value) is int:
         return st.sampled_from(
-            [value // 2, value * 2, value + 1, 0, -1, 1, 1024, 2048, 2**31, 2**64, True, float(value), None]
+            [value, value // 2, value * 2, value + 1, 0, -1, 1, 1024, 2048, 2**31, 2**64, True, float(value), None]
         )
     if type(value) is float:
         return st.sampled_from([0.5, 3, -1.0, float("nan"), float("inf"), 1e39, 70000.0, True, None])
@@ -177,7 +190,7 @@ def fuzzed_calls(draw: st.DrawFn) -> tuple[Case, dict[str, Any], set[str], str, 
     case = draw(st.sampled_from(CASES))
     args = case.valid()
     parameters = list(inspect.signature(case.fn.__wrapped__).parameters)
-    replaced = {draw(st.sampled_from(parameters)) for _ in range(draw(st.sampled_from([1, 1, 1, 2])))}
+    replaced = {draw(st.sampled_from(parameters)) for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2])))}
     for name in replaced:
         valid = args.get(name, case.fn.signature.param(name).default)
         args[name] = draw(st.one_of(near(valid), near(valid), VALUES))
@@ -188,6 +201,18 @@ def fuzzed_calls(draw: st.DrawFn) -> tuple[Case, dict[str, Any], set[str], str, 
 
 PACKAGE_ERRORS = (TypeError, ValueError, KernelBuildError, LoweringError)
 INTERNAL_ERRORS = (AttributeError, KeyError, IndexError, AssertionError, NameError, UnboundLocalError)
+PACKAGE = str(Path(tl.__file__).resolve().parent)
+
+
+def internal_cause(exc: BaseException) -> BaseException | None:
+    """An internal error that `exc` wraps (its causes, transitively) and that was raised in tltyped's own code."""
+    cause = exc.__cause__
+    while cause is not None:
+        frames = traceback.extract_tb(cause.__traceback__)
+        if isinstance(cause, INTERNAL_ERRORS) and frames and str(Path(frames[-1].filename).resolve()).startswith(PACKAGE):
+            return cause
+        cause = cause.__cause__
+    return None
 
 
 def run(case: Case, args: dict[str, Any], route: str, by_keyword: bool) -> None:
@@ -218,6 +243,8 @@ def test_fuzzed_calls_fail_cleanly(example: tuple[Case, dict[str, Any], set[str]
         raise AssertionError(f"an internal {type(exc).__name__} leaked from {route} with {replaced} replaced") from exc
     except PACKAGE_ERRORS as exc:
         event(f"{route}: {type(exc).__name__}")
+        inside = internal_cause(exc)
+        assert inside is None, f"{route} with {replaced} replaced: a bug in tltyped wrapped as {type(exc).__name__}: {inside!r}"
         text = "\n".join([str(exc), *getattr(exc, "__notes__", [])])
         allowed = set(replaced)
         if route == "call":  # no GPU here: the first tensor on a device other than CUDA is refused
@@ -247,3 +274,40 @@ def test_the_fuzzer_reaches_builds_and_every_kind_of_error() -> None:
 
     sample()
     assert {"lowered", "TypeError", "ValueError"} <= set(seen), seen
+    assert seen["lowered"] >= 0.1 * sum(seen.values()), seen  # a tenth of the examples reach a lowered kernel
+
+
+# -- kernels made by a factory --------------------------------------------------------
+
+OPS = {"add": lambda x, s: x + s, "mul": lambda x, s: x * s, "sub": lambda x, s: x - s, "max": lambda x, s: T.max(x, s)}
+
+
+@st.composite
+def factory_values(draw: st.DrawFn) -> tuple[str, float, int, Any]:
+    """What a factory's closure holds: an op, a scale (signed zeros and all), a thread count, a dtype."""
+    return (draw(st.sampled_from(sorted(OPS))), draw(st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, -3.0])),
+            draw(st.sampled_from([32, 64, 128, 256])), draw(st.sampled_from([tl.float32, tl.float16])))
+
+
+def made(values: tuple[str, float, int, Any]) -> tuple[Any, str | None]:
+    """The factory's kernel, and the record a call of it on 256 elements would use."""
+    op, scale, threads, dtype = values
+    kernel = factories.make_map(OPS[op], scale, threads, dtype)
+    tensor = meta(256, dtype=torch.float16 if dtype is tl.float16 else torch.float32)
+    spec, target = kernel._dispatcher.bind_for_inspection((tensor, tensor), {})
+    return kernel, kernel._dispatcher.kernels.identity(spec, target).record
+
+
+def texts(values: tuple[str, float, int, Any]) -> tuple[str, ...]:
+    return tuple(repr(v) for v in values)  # -0.0 and 0.0 apart, as they compile
+
+
+@settings(FUZZ, max_examples=300)
+@given(factory_values(), factory_values())
+def test_factory_kernels_share_a_record_exactly_when_their_values_are_equal(
+    one: tuple[str, float, int, Any], two: tuple[str, float, int, Any],
+) -> None:
+    (_, first), (_, second) = made(one), made(two)
+    assert first is not None and second is not None
+    assert (first == second) == (texts(one) == texts(two)), (one, two)
+

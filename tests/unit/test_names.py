@@ -171,3 +171,26 @@ def test_a_name_with_a_nul_character() -> None:
     lowered = names.nul_named.lower(meta(256, dtype=torch.float32))
     assert "nul_named_kernel(" in lowered.cuda_source
     assert names.nul_named.__name__ == "nul\0named"
+
+
+class RefusingLaunch:
+    """A cache entry's launch that refuses its dyn value, as a launcher does: the call must go to the slow path."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls += 1
+        raise TypeError("refused")
+
+
+def test_parameters_named_like_the_exceptions_the_fast_path_catches() -> None:
+    signature = analyze(names.shadowing.__wrapped__).signature
+    d = Dispatcher(names.shadowing.__wrapped__, signature, None)
+    a = torch.empty(256)
+    with pytest.raises(ValueError, match="argument 'Exception' is on cpu"):  # a miss: the slow path's own error
+        d.fast_path.call(a, 3)
+    launch = d.launches[d.key(a, 3, 1)] = RefusingLaunch()
+    with pytest.raises(ValueError, match="argument 'Exception' is on cpu"):  # a refused hit: the slow path too
+        d.fast_path.call(a, 3, OverflowError=1)
+    assert launch.calls >= 1  # the C cached call and the generated fast path each try it

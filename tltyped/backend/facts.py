@@ -33,9 +33,11 @@ logger = logging.getLogger(__name__)
 _DLPACK_CODES: dict[torch.dtype, tuple[int, int]] = {to_torch(d): (d.dlpack_code, d.bits) for d in ALL_DTYPES}
 
 
-def _signature(t: torch.Tensor, cuda: bool) -> int | tuple[int, ...]:
+def _signature(t: torch.Tensor, cuda: bool, data: int) -> int | tuple[int, ...]:
     code, bits = _DLPACK_CODES.get(t.dtype, (255, t.element_size() * 8))
     device = (2 * 65536 + t.get_device()) if cuda else 65536 if t.is_cpu else 0  # DLPack: CPU 1, CUDA 2
+    if data == 0 and t.numel():
+        device = 0  # no memory behind it (a wrapper subclass): a key no kernel is stored under
     sig = (device * 256 + code) * 256 + bits
     return sig if t.is_contiguous() else (sig, *t.stride())
 
@@ -58,7 +60,8 @@ def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
         if t.dim() != rank:
             raise ValueError("rank mismatch")
         cuda = t.is_cuda
-        out += [t.data_ptr() if cuda or t.is_cpu else 0, _signature(t, cuda), *t.shape]
+        data = t.data_ptr() if cuda or t.is_cpu else 0
+        out += [data, _signature(t, cuda, data), *t.shape]
     return tuple(out)
 
 

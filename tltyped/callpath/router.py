@@ -53,7 +53,7 @@ class Router:
             parameters=", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in params),
         )
         self.call: Callable[..., Any] = named_plainly(_exec(
-            self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route,
+            self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route, Exception,
             *(p.default for p in params if p.has_default),
         ))
 

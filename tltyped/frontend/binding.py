@@ -138,6 +138,11 @@ class Binder:
         if not issubclass(type(t), torch.Tensor):  # never `t.__class__`, which a value may fake
             raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
         self._check_device(p, t, bound, allow_meta)
+        if t.device.type != "meta" and t.numel() and not _has_memory(t):
+            raise self._fail(
+                ValueError, f"argument {p.name!r} is a {type(t).__qualname__} with no memory of its own "
+                f"(a tensor subclass without storage); kernels take tensors whose data is on the device",
+            )
         dtype = self._check_dtype(p, t, bound)
         if t.dim() != len(spec.dims):
             raise self._fail(
@@ -215,6 +220,14 @@ class Binder:
                 if expected != size:
                     where = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in dim.symbols)
                     raise self._fail(ValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected} ({where}), got {size}")
+
+
+def _has_memory(t: torch.Tensor) -> bool:
+    """Whether a tensor has data of its own: a wrapper subclass has a null data pointer, or none at all."""
+    try:
+        return t.data_ptr() != 0
+    except Exception:  # noqa: BLE001 - whatever a subclass's data_ptr raises: it has none to give
+        return False
 
 
 def evaluate_dtype(source: str, env: Mapping[str, Any], consts: Mapping[str, Any]) -> type[DType]:

@@ -52,6 +52,15 @@ static int read_tensor(PyObject* tensor, DLTensor* out) {
   return reader != NULL && reader(tensor, out) == 0 ? 0 : api->dltensor_from_py_object_no_sync(tensor, out);
 }
 
+// Whether a tensor read into `t` has memory behind its elements: a tensor subclass without storage of its
+// own (torch's wrapper subclasses) has a null data pointer, which no launch may be given.
+static int has_memory(const DLTensor* t) {
+  if (t->data != NULL) return 1;
+  for (int d = 0; d < t->ndim; d++)
+    if (t->shape[d] == 0) return 1;
+  return 0;
+}
+
 // A tensor's device and dtype as one int.
 static long long signature_code(const DLTensor* t) {
   return (((long long)t->device.device_type * 65536 + t->device.device_id) * 256 + t->dtype.code) * 256 + t->dtype.bits;
@@ -99,7 +108,7 @@ static PyObject* facts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   DLTensor t;
   for (Py_ssize_t i = 1; i < nargs; i++) {
     if (!PyObject_TypeCheck(args[i], tensor_type) || read_tensor(args[i], &t) != 0 ||
-        t.ndim != ranks[i - 1]) {
+        t.ndim != ranks[i - 1] || !has_memory(&t)) {
       Py_DECREF(out);
       return use_fallback(args, nargs);
     }
@@ -282,7 +291,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
     if (self->kind[i] != TENSOR) continue;
     DLTensor* t = &ts[nt++];
     if (!PyObject_TypeCheck(full[i], tensor_type) || read_tensor(full[i], t) != 0 ||
-        t->ndim != self->rank[i])
+        t->ndim != self->rank[i] || !has_memory(t))
       goto fallback;
     if (nt == 1 && t->device.device_type == kDLCUDA) device = t->device.device_id;
     contiguous &= is_contiguous(t);

@@ -20,7 +20,7 @@ import torch
 
 from _timing import best_per_call, interleaved, make_loop  # first: it puts the checkout on sys.path
 import _startup_kernels as kernels
-from tltyped.backend.torch_direct import torch_empty
+from tltyped.callpath.torch_direct import torch_empty
 
 
 def main() -> None:

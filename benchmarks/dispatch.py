@@ -297,10 +297,10 @@ class Competitors:
 def facts_note() -> str:
     """Which tensor-facts reader tltyped's fast path uses: the C one, or the much slower Python fallback."""
     try:
-        from tltyped.backend import facts
+        from tltyped.callpath import tensors as facts
     except Exception:
         return ""
-    return "; facts=Python FALLBACK" if facts.tensor_facts is facts.python_facts else "; facts=C"
+    return "; facts=Python FALLBACK" if facts.tensor_facts() is facts.python_facts else "; facts=C"
 
 
 def noop(*args: Any) -> None:

@@ -43,14 +43,14 @@ def noop_launch(*args: Any) -> None:
 class Case:
     """One kernel's fast path, rebuilt around our own cache, counter and slow path."""
 
-    def __init__(self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]], in_c: bool) -> None:
+    def __init__(self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]] | None, in_c: bool) -> None:
         from tltyped.callpath.fastpath import build_fast_path
 
         self.name = name
         self.args = list(args.values())
         self.signature = fn.signature
         self.cache: dict[Any, Any] = {}
-        path = build_fast_path(fn.signature, fn.fast_path_source, self.cache, self._slow, facts, in_c)
+        path = build_fast_path(fn._dispatcher.plan, fn.fast_path_source, self.cache, self._slow, facts, in_c)
         self.key, self.fast, self.hits = path.key, path.call, path.hits
         self.key_value = self.key(*self.args)
         self.launch_args = self._launch_args()
@@ -94,11 +94,12 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=5, help="timed loops; the best counts")
     opts = parser.parse_args()
 
-    from tltyped.backend.facts import python_facts, tensor_facts
+    from tltyped.callpath.tensors import load_helpers, python_facts
 
-    variants = {"C path": (tensor_facts, True), "C facts": (tensor_facts, False), "Python facts": (python_facts, False)}
-    if tensor_facts is python_facts:
-        variants = {"Python facts (the C facts did not build)": (python_facts, False)}
+    helper = load_helpers()
+    variants: dict[str, tuple[Any, bool]] = {
+        "C path": (None, True), "C facts": (helper.facts, False), "Python facts": (python_facts, False),
+    } if helper is not None else {"Python facts (the C facts did not build)": (python_facts, False)}
     inputs = Inputs("cpu")
     kernels = tltyped_kernels()
 
@@ -123,7 +124,7 @@ def main() -> None:
         ranks = bytes(t.dim() for t in first.args if isinstance(t, torch.Tensor))
         tensor_names = {f"t{i}": t for i, t in enumerate(t for t in first.args if isinstance(t, torch.Tensor))}
         for variant, (facts, in_c) in variants.items():
-            if in_c:
+            if facts is None:
                 continue
             rows.append((name, f"  facts(ranks, {tensors} tensors) alone, {variant}",
                          time_ns(f"facts(ranks, {', '.join(tensor_names)})", {"facts": facts, "ranks": ranks, **tensor_names}, opts)))

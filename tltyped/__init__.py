@@ -16,12 +16,21 @@ from tltyped.log import configure_from_environment
 configure_from_environment()
 
 if TYPE_CHECKING:
-    from tltyped.backend.build import CompileError
-    from tltyped.backend.lower import LoweringError
-    from tltyped.backend.target import TargetError
-    from tltyped.frontend.elaborate import KernelBuildError
-    from tltyped.frontend.signature import DefinitionError
     from tltyped.callpath.dispatcher import CacheInfo
+    from tltyped.errors import (
+        ArgumentTypeError,
+        ArgumentValueError,
+        CacheWarning,
+        CompileError,
+        DefinitionError,
+        DimSyntaxError,
+        Error,
+        KernelBuildError,
+        LaunchError,
+        LoweringError,
+        TargetError,
+        TuningError,
+    )
     from tltyped.jit import JitFunction, jit
     from tltyped.types import (
         DType,
@@ -50,18 +59,17 @@ if TYPE_CHECKING:
     from tltyped.types import bool_ as bool  # noqa: A004  (`tl.bool`, the element type)
 
 __all__ = [
-    "CacheInfo", "CompileError", "DType", "DefinitionError", "JitFunction", "KernelBuildError", "LoweringError",
-    "TargetError", "Tensor", "Tune", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
+    "ArgumentTypeError", "ArgumentValueError", "CacheInfo", "CacheWarning", "CompileError", "DType", "DefinitionError",
+    "DimSyntaxError", "Error", "JitFunction", "KernelBuildError", "LaunchError", "LoweringError", "TargetError", "Tensor",
+    "Tune", "TuningError", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
     "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "tune", "uint8",
     "uint16", "uint32", "uint64",
 ]
 
+_ERRORS = ("ArgumentTypeError", "ArgumentValueError", "CacheWarning", "CompileError", "DefinitionError", "DimSyntaxError",
+           "Error", "KernelBuildError", "LaunchError", "LoweringError", "TargetError", "TuningError")
 _HOME = {  # public name -> the module defining it
-    "CompileError": "tltyped.backend.build",
-    "LoweringError": "tltyped.backend.lower",
-    "TargetError": "tltyped.backend.target",
-    "KernelBuildError": "tltyped.frontend.elaborate",
-    "DefinitionError": "tltyped.frontend.signature",
+    **{name: "tltyped.errors" for name in _ERRORS},
     "CacheInfo": "tltyped.callpath.dispatcher",
     "JitFunction": "tltyped.jit",
     "jit": "tltyped.jit",

@@ -1,12 +1,17 @@
 """`python -m tltyped cache ls|info|clear`: what the kernel cache holds, and emptying it.
 
     ls               one line per recorded kernel: function, target, consts, size, age (and tuning results)
-    info             where the cache is, how many builds, kernel records, generated sources and compiler versions it holds, their size
-    clear [FUNCTION] remove everything, or only the records of functions whose name contains FUNCTION
+    info             where the cache is; how many builds, kernel records, generated sources, compiler versions
+                     and stale records (of an older format or unknown kind) it holds; their size
+    clear            remove everything in the cache folder: builds, records, locks, the leftovers of killed
+                     builds and the sources kept of failed compiles; not what a build running right now in
+                     another process uses (its staging folder and lock)
+    clear FUNCTION   remove the launch and tuning records of the functions whose name contains FUNCTION, and
+                     the builds those launch records name that no remaining record names
 
-Builds are shared between functions and processes; `clear FUNCTION` removes
-that function's records (its next call elaborates again and finds its build
-if nothing else changed), `clear` removes builds too.
+Builds are shared between functions (two specialisations can generate the
+same code): `clear FUNCTION` keeps a build that another function's record
+still names. Otherwise the next call of FUNCTION elaborates and compiles again.
 """
 
 from __future__ import annotations
@@ -15,9 +20,8 @@ import argparse
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from tltyped.backend import cache
+from tltyped.backend import cache, records
 
 
 def _age(path: Path) -> str:
@@ -32,9 +36,8 @@ def _kib(size: int) -> str:
     return f"{size / 1024:.0f} KiB"
 
 
-def _consts(record: dict[str, Any]) -> str:
-    consts = record.get("spec", {}).get("consts", {})
-    dims = record.get("spec", {}).get("dims", {})
+def _consts(record: records.LaunchRecord | records.TuningRecord) -> str:
+    consts, dims = record.spec.get("consts", {}), record.spec.get("dims", {})
     parts = [f"{k}={str(v).split(':', 1)[-1]}" for k, v in consts.items()] + [f"{k}={v}" for k, v in dims.items()]
     return ", ".join(parts)
 
@@ -42,20 +45,16 @@ def _consts(record: dict[str, Any]) -> str:
 def list_cache() -> None:
     builds = {p.name: p for p in cache.entries()}
     rows = []
-    for path, record in cache.records():
-        if "build" not in record and "winner" not in record:
-            continue  # generated source (a fast path), not a kernel
-        function, target = record.get("function", "?"), record.get("target", "?")
-        if "winner" in record:
-            candidates = record.get("candidates", [])
-            winner = candidates[record["winner"]] if 0 <= record["winner"] < len(candidates) else {}
-            times = ", ".join(f"{c.get('ms'):.4f} ms" if c.get("ms") is not None else "failed" for c in candidates)
-            detail = f"tuned on {record.get('gpu', '?')}: best {winner.get('config')} of [{times}]"
-            rows.append((function, target, _consts(record), "", _age(path), detail))
-        else:
-            build = builds.get(str(record.get("build")))
-            rows.append((function, target, _consts(record), _kib(cache.size(build)) if build else "missing",
-                         _age(path), ""))
+    for path, record in records.every():
+        if isinstance(record, records.TuningRecord):
+            winner = record.candidates[record.winner] if 0 <= record.winner < len(record.candidates) else {}
+            times = ", ".join(f"{c['ms']:.4f} ms" if c.get("ms") is not None else "failed" for c in record.candidates)
+            detail = f"tuned on {record.gpu}: best {winner.get('config')} of [{times}]"
+            rows.append((record.function, record.target, _consts(record), "", _age(path), detail))
+        elif isinstance(record, records.LaunchRecord):
+            build = builds.get(record.build)
+            size = _kib(cache.size(build)) if build else "missing"
+            rows.append((record.function, record.target, _consts(record), size, _age(path), ""))
     if not rows:
         print(f"no kernels recorded in {cache.root()}")
         return
@@ -64,26 +63,45 @@ def list_cache() -> None:
 
 
 def info() -> None:
-    entries, records = list(cache.entries()), list(cache.records())
-    kernels = sum(1 for _, r in records if "build" in r or "winner" in r)
-    compilers = sum(1 for _, r in records if "compiler" in r)
-    total = sum(cache.size(p) for p in entries) + sum(cache.size(p) for p, _ in records)
+    builds = list(cache.entries())
+    current = dict(records.every())
+    trusted = [path for path, _ in cache.records()]
+    stale = [path for path in trusted if path not in current]  # an older format, or a kind this version lacks
+
+    def count(*kinds: type[records.Record]) -> int:
+        return sum(1 for record in current.values() if isinstance(record, kinds))
+
+    size = sum(cache.size(p) for p in builds) + sum(cache.size(p) for p in trusted)
     print(f"cache: {cache.root()}")
-    print(f"builds: {len(entries)}, records: {kernels}, generated sources: {len(records) - kernels - compilers}, "
-          f"compiler versions: {compilers}, size: {_kib(total)}")
+    print(f"builds: {len(builds)}, records: {count(records.LaunchRecord, records.TuningRecord)}, "
+          f"generated sources: {count(records.SourceRecord)}, compiler versions: {count(records.CompilerRecord)}, "
+          f"stale records: {len(stale)}, size: {_kib(size)}")
 
 
-def clear(function: str | None) -> None:
+def clear_all() -> None:
+    removed, kept = cache.clear()
+    running = f"; kept {kept} item(s) of builds running now in other processes" if kept else ""
+    print(f"removed {removed} item(s) from {cache.root()}{running}")
+
+
+def clear_function(name: str) -> None:
     removed = 0
-    for path, record in list(cache.records()):
-        if function is None or function in str(record.get("function", "")):
+    named: set[str] = set()  # the builds of the removed launch records
+    still_named: set[str] = set()  # the builds of the other launch records
+    for path, record in list(records.every()):
+        if isinstance(record, (records.LaunchRecord, records.TuningRecord)) and name in record.function:
             cache.remove(path)
             removed += 1
-    if function is None:
-        for entry in list(cache.entries()):
-            cache.remove(entry)
-            removed += 1
-    print(f"removed {removed} item(s) from {cache.root()}")
+            if isinstance(record, records.LaunchRecord):
+                named.add(record.build)
+        elif isinstance(record, records.LaunchRecord):
+            still_named.add(record.build)
+    builds = {p.name: p for p in cache.entries()}
+    unnamed = [builds[key] for key in sorted(named - still_named) if key in builds]
+    for build in unnamed:
+        cache.remove(build)
+    print(f"removed {removed} record(s) and {len(unnamed)} build(s) of functions whose name contains {name!r} "
+          f"from {cache.root()}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -93,15 +111,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     actions = cache_parser.add_subparsers(dest="action", required=True)
     actions.add_parser("ls", help="list recorded kernels")
     actions.add_parser("info", help="where the cache is and how big")
-    clearing = actions.add_parser("clear", help="remove records and builds")
-    clearing.add_argument("function", nargs="?", help="only the records of functions whose name contains this")
+    clearing = actions.add_parser("clear", help="remove everything, or one function's records and builds")
+    clearing.add_argument("function", nargs="?", help="only the records of functions whose name contains this, "
+                          "and the builds only they name")
     args = parser.parse_args(argv)
     if args.action == "ls":
         list_cache()
     elif args.action == "info":
         info()
+    elif args.function is None:
+        clear_all()
     else:
-        clear(args.function)
+        clear_function(args.function)
 
 
 if __name__ == "__main__":

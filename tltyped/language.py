@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
+from tltyped.errors import ArgumentTypeError
 from tltyped.types.dtypes import BY_NAME, DTypeLike, DTypeName, tilelang_value, to_tilelang
 from tltyped.types.params import tune as tune
 from tltyped.types.tensor import Tensor as Tensor
@@ -70,7 +71,7 @@ def _shape_and_dtype(shape: tuple[Any, ...], dtype: DTypeLike) -> tuple[list[Any
     """TileLang's spellings: `(shape)`, `(shape, dtype)` or `(*dims)`, each with `dtype=`."""
     if shape and isinstance(shape[0], (tuple, list)):
         if len(shape) > 2:
-            raise TypeError(f"expected a shape and a dtype, got {shape!r}")
+            raise ArgumentTypeError(f"expected a shape and a dtype, got {shape!r}")
         dims, dtype = list(shape[0]), shape[1] if len(shape) == 2 else dtype
     else:
         dims = list(shape)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import os
 
+from tltyped.errors import ArgumentValueError
+
 ENV_VAR = "TLTYPED_LOG"
 
 
@@ -19,7 +21,7 @@ def configure_from_environment() -> None:
         return
     logger = logging.getLogger("tltyped")
     if not isinstance(logging.getLevelName(level), int):
-        raise ValueError(f"{ENV_VAR}={level.lower()!r}: expected debug, info, warning or error")
+        raise ArgumentValueError(f"{ENV_VAR}={level.lower()!r}: expected debug, info, warning or error")
     logger.setLevel(level)
     if not logger.handlers:
         handler = logging.StreamHandler()

@@ -7,7 +7,7 @@ import torch
 
 from tests.gpu.conftest import poison_allocator
 from tests.kernels.outputs import even_elements, head_plus_one, two_outputs
-from tltyped.backend.torch_direct import torch_empty
+from tltyped.callpath.torch_direct import torch_empty
 
 
 @pytest.mark.parametrize("m", [0, 1, 200, 4095])

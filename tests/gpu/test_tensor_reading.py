@@ -12,10 +12,10 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tltyped.backend import facts, torch_direct
+from tltyped.callpath import tensors as facts, torch_direct
 from tltyped.types import ALL_DTYPES, to_torch
 
-pytestmark = pytest.mark.skipif(facts.tensor_facts is facts.python_facts, reason="the C tensor facts are not built here")
+pytestmark = pytest.mark.skipif(facts.load_helpers() is None, reason="the C tensor facts are not built here")
 
 
 def read() -> Callable[[torch.Tensor], int]:
@@ -32,7 +32,7 @@ def read() -> Callable[[torch.Tensor], int]:
 
 def both_ways(t: torch.Tensor) -> None:
     ranks = bytes([t.dim()])
-    assert facts.tensor_facts(ranks, t) == facts.python_facts(ranks, t), (t.dtype, t.shape, t.stride())
+    assert facts.tensor_facts()(ranks, t) == facts.python_facts(ranks, t), (t.dtype, t.shape, t.stride())
 
 
 def strided(dtype: torch.dtype, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> torch.Tensor:
@@ -78,9 +78,9 @@ def test_other_tensors_are_left_to_the_exchange_api_and_agree_too(make: Callable
         python = facts.python_facts(ranks, t)
     except Exception as exc:  # a tensor no kernel can take: both ways refuse it alike
         with pytest.raises(type(exc)):
-            facts.tensor_facts(ranks, t)
+            facts.tensor_facts()(ranks, t)
     else:
-        assert facts.tensor_facts(ranks, t) == python
+        assert facts.tensor_facts()(ranks, t) == python
 
 
 def test_a_dispatch_subclass_is_left_to_the_exchange_api() -> None:

@@ -28,7 +28,7 @@ from tests.conftest import meta
 import tltyped as tl
 from tests.kernels import broken, consts, in_body, shapes
 from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr, Recorded, StoragelessTensor
-from tltyped.frontend.elaborate import KernelBuildError
+from tltyped import KernelBuildError
 
 pytestmark = pytest.mark.usefixtures("sm90")
 

@@ -1,4 +1,4 @@
-"""The cached call in C (`CachedCall`, backend/csrc/facts.c) against the generated fast path it stands for.
+"""The cached call in C (`CachedCall`, callpath/csrc/cached_call.c) against the generated fast path it stands for.
 
 For a signature whose only checks are dyn dims agreeing, `@tl.jit` returns a
 C object that builds the key, checks and launches by itself, and hands any
@@ -8,6 +8,7 @@ serves must hit the same entry with the same launch arguments, and a call it
 does not serve must end exactly as the Python path ends it.
 """
 
+import dataclasses
 import inspect
 import pickle
 import shutil
@@ -22,7 +23,7 @@ import tltyped as tl
 from examples.interleave import interleave_into
 from tests.conftest import has_nvcc, meta, target_env
 from tests.kernels import dispatch, in_body
-from tltyped.backend import facts, torch_direct
+from tltyped.callpath import tensors, torch_direct
 from tltyped.callpath import fastpath
 
 
@@ -30,11 +31,12 @@ def test_the_c_helpers_build_where_a_compiler_exists() -> None:
     """Without them every call silently takes the slower Python path: where a C compiler exists, they must build."""
     if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
         pytest.skip("no C compiler")
-    assert facts.CachedCall is not None
+    assert tensors.load_helpers() is not None
     assert torch_direct.helper() is not None and torch_direct.tensor_reader() is not None
 
 
-c_path = pytest.mark.skipif(facts.CachedCall is None, reason="the C tensor facts are not built here")
+C = tensors.load_helpers()
+c_path = pytest.mark.skipif(C is None, reason="the C tensor facts are not built here")
 
 M = TypeVar("M")
 N = TypeVar("N", bound=tl.dyn[int])
@@ -72,11 +74,11 @@ def slow(*args: Any) -> str:
 @pytest.fixture
 def paths() -> tuple[Any, Any, Recorder, dict[Any, Any]]:
     """The C path and the Python path of `mixed`, around one cache holding a recorder."""
-    signature, source = mixed.signature, mixed.fast_path_source
+    plan, source = mixed._dispatcher.plan, mixed.fast_path_source
     launches: dict[Any, Any] = {}
-    c_path = fastpath.build_fast_path(signature, source, launches, slow)
-    python_path = fastpath.build_fast_path(signature, source, launches, slow, in_c=False)
-    assert type(c_path.call) is facts.CachedCall and inspect.isfunction(python_path.call)
+    c_path = fastpath.build_fast_path(plan, source, launches, slow)
+    python_path = fastpath.build_fast_path(plan, source, launches, slow, in_c=False)
+    assert type(c_path.call) is C.CachedCall and inspect.isfunction(python_path.call)
     return c_path, python_path, Recorder(), launches
 
 
@@ -195,8 +197,8 @@ def test_the_c_path_calls_a_compiled_launcher_through_its_raw_entry(scale_rows_k
     assert type(scale_rows_kernel.module.LAUNCH_RAW).__name__ == "PyCapsule"
     fn = in_body.scale_rows
     launches: dict[Any, Any] = {}
-    c_path = fastpath.build_fast_path(fn.signature, fn.fast_path_source, launches, slow)
-    python_path = fastpath.build_fast_path(fn.signature, fn.fast_path_source, launches, slow, in_c=False)
+    c_path = fastpath.build_fast_path(fn._dispatcher.plan, fn.fast_path_source, launches, slow)
+    python_path = fastpath.build_fast_path(fn._dispatcher.plan, fn.fast_path_source, launches, slow, in_c=False)
     a = torch.randn(128, 100)
     launches[python_path.key(a, a, 2.0, 64)] = scale_rows_kernel.launch
     for _ in range(2):  # the second call is a remembered hit
@@ -208,7 +210,7 @@ def test_the_c_path_calls_a_compiled_launcher_through_its_raw_entry(scale_rows_k
 
 @c_path
 def test_the_jit_function_is_the_c_path_and_still_looks_like_the_kernel() -> None:
-    assert type(mixed) is facts.CachedCall
+    assert type(mixed) is C.CachedCall
     assert (mixed.__name__, mixed.__qualname__, mixed.__module__) == ("mixed", "mixed", __name__)
     assert mixed.__doc__.startswith("A const dim") and mixed.__wrapped__.__name__ == "mixed"
     assert list(inspect.signature(mixed).parameters) == ["A", "B", "alpha", "block", "mode", "shape"]
@@ -222,3 +224,21 @@ def test_the_jit_function_is_the_c_path_and_still_looks_like_the_kernel() -> Non
 def test_signatures_with_other_checks_keep_the_python_path() -> None:
     assert inspect.isfunction(interleave_into)  # Out's dim 2 * N + 1 is checked by the generated code
     assert inspect.isfunction(dispatch.scalar_only)  # no tensor: the device is the current one, found in Python
+
+
+@c_path
+def test_a_key_rule_changed_in_the_plan_is_followed_by_every_path() -> None:
+    """The key is stated once, in the CallPlan: change how one const is keyed there, and the generated Python
+    key, the Python fast path and the C cached call all key that way."""
+    plan = mixed._dispatcher.plan
+    assert dict(plan.key_forms)["mode"] == "value"
+    changed = dataclasses.replace(plan, key_forms=tuple((n, "typed" if n == "mode" else f) for n, f in plan.key_forms))
+    source = fastpath.render_fast_path(changed)
+    launches: dict[Any, Any] = {}
+    c_path = fastpath.build_fast_path(changed, source, launches, slow)
+    python_path = fastpath.build_fast_path(changed, source, launches, slow, in_c=False)
+    key = python_path.key(A, B, 1.0, 64, "fast", (2, 4))
+    assert key[-3:-1] == (str, "fast") and key != mixed._dispatcher.key(A, B, 1.0, 64, "fast", (2, 4))
+    recorder = launches[key] = Recorder()
+    assert c_path.call(A, B) == python_path.call(A, B) == "launched"
+    assert c_path.call.hits == 1 and len(recorder.calls) == 2  # the C path found the entry under the new key

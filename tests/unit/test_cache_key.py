@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import tltyped as tl
 from tests.kernels import consts, dispatch, elementwise
-from tltyped.backend import facts as facts_module
+from tltyped.callpath import tensors as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.analyze import analyze
 
@@ -181,13 +181,13 @@ def cpu_tensors(draw: st.DrawFn) -> torch.Tensor:
     return torch.empty(256, dtype=dtype).as_strided(shape, strides, offset)
 
 
-@pytest.mark.skipif(facts_module.tensor_facts is facts_module.python_facts, reason="the C tensor facts are not built here")
+@pytest.mark.skipif(facts_module.load_helpers() is None, reason="the C tensor facts are not built here")
 @settings(max_examples=300, deadline=None)
 @given(st.lists(cpu_tensors(), min_size=1, max_size=3))
 def test_c_tensor_facts_match_the_python_facts(tensors: list[torch.Tensor]) -> None:
     """Keys come from the C facts for real tensors and from the Python ones otherwise: they must agree."""
     ranks = bytes(t.dim() for t in tensors)
-    assert facts_module.tensor_facts(ranks, *tensors) == facts_module.python_facts(ranks, *tensors)
+    assert facts_module.tensor_facts()(ranks, *tensors) == facts_module.python_facts(ranks, *tensors)
 
 
 # -- the fast path, with hand-filled cache entries (CPU tensors) --------------------------
@@ -481,7 +481,7 @@ def test_int_and_float_factors_compile_apart(monkeypatch: pytest.MonkeyPatch, sm
 
     def lowered_only(lowered: Any, signature: Any) -> CompiledKernel:  # nvcc's part is not under test here
         built.append(lowered)
-        return CompiledKernel(launch=print, outputs=(), returns=(), folder=tmp_path / "unbuilt", compiled=True, lowered=lowered)
+        return CompiledKernel(launch=print, outputs=(), returns=(), written=(), folder=tmp_path / "unbuilt", compiled=True)
 
     monkeypatch.setattr(compiler, "compile_kernel", lowered_only)
     kernels = []

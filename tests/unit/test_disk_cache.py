@@ -8,6 +8,8 @@ rebuild (or build privately), never load what it should not, never crash.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import stat
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tltyped.backend import build, cache, records
-from tltyped.backend.cache import CacheWarning
+from tltyped import CacheWarning
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,23 +112,29 @@ def test_an_entry_writable_by_others_is_not_loaded(cache_dir: Path) -> None:
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="planting a file owned by another user needs root")
-def test_an_entry_planted_by_another_user_is_never_loaded(cache_dir: Path) -> None:
-    """Another user's .so, even with a matching manifest, must not run here: it is set aside and rebuilt."""
-    _, folder, _ = build_probe(203)
-    planted = folder.with_name("planted")
-    shutil.copytree(folder, planted)
-    # another user's entry, for the same key, whose module answers something else
-    _, other, _ = build_probe(-1)
-    shutil.copyfile(so_of(other), so_of(planted))
-    shutil.rmtree(folder)
-    planted.rename(folder)
-    for path in [folder, *folder.iterdir()]:
-        os.chown(path, 4242, 4242)
+def plant(folder: Path, module: bytes) -> None:
+    """Give entry `folder` another module and a manifest that records it: only the owner check can tell."""
+    so = so_of(folder)
+    replace_file(so, module)
+    manifest = json.loads((folder / cache.MANIFEST).read_text())
+    manifest["files"][so.name] = hashlib.sha256(module).hexdigest()
+    (folder / cache.MANIFEST).write_text(json.dumps(manifest))
+
+
+def test_an_entry_planted_by_another_user_is_never_loaded(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's entry, whole and matching its manifest, must not run here: it is set aside and rebuilt.
+
+    The entry's files are this user's; os.getuid answering another uid (for this test) makes them
+    another user's, so this runs without root.
+    """
+    folder, _ = build.build("probe", [probe_step(203)])  # built, not loaded: a load below reads the file again
+    other, _ = build.build("probe", [probe_step(-1)])
+    plant(folder, so_of(other).read_bytes())
+    this_user = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: this_user + 1)
     with pytest.warns(CacheWarning, match="owned by another user"):
         answer, built_in, compiled = build_probe(203)
-    assert answer == 203 and compiled  # not the planted module's -1
-    assert all(os.stat(path).st_uid == os.getuid() for path in [built_in, *built_in.iterdir()])
+    assert (answer, built_in, compiled) == (203, folder, True)  # not the planted module's -1
 
 
 # -- 3. integrity ---------------------------------------------------------------------------------
@@ -152,6 +160,41 @@ def test_a_damaged_entry_is_rebuilt(cache_dir: Path, damage: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # and now it is whole: loaded without a word
         assert build_probe(301) == (301, folder, False)
+
+
+UNCOVERED = """
+import sys, warnings
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from test_disk_cache import build_probe
+    answer, folder, compiled = build_probe(311)
+print(answer, compiled, [str(w.message) for w in caught])
+"""
+
+
+@pytest.mark.parametrize("listing", ["nothing", "a file outside by ..", "a file outside by absolute path", "not the module"])
+def test_an_entry_its_manifest_does_not_cover_is_rebuilt(cache_dir: Path, listing: str) -> None:
+    """The module loaded from an entry must be one its manifest verified. Here the module is truncated
+    (loading it kills the process with SIGBUS) and the manifest lists files that do match, but not it."""
+    folder, _ = build.build("probe", [probe_step(311)])
+    other, _ = build.build("probe", [probe_step(312)])
+    so, elsewhere = so_of(folder), so_of(other)
+    replace_file(so, so.read_bytes()[: so.stat().st_size // 3])
+    manifest = json.loads((folder / cache.MANIFEST).read_text())
+    whole = hashlib.sha256(elsewhere.read_bytes()).hexdigest()
+    manifest["files"] = {
+        "nothing": {},
+        "a file outside by ..": {f"../{other.name}/{elsewhere.name}": whole},
+        "a file outside by absolute path": {str(elsewhere): whole},
+        "not the module": {"probe.c": manifest["files"]["probe.c"]},
+    }[listing]
+    (folder / cache.MANIFEST).write_text(json.dumps(manifest))
+    code = UNCOVERED.format(root=str(ROOT), tests=str(Path(__file__).parent))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("311 True ") and f"cache entry {folder} is unusable (its manifest" in run.stdout
 
 
 def test_a_swapped_module_is_not_run(cache_dir: Path) -> None:

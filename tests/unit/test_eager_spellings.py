@@ -203,8 +203,8 @@ def test_pointer_parameters_take_addresses_or_tensors() -> None:
     assert [fn.signature.param(n).kind for n in ("A", "out")] == [Kind.PTR, Kind.PTR]
     lowered = fn.lower(0x1000, meta(64, dtype=torch.float32), 64)
     abi = describe_abi(lowered, fn.signature)
-    assert [(a.label, a.convert) for a in abi.args][:2] == [("A", "ptr"), ("out", "ptr")]
-    assert abi.call_args[:2] == ("(float*)a0", "(float*)a1")
+    assert [(a.label, a.convert) for a in abi.args][:2] == [("A", "pointer"), ("out", "pointer")]
+    assert abi.call_args[:2] == ("(float*)v[0].pointer", "(float*)v[1].pointer")
     with pytest.raises(ValueError, match="argument 'A' is on cpu; kernels take CUDA tensors"):
         fn(torch.empty(64), 0x2000, 64)
 

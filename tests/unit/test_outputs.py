@@ -17,8 +17,9 @@ import torch
 
 from tests.conftest import has_nvcc, meta
 from tests.kernels import outputs as kernels
-from tltyped.backend import build, cache, torch_direct
-from tltyped.backend.torch_direct import torch_empty
+from tltyped.backend import build, cache
+from tltyped.callpath import torch_direct
+from tltyped.callpath.torch_direct import torch_empty
 
 pytestmark = pytest.mark.usefixtures("sm90")
 
@@ -88,8 +89,9 @@ def test_where_the_helper_cannot_be_built_launchers_fall_back_after_one_warning(
     monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path / "cache"))
     no_compiler = str(tmp_path / "no-such-c++")
     monkeypatch.setattr(build, "cxx_torch_command", lambda: [no_compiler, "-shared"])
+    monkeypatch.setattr(torch_direct, "_loaded", [])  # as in a process without a C++ compiler, which tries anew
     with caplog.at_level(logging.WARNING, logger="tltyped"):
-        assert torch_direct.helper.__wrapped__() is None  # the uncached function: as in a process without a C++ compiler
+        assert torch_direct.helper() is None
     assert "allocated and tensors read through torch's DLPack exchange API" in caplog.text and "no-such-c++" in caplog.text
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 from pathlib import Path
 
@@ -70,3 +71,21 @@ def test_every_jit_function_of_the_module_is_stubbed(name: str) -> None:
     stub = stub_of(name)
     jitted = [n for n, v in vars(module).items() if isinstance(v, tl.JitFunction)]
     assert jitted and all(f"def {n}(" in stub for n in jitted)
+
+
+DOCSTRINGS = ["C = A \\ B, a backslash", 'C = A "times" B', 'a """ inside', "a ''' inside", 'ends with a quote"']
+
+
+def test_docstrings_read_back_from_the_stub_as_written(tmp_path: Path) -> None:
+    """Whatever a kernel's docstring holds (backslashes, quotes, a closing quote at its end), the stub parses
+    and each function's docstring reads back as the kernel's."""
+    from tltyped.stubs.__main__ import main
+
+    kernels = ["import tltyped as tl", ""]
+    for number, doc in enumerate(DOCSTRINGS):
+        kernels += ["@tl.jit", f"def kernel{number}(X: tl.Tensor[tl.float32, 8]) -> None:", f"    {doc!r}", "    pass", ""]
+    (tmp_path / "quoted_kernels.py").write_text("\n".join(kernels))
+    stub = tmp_path / "quoted_kernels.pyi"
+    assert main([str(tmp_path / "quoted_kernels.py"), "-o", str(stub)]) == 0
+    functions = [node for node in ast.parse(stub.read_text()).body if isinstance(node, ast.FunctionDef)]
+    assert [ast.get_docstring(f, clean=False) for f in functions] == DOCSTRINGS

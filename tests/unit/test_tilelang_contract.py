@@ -8,6 +8,9 @@ tltyped pins tilelang exactly and uses parts of it that are not public API:
   get_dynamic_symbolic_set, _lookup_type) and tilelang.lower's artifact
   (kernel_source, host_mod, device_mod) (backend/lower.py, backend/launcher.py);
 - tilelang.jit.adapter.utils.pythonic_expr (backend/launcher.py);
+- the lowered device code's operations and the host function's
+  `tma_descriptor_args`, from which LoweredKernel.written_params reads what a
+  kernel writes (backend/lower.py; its kernels are in tests/unit/test_launcher.py);
 - tilelang.language's Tensor/StridedTensor proxies, dtype objects, OutTensor
   (frontend, language.py), and the nvcc/include paths (backend/build.py).
 Each test exercises the piece the way tltyped does, on a plain TileLang body
@@ -237,10 +240,18 @@ def test_pythonic_expr() -> None:
     from tilelang.jit.adapter.utils import pythonic_expr
 
     params = inspect.signature(pythonic_expr).parameters
-    assert list(params)[:1] == ["expr"] and "floor_div_op" in params
+    assert list(params)[:1] == ["expr"] and "floor_div_op" in params and "ignore_cast" in params
     k = tvm.tirx.Var("K", "int32")
     assert pythonic_expr(k * 2 + 1) == "K * 2 + 1"
     assert pythonic_expr(tvm.tirx.floordiv(k, 2), floor_div_op="//") == "K // 2"
+    assert pythonic_expr(tvm.tirx.Cast("int64", k) * 2, ignore_cast=True) == "K * 2"
+
+
+def test_the_operations_written_params_tells_apart() -> None:
+    from tltyped.backend import lower
+
+    for name in (lower._ACCESS_PTR, lower._ADDRESS_OF, *lower._READS_THROUGH_DESCRIPTOR):
+        assert tvm.ir.Op.get(name).name == name
 
 
 def test_substitute() -> None:

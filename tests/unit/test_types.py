@@ -12,7 +12,8 @@ import torch
 import tltyped as tl
 import tltyped.language as T
 from tltyped.frontend.annotation import parse_param, parse_tensor
-from tltyped.frontend.signature import DefinitionError, Kind
+from tltyped import DefinitionError
+from tltyped.frontend.signature import Kind
 from tltyped.types import ALL_DTYPES, CONST, DYN, PTR, DType, as_dtype, is_dtype_like, to_tilelang, to_torch
 
 M = TypeVar("M")

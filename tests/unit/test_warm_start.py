@@ -67,14 +67,16 @@ def record(self, args, *rest, **options):
 subprocess.Popen.__init__ = record
 import torch
 import user_kernels
+defined = list(spawned)  # what importing tltyped and defining the kernels ran
+kind = type(user_kernels.scale).__name__  # the C cached call where its helper is built, else the Python function
 kernel = user_kernels.scale.compile(torch.empty(1000, dtype=torch.float32, device="meta"), 2.0, block={block})
 (out,) = kernel.empty_outputs(0, 2.0, 1000)  # X, alpha, N: allocated as a call would, by the allocator helper
-from tltyped.backend.torch_direct import torch_empty
+from tltyped.callpath.torch_direct import torch_empty
 print(json.dumps({{
-    "compiled": kernel.compiled, "lowered": kernel.lowered is not None,
+    "compiled": kernel.compiled, "cuda": "__global__" in kernel.cuda_source,
     "info": user_kernels.scale.cache_info()._asdict(), "tilelang": "tilelang" in sys.modules,
     "seconds": time.perf_counter() - start, "spawned": spawned, "helper": torch_empty() is not None,
-    "output": [list(out.shape), str(out.dtype)],
+    "output": [list(out.shape), str(out.dtype)], "defined": defined, "kind": kind,
 }}))
 '''
 
@@ -111,7 +113,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
         pytest.skip("nvcc is not available")
     built = Project(tmp_path_factory.mktemp("warm"))
     first = built.run()
-    assert first["compiled"] and first["lowered"]
+    assert first["compiled"] and first["cuda"]
+    # an empty cache: defining the kernel compiled nothing (at most a compiler was asked its version), so the
+    # call path is the generated Python function; compiling the kernel built the C helpers too
+    assert all("--version" in command for command in first["defined"]), first["defined"]  # type: ignore[attr-defined]
+    assert first["kind"] == "function" and first["helper"]
     return built
 
 
@@ -128,10 +134,11 @@ def fresh_copy(project: Project, tmp_path: Path) -> Project:
 @needs_nvcc
 def test_a_new_process_loads_the_kernel_without_building(project: Project) -> None:
     second = project.run()
-    assert (second["compiled"], second["lowered"]) == (False, False)
+    assert (second["compiled"], second["cuda"]) == (False, True)  # loaded, and its CUDA source with it
     assert second["info"] == {"hits": 0, "misses": 0, "compiles": 0, "disk_hits": 1, "size": 0}
     assert second["tilelang"] is False  # neither TileLang nor TVM was imported, not even by `@T.macro`
     assert second["spawned"] == []  # no compiler ran, not even for its `--version`
+    assert second["kind"] == "CachedCall"  # the C helper built by the first process, loaded when the kernel was defined
     assert second["helper"] and second["output"] == [[1000], "torch.float32"]  # the helper was loaded, not rebuilt
 
 

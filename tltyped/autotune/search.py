@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tltyped.errors import TuningError
 from tltyped.types.params import Tune
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ def search(name: str, configs: list[dict[str, Hashable]], measure: Callable[[dic
             bar.set_postfix_str(f"best {configs[result.winner]} {best:.3f} ms" if best is not None else "no candidate yet")
             bar.update()
     if result.times[result.winner] is None:
-        raise RuntimeError(f"{name}: no tuning candidate could be built and run:\n  " + "\n  ".join(
+        raise TuningError(f"{name}: no tuning candidate could be built and run:\n  " + "\n  ".join(
             f"{c}: {e}" for c, e in zip(configs, result.errors)))
     logger.info("%s: tuned over %d configurations: %s (%.4f ms)", name, len(configs), configs[result.winner],
                 result.times[result.winner])

@@ -31,10 +31,8 @@ from types import ModuleType
 import torch
 
 from tltyped.backend import cache, records
+from tltyped.errors import CompileError
 
-
-class CompileError(RuntimeError):
-    """The compiler rejected a generated source."""
 
 
 def python_include() -> str:
@@ -83,12 +81,14 @@ def cxx_torch_command() -> list[str]:
 
 @dataclass(frozen=True)
 class Step:
-    """One compiler run: `command source -o output` in the build folder."""
+    """One compiler run: `command source -o output` in the build folder, with the headers the source includes
+    (`#include "name"`) written beside it."""
 
     source_name: str
     source: str
     command: list[str]
     output: str
+    headers: tuple[tuple[str, str], ...] = ()  # (file name, text)
 
 
 def extension_name(module: str) -> str:
@@ -143,7 +143,7 @@ def build_key(steps: list[Step]) -> tuple[str, dict[str, object]]:
     files = {compiler_path(program): file_identity(compiler_path(program)) for program in programs}
     digest = hashlib.sha256()
     for step in steps:
-        for part in (step.source_name, step.source, "\0".join(step.command[1:]), step.output):
+        for part in (step.source_name, step.source, "\0".join(step.command[1:]), step.output, *sum(step.headers, ())):
             digest.update(part.encode())
             digest.update(b"\0")
     for name, value in sorted({**records.versions(), **toolchain}.items()):
@@ -160,16 +160,29 @@ def build(name_hint: str, steps: list[Step]) -> tuple[Path, bool]:
     modules of one name apart.
     """
     key, about = build_key(steps)
-    return cache.get_or_build(key, {"name": name_hint, **about}, lambda staging: _compile(name_hint, steps, staging))
+    try:
+        return cache.get_or_build(key, {"name": name_hint, **about}, lambda staging: _compile(name_hint, steps, staging))
+    except OSError as exc:  # a full disk, a file-size limit or quota: the sources, products or manifest cannot be written
+        raise CompileError(
+            f"{name_hint}: cannot write the build into the kernel cache {cache.root()} ({exc.strerror or exc}): "
+            f"free space or set {cache.ENV_CACHE_DIR} to another folder"
+        ) from exc
 
 
 def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
-    runs = []
-    for step in steps:
-        src = folder / step.source_name
-        src.write_text(step.source)
-        command = [*step.command, str(src), "-o", str(folder / step.output)]
-        runs.append((step, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    runs: list[tuple[Step, subprocess.Popen[str]]] = []
+    try:
+        for step in steps:
+            for header, text in step.headers:
+                (folder / header).write_text(text)
+            src = folder / step.source_name
+            src.write_text(step.source)
+            runs.append((step, _start(name_hint, [*step.command, str(src), "-o", str(folder / step.output)])))
+    except BaseException:
+        for _, run in runs:  # a later step could not be written or started: stop the compilers already running
+            run.kill()
+            run.wait()
+        raise
     failures = []
     for step, run in runs:
         output, _ = run.communicate()
@@ -180,18 +193,46 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
         kept = folder.parent / "failed" / f"{folder.name.lstrip('.')}-{step.source_name}"
         kept.parent.mkdir(mode=0o700, exist_ok=True)
         shutil.copyfile(folder / step.source_name, kept)
+        os.chmod(kept, 0o600)
         raise CompileError(
             f"{name_hint}: {Path(step.command[0]).name} failed on {step.source_name} (exit {returncode}); "
             f"source kept at {kept}\n{output.strip()[-4000:]}"
         )
 
 
-def helper(module: str, source_name: str, command: list[str]) -> ModuleType:
-    """One of tltyped's own C helpers (`csrc/<source_name>`, extension `module`): built once, then found
-    in the disk cache, and imported. Raises CompileError, OSError or ImportError where it cannot be had."""
-    source = resources.files("tltyped.backend").joinpath("csrc", source_name).read_text()
+def _start(name_hint: str, command: list[str]) -> subprocess.Popen[str]:
+    """Start a compiler; where it cannot be run, a CompileError that says which one and how to get it."""
+    try:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except OSError as exc:
+        program = command[0]
+        if Path(program).name.startswith("nvcc"):
+            what, remedy = "the CUDA compiler nvcc", "install the CUDA toolkit, put nvcc on PATH or set CUDA_HOME"
+        else:
+            what, remedy = f"the host compiler {Path(program).name}", "install a C and C++ compiler (gcc or clang)"
+        where = f"at {program}" if os.path.dirname(program) else "on PATH"
+        missing = isinstance(exc, FileNotFoundError)
+        problem = f"was not found {where}" if missing else f"{where} cannot be run ({exc.strerror})"
+        raise CompileError(f"{name_hint}: {what} {problem}: {remedy}") from exc
+
+
+def helper(
+    module: str, package: str, source_name: str, command: list[str], *, headers: tuple[str, ...] = (), build_now: bool = True,
+) -> ModuleType | None:
+    """One of tltyped's own C helpers (`<package>/csrc/<source_name>` and its `headers`, extension `module`):
+    built once, then found in the disk cache, and imported. Without `build_now`, None where it is not built
+    yet. Raises CompileError, OSError or ImportError where it cannot be had."""
+    sources = resources.files(package).joinpath("csrc")
     name = extension_name(module)
-    folder, _ = build(module, [Step(source_name, source, command, name)])
+    step = Step(source_name, sources.joinpath(source_name).read_text(), command, name,
+                tuple((header, sources.joinpath(header).read_text()) for header in headers))
+    if build_now:
+        folder, _ = build(module, [step])
+    else:
+        found = cache.find(build_key([step])[0])
+        if found is None:
+            return None
+        folder = found
     return load_extension(module, folder / name)
 
 

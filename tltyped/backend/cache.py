@@ -5,19 +5,25 @@ last, `manifest.json`: the key, what the entry was built with, and the sha256
 of every file. An entry is used only when
 - its folder and files are owned by this user and writable by no one else
   (another user must not be able to plant code that then runs in this process),
-- its manifest names this key, and every file it lists is there with the
-  recorded content (a truncated, swapped or half-written file is never loaded).
+- its manifest names this key and covers the folder: every other file in it is
+  listed under a plain name (no path) with the recorded content, so a file
+  that is loaded has always been verified (a truncated, swapped, half-written
+  or unlisted file is never loaded: mapping one can kill the process with SIGBUS).
 Anything else is reported and rebuilt. Builds of one key are serialised across
 processes by a file lock, so N processes starting at once (torchrun ranks)
 build it once; a build is assembled in a private folder inside the cache and
 renamed into place, so no reader sees a partial entry and nothing moves
-between filesystems.
+between filesystems. Beside the entries live records (small JSON documents,
+see records.py) and the lock files; everything is private: folders 0700,
+files 0600.
 
 The root is `TLTYPED_CACHE_DIR`, else `$XDG_CACHE_HOME/tltyped`, else
-`~/.cache/tltyped`. When it cannot be used (not creatable or writable, a file
-where a folder should be, owned by someone else or writable by others), builds
-go to a private temporary directory for the life of the process, after one
-warning.
+`~/.cache/tltyped`, made absolute when the process first uses it (once per
+setting), so a relative setting does not follow a later `os.chdir`. When it
+cannot be used (not creatable or writable, a file where a folder should be,
+owned by someone else or writable by others, no home folder to put it in),
+builds go to a private temporary directory for the life of the process, after
+one warning.
 """
 
 from __future__ import annotations
@@ -34,43 +40,62 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tltyped.errors import CacheWarning, UnusableCache
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 ENV_CACHE_DIR = "TLTYPED_CACHE_DIR"
 MANIFEST = "manifest.json"
 
 
-class CacheWarning(UserWarning):
-    """The kernel cache held something unusable; tltyped rebuilt instead of loading it."""
+Settings = tuple[str | None, str | None, str | None]  # TLTYPED_CACHE_DIR, XDG_CACHE_HOME, HOME
 
 
-class UnusableCache(OSError):
-    """The cache directory cannot be used safely."""
+def _settings() -> Settings:
+    """The environment variables that say where the cache lives."""
+    return os.environ.get(ENV_CACHE_DIR), os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME")
 
 
-def configured_root() -> Path:
-    """Where the cache lives, before checking that it can be used."""
-    explicit = os.environ.get(ENV_CACHE_DIR)
+def _configured_root(explicit: str | None, xdg: str | None) -> Path:
+    """`TLTYPED_CACHE_DIR`, else `$XDG_CACHE_HOME/tltyped`, else `~/.cache/tltyped`, as an absolute path."""
     if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "tltyped" if xdg else Path.home() / ".cache" / "tltyped"
+        return Path(os.path.abspath(explicit))
+    if xdg:
+        return Path(os.path.abspath(xdg)) / "tltyped"
+    try:
+        home = Path.home()
+    except RuntimeError as exc:  # no HOME and no passwd entry: a container running as an arbitrary uid
+        raise UnusableCache(f"neither {ENV_CACHE_DIR}, XDG_CACHE_HOME nor a home folder is set ({exc})") from None
+    return Path(os.path.abspath(home)) / ".cache" / "tltyped"
 
 
-_roots: dict[Path, Path] = {}  # configured root -> the folder builds go to
+_roots: dict[Settings, Path] = {}  # where the environment says the cache is -> the folder builds go to
 _roots_lock = threading.Lock()
 
 
 def root() -> Path:
-    """The folder entries live in: the configured cache's, or the process's private fallback."""
-    configured = configured_root()
+    """The folder entries live in: the configured cache's, or the process's private fallback.
+
+    Decided once per process and setting: a relative setting is resolved
+    against the working directory of the first use, so a later `os.chdir`
+    does not start a second cache.
+    """
+    settings = _settings()
     with _roots_lock:
-        if configured not in _roots:
-            _roots[configured] = _usable_root(configured / "modules")
-        return _roots[configured]
+        if settings not in _roots:
+            _roots[settings] = _usable_root(settings)
+        return _roots[settings]
 
 
-def _usable_root(wanted: Path) -> Path:
+def _usable_root(settings: Settings) -> Path:
+    explicit, xdg, _ = settings
+    try:
+        wanted = _configured_root(explicit, xdg) / "modules"
+    except OSError as exc:  # no place to put it (or a working directory that was removed)
+        return _private_fallback(f"the kernel cache has no place to live: {exc}")
     try:
         _make_private_dirs(wanted)
         _check_private(wanted, follow_symlinks=True)
@@ -131,6 +156,9 @@ def _verify(folder: Path, key: str) -> str | None:
         if manifest.get("key") != key:
             return f"its manifest belongs to entry {manifest.get('key')!r}"
         files: dict[str, str] = manifest["files"]
+        uncovered = _uncovered(folder, files)
+        if uncovered is not None:
+            return uncovered
         for name, digest in files.items():
             path = folder / name
             if not stat.S_ISREG(_check_private(path).st_mode):
@@ -139,6 +167,20 @@ def _verify(folder: Path, key: str) -> str | None:
                 return f"{name} does not match its recorded sha256 (truncated or replaced)"
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _uncovered(folder: Path, files: object) -> str | None:
+    """Why a manifest's file list does not cover its folder, or None: it must name every other file in
+    it, each by a plain name, so that no file of the entry (the one that is loaded included) goes unverified."""
+    if not isinstance(files, dict) or not files:
+        return "its manifest lists no files"
+    for name in files:
+        if name in ("", "..", MANIFEST) or Path(name).name != name:
+            return f"its manifest lists {name!r}, which is not a file of the entry"
+    unlisted = sorted(set(os.listdir(folder)) - set(files) - {MANIFEST})
+    if unlisted:
+        return f"its manifest does not list {', '.join(unlisted)}"
     return None
 
 
@@ -159,7 +201,7 @@ def get_or_build(key: str, about: Mapping[str, Any], produce: Callable[[Path], N
         return _get_or_build(root(), key, about, produce)
     except UnusableCache as exc:  # an entry that cannot be replaced: build where no one else can reach
         with _roots_lock:
-            _roots[configured_root()] = _private_fallback(str(exc))
+            _roots[_settings()] = _private_fallback(str(exc))
         return _get_or_build(root(), key, about, produce)
 
 
@@ -167,9 +209,7 @@ def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Call
     folder = where / key
     if _verify(folder, key) is None:  # a published entry never changes: reading one needs no lock
         return folder, False
-    from filelock import FileLock  # imported on a miss only: it costs tens of milliseconds
-
-    with FileLock(where / f"{key}.lock"):
+    with _lock(where, key):
         if os.path.lexists(folder):
             problem = _verify(folder, key)
             if problem is None:
@@ -208,13 +248,20 @@ def find(key: str) -> Path | None:
     return folder if _verify(folder, key) is None else None
 
 
+def _lock(where: Path, key: str) -> FileLock:
+    """The cross-process lock of `key` in the cache folder `where`: a private file (0600), in a folder
+    made (privately) first where it was removed, since filelock would make it with default permissions."""
+    from filelock import FileLock  # imported on a miss only: it costs tens of milliseconds
+
+    _make_private_dirs(where)
+    return FileLock(where / f"{key}.lock", mode=0o600)
+
+
 @contextlib.contextmanager
 def locked(key: str) -> Iterator[None]:
     """Hold the cross-process lock of `key` (an entry's or a record's); without one if it cannot be made."""
-    from filelock import FileLock  # imported on a miss only: it costs tens of milliseconds
-
-    lock = FileLock(root() / f"{key}.lock")
     try:
+        lock = _lock(root(), key)
         lock.acquire()
     except OSError:  # a read-only cache folder: nothing can be written there to race over
         yield
@@ -289,3 +336,50 @@ def remove(path: Path) -> None:
     else:
         path.unlink(missing_ok=True)
     path.with_suffix(".lock").unlink(missing_ok=True)
+
+
+def clear() -> tuple[int, int]:
+    """Remove everything in the cache folder but what a build running now in another process uses.
+
+    That is builds, records, locks, the staging folders of builds that were
+    killed, entries set aside as unusable and `failed/` (the sources of failed
+    compiles). A running build holds the lock of its key; everything under a
+    key whose lock is held (its staging folder, its lock) stays. Returns how
+    many items were removed and how many kept.
+    """
+    where = root()
+    items = sorted(where.iterdir())
+    kept = 0
+    for path in items:
+        key = path.name.lstrip(".").split(".")[0]  # of <key>, <key>.json, <key>.lock, .<key>.<staging>
+        with _unless_held(where / f"{key}.lock") as free:
+            if not free:
+                kept += 1
+            elif path.is_dir() and not path.is_symlink():
+                _discard(path)
+            else:
+                path.unlink(missing_ok=True)
+    return len(items) - kept, kept
+
+
+@contextlib.contextmanager
+def _unless_held(lock_path: Path) -> Iterator[bool]:
+    """Hold `lock_path` while the body runs and yield True; yield False where another process holds it.
+
+    Makes no lock file: where there is none, nothing is being built under it.
+    """
+    from filelock import FileLock, Timeout
+
+    if not lock_path.exists():
+        yield True
+        return
+    lock = FileLock(lock_path, mode=0o600)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()

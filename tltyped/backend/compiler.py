@@ -12,9 +12,10 @@ from typing import Any
 
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.launcher import compile_kernel
-from tltyped.backend.lower import LoweredKernel, LoweringError, lower
+from tltyped.backend.lower import LoweredKernel, lower
 from tltyped.backend.options import BuildOptions
-from tltyped.frontend.elaborate import Elaborator, KernelBuildError
+from tltyped.errors import KernelBuildError, LoweringError
+from tltyped.frontend.elaborate import Elaborator
 from tltyped.frontend.extents import check_extents
 from tltyped.frontend.signature import KernelSignature, Specialization
 from tltyped.types.values import describe

@@ -1,10 +1,12 @@
 """A compiled kernel as the call path holds it: the loaded launcher module and what it returns.
 
-Each kernel's build folder holds its device code (`kernel.cubin`) and its
-host launcher, a CPython extension named `tltyped_kernel` (see
-templates/launcher.cpp.j2). The extension describes itself: its `DESCRIPTION`
-(JSON) lists the outputs it allocates and the order it returns them in, so a
-kernel found on disk is loaded with neither TileLang nor TVM imported.
+Each kernel's build folder holds its device code (`kernel.cubin`, from
+`kernel.cu`) and its host launcher, a CPython extension named
+`tltyped_kernel` (from `launcher.cpp`, see templates/launcher.cpp.j2). The
+extension describes itself: its `DESCRIPTION` (JSON) lists the outputs it
+allocates, the order it returns them in and the tensor arguments the kernel
+writes, so a kernel found on disk is loaded with neither TileLang nor TVM
+imported, and is the same object as one built now.
 """
 
 from __future__ import annotations
@@ -14,16 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tltyped.backend.torch_direct import torch_empty
 from tltyped.backend.build import extension_name, load_extension
-
-if TYPE_CHECKING:
-    from tltyped.backend.lower import LoweredKernel
 
 MODULE = "tltyped_kernel"  # every kernel's extension module has this name, each at its own path
 CUBIN = "kernel.cubin"
+CUDA_SOURCE = "kernel.cu"  # the device code's source, kept beside its cubin
+LAUNCHER_SOURCE = "launcher.cpp"  # the launcher's source, kept beside its extension
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,20 @@ class CompiledKernel:
     launch: Callable[..., Any]
     outputs: tuple[OutputSpec, ...]  # in parameter order
     returns: tuple[int, ...]  # indices into `outputs`, in the order the kernel returns them
+    written: tuple[str, ...]  # the tensor parameters the kernel writes (LoweredKernel.written_params)
     folder: Path
     compiled: bool  # False when the build was found in the disk cache
-    lowered: LoweredKernel | None = None  # None for a kernel loaded from disk without lowering it
     module: ModuleType | None = None
+
+    @property
+    def cuda_source(self) -> str:
+        """The CUDA C++ of the device kernel(s), as it was built."""
+        return (self.folder / CUDA_SOURCE).read_text()
+
+    @property
+    def launcher_source(self) -> str:
+        """The launcher's C++ (around backend/csrc/launcher.h), as it was built."""
+        return (self.folder / LAUNCHER_SOURCE).read_text()
 
     def empty_outputs(self, *args: Any, device: int = -1) -> tuple[Any, ...]:
         """The outputs `launch(*args, ...)` would allocate, allocated but not written (device -1: the CPU)."""
@@ -54,12 +64,10 @@ class CompiledKernel:
         return result
 
 
-def load(folder: Path, *, compiled: bool, lowered: LoweredKernel | None = None) -> CompiledKernel:
+def load(folder: Path, *, compiled: bool) -> CompiledKernel:
     """The kernel of a build folder: import its launcher and hand it the cubin."""
     module = load_extension(MODULE, folder / extension_name(MODULE))
     module.set_cubin((folder / CUBIN).read_bytes())
     about = json.loads(module.DESCRIPTION)
-    if about["outputs"]:
-        module.set_allocator(torch_empty())
     outputs = tuple(OutputSpec(o["label"], tuple(o["shape"]), o["dtype"]) for o in about["outputs"])
-    return CompiledKernel(module.launch, outputs, tuple(about["returns"]), folder, compiled, lowered, module)
+    return CompiledKernel(module.launch, outputs, tuple(about["returns"]), tuple(about["written"]), folder, compiled, module)

@@ -3,7 +3,8 @@
 The host launcher is TileLang's own (`TLCUDASourceWrapper`, the one its
 ctypes/cython backends compile): it computes the grid from the dyn dims,
 encodes TMA descriptors and launches on the given stream. tltyped adds only
-the Python binding around it (see `launcher.py`).
+the Python binding around it (see `launcher.py`), and reads from the lowered
+device code which tensors the kernel writes (`LoweredKernel.written_params`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import tilelang
 from tilelang import tvm
 from tilelang.transform import PassConfigKey
 from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
+from tvm.tirx.stmt_functor import post_order_visit, pre_order_visit
 
 from tltyped.backend.options import BuildOptions
+from tltyped.errors import LoweringError
 from tltyped.frontend.elaborate import Elaborated
 
 
@@ -39,11 +42,6 @@ class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
 
     def get_cuda_host_adapter_include(self) -> str:
         return ""  # the launcher template provides the driver entry points itself
-
-
-def host_type_map() -> dict[str, str]:
-    """TIR scalar type -> the C type TileLang's host launcher spells it with."""
-    return dict(_HostWrapper._TYPE_MAP)
 
 
 @dataclass(frozen=True)
@@ -98,9 +96,6 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
-class LoweringError(RuntimeError):
-    """TileLang/TVM rejected the kernel while lowering it."""
-
 
 @dataclass
 class LoweredKernel:
@@ -147,6 +142,33 @@ class LoweredKernel:
         """The device functions the host launcher calls, in launch order."""
         return kernel_declarations(self.cuda_source, list(self.wrapper.function_names))
 
+    @cached_property
+    def written_params(self) -> frozenset[int]:
+        """The indices (into `prim_func.params`) of the tensor parameters the kernel may write.
+
+        Read from the lowered device functions, where every access to global
+        memory is explicit: a store into the tensor's buffer; a
+        `tvm_access_ptr` to it with the write bit in its access mask (atomics,
+        bulk TMA stores, `T.stg*`); a TMA store through a descriptor the host
+        code makes from the tensor (the descriptor's global address). TileLang's
+        own `tl.readonly_param_indices` misses the last. Where a use cannot be
+        told apart it counts as a write, so a tensor may be reported written that
+        is only read, never the reverse: a pointer to an element (`address_of`)
+        handed to any operation, an access mask that is not a constant, a
+        descriptor passed to anything but a TMA load or prefetch, the parameter
+        used other than through its buffer or these (pointer arithmetic, a call).
+        """
+        pf = self.prim_func
+        index_of = {pf.buffer_map[p].data.name: i for i, p in enumerate(pf.params) if p in pf.buffer_map}
+        (host,) = self.artifact.host_mod.functions.values()
+        descriptors = host.attrs["tma_descriptor_args"] if host.attrs and "tma_descriptor_args" in host.attrs else {}
+        made_from = {desc.name: _var_names(args[_TMA_GLOBAL_ADDRESS]) for desc, args in descriptors.items()}
+        written: set[str] = set()
+        for function in self.artifact.device_mod.functions.values():
+            for name in _written_handles(function):
+                written |= made_from.get(name, {name})
+        return frozenset(index_of[name] for name in written if name in index_of)
+
     @property
     def compile_flags(self) -> list[str]:
         """The extra nvcc flags: the body's (`T.annotate_compile_flags`), the pass configuration's, the decorator's.
@@ -161,6 +183,57 @@ class LoweredKernel:
 
     def __repr__(self) -> str:
         return f"<LoweredKernel {self.name} for {self.target['arch']}>"
+
+
+_TMA_GLOBAL_ADDRESS = 4
+"""Where a descriptor's global address is among its `tma_descriptor_args` (create function, handle, dtype, rank, address, ...)."""
+
+_READS_THROUGH_DESCRIPTOR = frozenset({
+    "tl.tma_load", "tl.tma_load_im2col", "tl.tma_load_multicast", "tl.tma_load_gather4", "tl.prefetch_tma_descriptor",
+})
+"""The device operations that take a TMA descriptor and only read the tensor it describes."""
+
+_ACCESS_PTR = "tirx.tvm_access_ptr"  # (type, data, offset, extent, access mask: 1 read, 2 write)
+_ADDRESS_OF = "tirx.address_of"
+_WRITE = 2
+
+
+def _written_handles(function: Any) -> set[str]:
+    """The names of a device function's pointer parameters (data and TMA descriptors) it may write through.
+
+    A pre-order walk that does not enter what it has explained as a read
+    (a read-only access pointer, a read through a descriptor), so a parameter
+    reached anywhere else is a use it cannot explain, and counts as a write.
+    """
+    handles = {p.name for p in function.params if p.dtype == "handle"}
+    written: set[str] = set()
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, tvm.tirx.BufferStore) and node.buffer.data.name in handles:
+            written.add(node.buffer.data.name)
+        elif isinstance(node, tvm.tirx.Var) and node.name in handles:
+            written.add(node.name)
+        elif isinstance(node, tvm.tirx.Call):
+            op, args = getattr(node.op, "name", None), node.args
+            if op == _ACCESS_PTR and isinstance(args[1], tvm.tirx.Var) and args[1].name in handles:
+                mask = args[4]
+                if not isinstance(mask, tvm.tirx.IntImm) or mask.value & _WRITE:
+                    written.add(args[1].name)
+                return False
+            if op in _READS_THROUGH_DESCRIPTOR and isinstance(args[0], tvm.tirx.Var) and args[0].name in handles:
+                return False
+            if op == _ADDRESS_OF and isinstance(args[0], tvm.tirx.BufferLoad) and args[0].buffer.data.name in handles:
+                written.add(args[0].buffer.data.name)
+        return True
+
+    pre_order_visit(function.body, visit)
+    return written
+
+
+def _var_names(expr: Any) -> set[str]:
+    names: set[str] = set()
+    post_order_visit(expr, lambda node: names.add(node.name) if isinstance(node, tvm.tirx.Var) else None)
+    return names
 
 
 def pass_config_flags(pass_configs: Mapping[str, Any]) -> list[str]:

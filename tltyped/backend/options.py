@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tltyped.errors import ArgumentTypeError
+
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -28,7 +30,7 @@ class BuildOptions:
     def of(cls, pass_configs: Mapping[str, Any] | None, compile_flags: str | Sequence[str] | None) -> BuildOptions:
         flags = shlex.split(compile_flags) if isinstance(compile_flags, str) else list(compile_flags or ())
         if not all(isinstance(f, str) for f in flags):
-            raise TypeError(f"compile_flags must be a string or a list of strings, got {compile_flags!r}")
+            raise ArgumentTypeError(f"compile_flags must be a string or a list of strings, got {compile_flags!r}")
         configs = {str(getattr(key, "value", key)): value for key, value in (pass_configs or {}).items()}
         return cls(configs, tuple(flags))
 

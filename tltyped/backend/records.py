@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar, Union
 
 from tltyped.backend import cache
+from tltyped.errors import CacheWarning
 from tltyped.frontend.fingerprint import Reader
 from tltyped.frontend.signature import Specialization
 
@@ -105,7 +106,7 @@ def write(key: str, record: Record) -> None:
     try:
         cache.write_record(key, {"kind": record.KIND, "format": FORMAT, **dataclasses.asdict(record)})
     except OSError as exc:
-        warnings.warn(f"tltyped: cannot save a cache record ({exc})", cache.CacheWarning, stacklevel=3)
+        warnings.warn(f"tltyped: cannot save a cache record ({exc})", CacheWarning, stacklevel=3)
 
 
 def every() -> Iterator[tuple[Path, Record]]:

@@ -13,17 +13,16 @@ from typing import Any, Union
 
 import torch
 
+from tltyped.errors import TargetError
 from tltyped.types.values import describe
 
 TargetLike = Union[str, dict[str, Any], None]
 ENV_VAR = "TLTYPED_TARGET"
 
 
-class TargetError(RuntimeError):
-    """No target was named and none can be detected."""
-
 
 _ARCH = re.compile(r"^(?:cuda)?[\s:]*(?:-arch=)?(sm_\d{2,3}[a-z]?)$")
+_NAME_AN_ARCH = "name a CUDA architecture such as 'sm_90a' or 'sm_80'"
 
 
 def normalize(target: str | dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +33,7 @@ def normalize(target: str | dict[str, Any]) -> dict[str, Any]:
         return {"kind": "cuda", **target}
     found = _ARCH.match(target.strip()) if isinstance(target, str) else None
     if found is None:
-        raise TargetError(f"unknown target {describe(target)}; name a CUDA architecture such as 'sm_90a' or 'sm_80'")
+        raise TargetError(f"unknown target {describe(target)}; {_NAME_AN_ARCH}")
     return {"kind": "cuda", "arch": found.group(1)}
 
 
@@ -48,7 +47,10 @@ def resolve(explicit: TargetLike, device: torch.device | None) -> dict[str, Any]
         return normalize(explicit)
     from_env = os.environ.get(ENV_VAR)
     if from_env:
-        return normalize(from_env)
+        try:
+            return normalize(from_env)
+        except TargetError:
+            raise TargetError(f"{ENV_VAR}={from_env!r} is not a target: {_NAME_AN_ARCH}") from None
     if device is not None and device.type == "cuda":
         return normalize(arch_of(device))
     if torch.cuda.is_available():

@@ -24,11 +24,13 @@ import torch
 
 from tltyped.autotune import candidates, search, time_call
 from tltyped.backend import target as targets
-from tltyped.backend.facts import tensor_facts
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
+from tltyped.callpath import tensors
 from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.callpath.kernels import KernelTable
+from tltyped.callpath.plan import plan_call
+from tltyped.errors import LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments
 from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 
@@ -71,9 +73,11 @@ class Dispatcher:
         self.launches: dict[Any, Callable[..., Any]] = {}
         self.building: dict[Any, threading.Lock] = {}  # key -> the lock of the thread building its launch
         self.misses = 0
-        self.fast_path_source = render_fast_path(self.signature)
-        self.fast_path = build_fast_path(self.signature, self.fast_path_source, self.launches, self.slow)
+        self.plan = plan_call(signature)
+        self.fast_path_source = render_fast_path(self.plan)
+        self.fast_path = build_fast_path(self.plan, self.fast_path_source, self.launches, self.slow)
         self.key = self.fast_path.key
+        self.helpers_ready = False
 
     @functools.cached_property
     def builder(self) -> KernelBuilder:
@@ -84,12 +88,20 @@ class Dispatcher:
 
     # -- the slow path -------------------------------------------------------------
 
+    def load_helpers(self) -> None:
+        """On the first call or compile: build and load the C helpers (once per machine), and read tensors with them."""
+        if not self.helpers_ready:
+            tensors.load_helpers()
+            self.fast_path.read_with(tensors.tensor_facts())
+            self.helpers_ready = True
+
     def slow(self, *args: Any) -> Any:
         self.misses += 1
+        self.load_helpers()
         bound = self.binder.bind(args)
         if bound.device is None:  # no tensor says where: the current device, as the fast path's facts say
             if not torch.cuda.is_available():
-                raise RuntimeError(f"{self.signature.name}: no CUDA device is available to run the kernel on")
+                raise LaunchError(f"{self.signature.name}: no CUDA device is available to run the kernel on")
             bound.device = torch.device("cuda", torch.cuda.current_device())
         device = bound.device.index
         assert device is not None
@@ -108,12 +120,12 @@ class Dispatcher:
 
     def stream(self, bound: Bound) -> int:
         """The raw current stream of the call's device, read by the same facts function as the fast path."""
-        tensors = [bound.values[p.name] for p in self.signature.tensors]
-        if not tensors:
+        given = [bound.values[p.name] for p in self.signature.tensors]
+        if not given:
             with torch.cuda.device(bound.device):
                 return int(torch.cuda.current_stream().cuda_stream)
-        ranks = bytes(t.dim() for t in tensors)
-        return int(tensor_facts(ranks, *tensors)[1])
+        ranks = bytes(t.dim() for t in given)
+        return int(tensors.tensor_facts()(ranks, *given)[1])
 
     def make_launch(self, bound: Bound, stream: int) -> Callable[..., Any]:
         device = bound.device
@@ -205,6 +217,7 @@ class Dispatcher:
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
         """The kernel a call with these arguments runs, built now or loaded from the disk cache."""
+        self.load_helpers()
         return self.kernels.load_or_build(*self.bind_for_inspection(args, kwargs))
 
     def cache_info(self) -> CacheInfo:

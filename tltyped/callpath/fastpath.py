@@ -1,7 +1,9 @@
-"""Render and build the generated Python of the call path.
+"""Render and build the generated Python of the call path, and put the C cached call in front of it.
 
-`build_fast_path` makes a jit function's fast path (with its `key` twin and
-its hit counter) from the KernelSignature.
+`render_fast_path` spells a CallPlan (plan.py) as Python; `build_fast_path`
+makes a jit function's fast path from it (with its `key` twin and its hit
+counter), and where the plan allows, the C cached call (csrc/cached_call.c)
+configured by the same plan.
 
 Generated code names its own variables with a prefix that no parameter name
 (and not the kernel's name) starts with, so a user's names can never shadow
@@ -19,10 +21,10 @@ from typing import Any
 
 from tltyped.abi import ALIGNMENT
 from tltyped.backend import records
-from tltyped.backend.facts import CachedCall, tensor_facts
+from tltyped.callpath import tensors
+from tltyped.callpath.plan import DERIVED, STATIC, Axis, CallPlan
+from tltyped.errors import ArgumentValueError
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.const_types import key_form
-from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.templates import render, template_digest
 from tltyped.templates.names import identifier
 from tltyped.types.values import typed_key
@@ -44,7 +46,7 @@ def address(value: Any, device: int) -> int:
     """A ptr argument given as a tensor: its data pointer, if it is a CUDA tensor on the call's device."""
     if value.is_cuda and value.get_device() == device:
         return int(value.data_ptr())
-    raise ValueError("not a CUDA tensor on the call's device")  # the slow path says what was wrong
+    raise ArgumentValueError("not a CUDA tensor on the call's device")  # the slow path says what was wrong
 
 
 def reserved_prefix(names: list[str]) -> str:
@@ -55,95 +57,64 @@ def reserved_prefix(names: list[str]) -> str:
     return prefix
 
 
-def const_key_items(p: Param, v: str) -> list[str]:
-    """A const's part of the key, in the form its annotation needs (see `const_types.key_form`).
+def const_key_items(name: str, form: str, v: str) -> list[str]:
+    """A const's part of the key, in its key form (see plan.py).
 
     `type(x), x` costs two specialised bytecodes; the deep form a call of
     `typed_key`. The binder admits only values of the annotation, so a
     kernel is only ever stored under such a key.
     """
-    form = key_form(p.annotation)
     if form == "deep":
-        return [f"{v}typed({p.name})"]
+        return [f"{v}typed({name})"]
     if form == "typed":
-        return [f"{v}type({p.name})", p.name]
-    return [p.name]
+        return [f"{v}type({name})", name]
+    return [name]
 
 
-def fast_path_context(signature: KernelSignature) -> dict[str, Any]:
-    function = identifier(signature.name)
-    v = reserved_prefix([p.name for p in signature.params] + [function])
+def variable_prefix(plan: CallPlan) -> str:
+    """What every name the generated fast path makes starts with: no parameter's name, nor the kernel's, does."""
+    return reserved_prefix([p.name for p in plan.params] + [identifier(plan.name)])
+
+
+def fast_path_context(plan: CallPlan) -> dict[str, Any]:
+    """The fast path template's variables: the plan, spelled as Python over generated variable names."""
+    function = identifier(plan.name)
+    v = variable_prefix(plan)
     tensors: list[_TensorView] = []
     key_items: list[str] = []
-    checks: list[str] = []
+    agree: list[str] = []  # dyn dims read again on later axes, which must agree
     source: dict[str, str] = {}  # dim symbol -> the variable holding it
-    derived: list[tuple[str, dimlib.Dim]] = []
-    dim_codes: dict[str, list[int]] = {}  # tensor -> per dim: -1 (in the key) or its dyn dim's index
-    for i, p in enumerate(signature.tensors):
-        assert p.tensor is not None
-        rank = len(p.tensor.dims)
-        sizes = [f"{v}t{i}_{axis}" for axis in range(rank)]
-        strides = [f"{v}st{i}_{axis}" for axis in range(rank)] if p.tensor.strides is not None else []
-        contiguous = [" * ".join(sizes[axis + 1 :]) or "1" for axis in range(rank)]
-        view = _TensorView(p.name, f"{v}p{i}", f"{v}s{i}", sizes, strides, contiguous)
+    derived: list[tuple[str, Axis]] = []
+    for i, t in enumerate(plan.tensors):
+        sizes = [f"{v}t{i}_{axis}" for axis in range(t.rank)]
+        strides = [f"{v}st{i}_{axis}" for axis in range(t.rank)] if t.strided else []
+        contiguous = [" * ".join(sizes[axis + 1 :]) or "1" for axis in range(t.rank)]
+        view = _TensorView(t.name, f"{v}p{i}", f"{v}s{i}", sizes, strides, contiguous)
         tensors.append(view)
         key_items.append(view.sig)
-        codes = dim_codes[p.name] = []
-        for var, dim in zip(view.dims + view.strides, p.tensor.all_dims):
-            if dim.is_symbol:
-                source.setdefault(dim.text, var)
-            if not any(signature.dims[s] for s in dim.symbols):
-                key_items.append(var)  # const: a different size is a different kernel (or a slow-path error)
-                codes.append(-1)
-            elif dim.is_symbol:
-                if source[dim.text] != var:
-                    checks.append(f"{var} != {source[dim.text]}")
-                codes.append(signature.dyn_dims.index(dim.text))
-            else:
-                derived.append((var, dim))
-    plan_checks = len(checks)  # so far, only dyn dims that must agree: what the C path checks itself
-    checks += [f"{var} != {dimlib.render(dim, source)}" for var, dim in derived]
-    checks += [
-        f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}"
-        for c in signature.checks if c.is_dyn(signature.dims)
-    ]
-    checks += [f"{name} != {source[name]}" for name in signature.scalar_dims]  # a scalar that sizes a tensor
-    key_items += [item for p in signature.params if p.kind is Kind.CONST for item in const_key_items(p, v)]
-    pointers = [p.name for p in signature.params if p.kind is Kind.PTR]
+        for var, axis in zip(view.dims + view.strides, t.axes):
+            if axis.dim.is_symbol:
+                source.setdefault(axis.dim.text, var)
+            if axis.code == STATIC:
+                key_items.append(var)
+            elif axis.code == DERIVED:
+                derived.append((var, axis))
+            elif not axis.first:
+                agree.append(f"{var} != {source[axis.dim.text]}")
+    checks = agree + [f"{var} != {dimlib.render(axis.dim, source)}" for var, axis in derived]
+    checks += [f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}" for c in plan.shape_checks]
+    checks += [f"{name} != {source[name]}" for name in plan.scalar_dims]  # a scalar that sizes a tensor
+    key_items += [item for name, form in plan.key_forms for item in const_key_items(name, form, v)]
     ptr_of = {t.name: t.ptr for t in tensors}
-    launch_args = [ptr_of.get(p.name, p.name) for p in signature.params if p.is_runtime]
-    launch_args += [source[d] for d in signature.dyn_dims]
-    defaults = {p.name: f"{v}default{i}" for i, p in enumerate(signature.params) if p.has_default}
-    parameters = ", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in signature.params)
-    # the C path: no checks but agreeing dyn dims, no ptr or strided parameters, and a tensor to take the device from
-    c_path = len(checks) == plan_checks and not pointers and bool(tensors) and not any(view.strides for view in tensors)
+    launch_args = [ptr_of.get(p.name, p.name) for p in plan.params if p.is_runtime]
+    launch_args += [source[d] for d in plan.dyn_dims]
+    defaults = {p.name: f"{v}default{i}" for i, p in enumerate(plan.params) if p.has_default}
+    parameters = ", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in plan.params)
     return dict(
         v=v, function=function, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
-        defaults=list(defaults.values()), parameters=parameters, names=", ".join(p.name for p in signature.params),
-        alignment=ALIGNMENT, pointers=pointers, c_plan=c_plan(signature, dim_codes) if c_path else None,
+        defaults=list(defaults.values()), parameters=parameters, names=", ".join(p.name for p in plan.params),
+        alignment=ALIGNMENT, pointers=list(plan.pointers),
     )
-
-
-def c_plan(signature: KernelSignature, dim_codes: dict[str, list[int]]) -> list[Any] | None:
-    """The parameters as the C path (csrc/facts.c, `CachedCall`) reads them, or None where it cannot.
-
-    A tensor is its dims' codes, a const its key form (0: the value, 1: its
-    type and value, 2: `typed_key`), a dyn scalar None. The C path builds the
-    same key as the generated function and passes the same launch arguments;
-    it covers signatures whose only checks are dyn dims agreeing between
-    tensors (see `fast_path_context`).
-    """
-    plan: list[Any] = []
-    for p in signature.params:
-        if p.kind is Kind.TENSOR:
-            plan.append(dim_codes[p.name])
-        elif p.kind is Kind.CONST:
-            plan.append(["value", "typed", "deep"].index(key_form(p.annotation)))
-        elif p.kind is Kind.DYN:
-            plan.append(None)
-        else:
-            return None
-    return plan
 
 
 def _exec(source: str, filename: str, *closure: Any) -> Any:
@@ -163,15 +134,15 @@ def named_plainly(call: Any) -> Any:
     return call
 
 
-def render_fast_path(signature: KernelSignature) -> str:
+def render_fast_path(plan: CallPlan) -> str:
     """The fast path's source: rendered once, then read from the disk cache by every later process."""
-    context = fast_path_context(signature)
+    context = fast_path_context(plan)
     key = records.source_key("fast path", template_digest(_TEMPLATE), context)
     record = records.read(records.SourceRecord, key)
     if record is not None:
         return record.source
     source = render(_TEMPLATE, **context)
-    records.write(key, records.SourceRecord(f"fast path of {signature.name}", source, hashlib.sha256(source.encode()).hexdigest()))
+    records.write(key, records.SourceRecord(f"fast path of {plan.name}", source, hashlib.sha256(source.encode()).hexdigest()))
     return source
 
 
@@ -180,38 +151,45 @@ _TEMPLATE = "fast_path.py.j2"
 
 @dataclass(frozen=True)
 class FastPath:
-    """A jit function's generated call path: the call itself, its key, and its hit count."""
+    """A jit function's generated call path: the call itself, its key, its hit count, the facts it reads with."""
 
     call: Callable[..., Any]
     key: Callable[..., Any]  # the static key of a call, as `call` computes it
     hits: Callable[[], int]  # calls served from the cache so far
+    generated: Callable[..., Any]  # the generated Python function (`call` itself, or what the C cached call falls back to)
+    facts_variable: str  # the name the generated function reads the facts function by
+
+    def read_with(self, facts: Callable[..., tuple[Any, ...]]) -> None:
+        """Read tensors with `facts` from now on (the C helper's, once it is built); the call stays the same object."""
+        cells = dict(zip(self.generated.__code__.co_freevars, self.generated.__closure__ or ()))
+        cells[self.facts_variable].cell_contents = facts
 
 
 def build_fast_path(
-    signature: KernelSignature,
+    plan: CallPlan,
     source: str,
     launches: dict[Any, Any],
     slow: Callable[..., Any],
-    facts: Callable[..., tuple[Any, ...]] = tensor_facts,
+    facts: Callable[..., tuple[Any, ...]] | None = None,
     in_c: bool = True,
 ) -> FastPath:
     """Exec the rendered fast path around `launches` (static key -> launch) and the slow path.
 
     The call is C's `CachedCall` in front of the generated function where
-    the signature allows it, `in_c` is set and the C facts are built.
+    the plan allows it, `in_c` is set, no other `facts` are given and the C
+    helper is built; otherwise the generated function itself.
     """
-    defaults = [p.default for p in signature.params if p.has_default]
-    ranks = bytes(len(p.tensor.dims) for p in signature.tensors if p.tensor is not None)
+    helper = tensors.native() if facts is None and in_c and plan.in_c else None
+    defaults = [p.default for p in plan.params if p.has_default]
+    ranks = bytes(t.rank for t in plan.tensors)
     call, key, hits = _exec(
-        source, f"<tltyped fast path of {signature.name}>", launches, slow, facts, ranks, address, int, tuple, type, typed_key,
-        Exception, (TypeError, OverflowError), *defaults,
+        source, f"<tltyped fast path of {plan.name}>", launches, slow, facts or tensors.tensor_facts(), ranks, address,
+        int, tuple, type, typed_key, Exception, (TypeError, OverflowError), *defaults,
     )
     named_plainly(call)
-    plan = fast_path_context(signature)["c_plan"] if in_c and facts is tensor_facts and CachedCall is not None else None
-    if plan is None:
-        return FastPath(call, key, hits)
-    assert CachedCall is not None
-    params = tuple(tuple(p) if isinstance(p, list) else p for p in plan)
-    names = tuple(p.name for p in signature.params)
-    c_call = CachedCall(launches, call, typed_key, params, names, tuple(defaults), ALIGNMENT)
-    return FastPath(c_call, key, lambda: hits() + c_call.hits)
+    facts_variable = f"{variable_prefix(plan)}facts"
+    if helper is None:
+        return FastPath(call, key, hits, call, facts_variable)
+    names = tuple(p.name for p in plan.params)
+    c_call = helper.CachedCall(launches, call, typed_key, plan.c_table(), names, tuple(defaults), ALIGNMENT)
+    return FastPath(c_call, key, lambda: hits() + c_call.hits, call, facts_variable)

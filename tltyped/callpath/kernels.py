@@ -34,6 +34,7 @@ from typing import Any
 from tltyped.backend import build as builds
 from tltyped.backend import cache, records
 from tltyped.backend.kernel import CompiledKernel, load
+from tltyped.callpath import torch_direct
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import KernelSignature, Specialization
 
@@ -109,7 +110,7 @@ class KernelTable:
         return kernel
 
     def _built(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:
-        kernel = self._build(spec, target)
+        kernel = allocating(self._build(spec, target))
         self.compiles += 1
         logger.info("%s: built %s for %s (%s)", self._fn.__qualname__, _brief(spec), target["arch"],
                     "nvcc" if kernel.compiled else "device code from the disk cache")
@@ -124,7 +125,7 @@ class KernelTable:
         if folder is None or not all(builds.file_identity(path) == identity for path, identity in toolchain.items()):
             logger.info("%s: disk record %s is stale; rebuilding", self._fn.__qualname__, key)
             return None
-        kernel = load(folder, compiled=False)
+        kernel = allocating(load(folder, compiled=False))
         self.disk_hits += 1
         logger.info("%s: loaded %s from the disk cache (%s)", self._fn.__qualname__, _brief_record(record.spec), folder)
         return kernel
@@ -141,6 +142,13 @@ class KernelTable:
         if identity.record is not None:
             records.write(identity.record, records.TuningRecord(
                 self._name, target["arch"], identity.about, gpu, result["candidates"], result["winner"]))
+
+
+def allocating(kernel: CompiledKernel) -> CompiledKernel:
+    """The kernel, allocating its outputs through torch's own allocator (torch_direct.py) where the helper is built."""
+    if kernel.outputs and kernel.module is not None:
+        kernel.module.set_allocator(torch_direct.torch_empty())
+    return kernel
 
 
 def _brief(spec: Specialization) -> str:

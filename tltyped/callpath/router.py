@@ -21,6 +21,7 @@ from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
 from tltyped.callpath.fastpath import _exec, named_plainly, reserved_prefix
+from tltyped.errors import ArgumentTypeError
 from tltyped.frontend.analyze import Analysis
 from tltyped.frontend.signature import KernelSignature
 from tltyped.templates import render
@@ -63,7 +64,7 @@ class Router:
         try:
             hash(key)
         except TypeError:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{self.signature.name}: {', '.join(self.signature.depends_on)} must be hashable "
                 f"(a tensor annotation is computed from them); got {key!r}"
             ) from None
@@ -80,7 +81,7 @@ class Router:
         values = {**{p.name: p.default for p in params if p.has_default}, **dict(zip((p.name for p in params), args)), **kwargs}
         missing = [name for name in self.signature.depends_on if name not in values]
         if missing:
-            raise TypeError(f"{self.signature.name}: missing argument {missing[0]!r}")
+            raise ArgumentTypeError(f"{self.signature.name}: missing argument {missing[0]!r}")
         return {name: values[name] for name in self.signature.depends_on}
 
     def route(self, *args: Any) -> Any:

@@ -23,11 +23,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.annotation import parse_param
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
-from tltyped.frontend.prelude import Deferred, Prelude, Undefined, module_names, to_dim
-from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
+from tltyped.frontend.prelude import Prelude, module_names, to_dim
+from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
 from tltyped.types.dtypes import as_dtype, is_dtype_like
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor

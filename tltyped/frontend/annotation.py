@@ -15,8 +15,9 @@ import inspect
 import sys
 from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_origin
 
+from tltyped.errors import DefinitionError
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.signature import DefinitionError, DTypeSpec, Kind, Param, TensorSpec
+from tltyped.frontend.signature import DTypeSpec, Kind, Param, TensorSpec
 from tltyped.types.dtypes import DTypeName, as_dtype, is_dtype_like
 from tltyped.types.params import CONST, DYN, PTR, DimName, Marker, Tune
 from tltyped.types.tensor import Tensor

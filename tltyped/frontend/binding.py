@@ -20,6 +20,7 @@ from typing import Any, get_args, get_origin
 import torch
 
 from tltyped.abi import ALIGNMENT
+from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types.dtypes import DType, as_dtype, to_torch
@@ -58,7 +59,7 @@ class Binder:
     def bind(self, args: Sequence[Any], *, allow_meta: bool = False) -> Bound:
         params = self.signature.params
         if len(args) != len(params):  # the generated fast path always passes every parameter
-            raise self._fail(TypeError, f"expected {len(params)} arguments, got {len(args)}")
+            raise self._fail(ArgumentTypeError, f"expected {len(params)} arguments, got {len(args)}")
         bound = Bound(dict(zip((p.name for p in params), args)))
         for p in params:
             if p.kind is Kind.CONST:
@@ -79,20 +80,20 @@ class Binder:
         for name in self.signature.scalar_dims:
             if bound.values[name] != bound.dims[name]:
                 raise self._fail(
-                    ValueError, f"argument {name!r} = {bound.values[name]}, but it is dim {name} of "
+                    ArgumentValueError, f"argument {name!r} = {bound.values[name]}, but it is dim {name} of "
                     f"{bound.dim_origin[name]}, which is {bound.dims[name]}",
                 )
         for dim in self.signature.dyn_dims:
             if bound.dims[dim] > _DYN_DIM_MAX:
                 raise self._fail(
-                    ValueError, f"dim {dim} = {bound.dims[dim]} (from {bound.dim_origin[dim]}) is too large for a dyn dim "
+                    ArgumentValueError, f"dim {dim} = {bound.dims[dim]} (from {bound.dim_origin[dim]}) is too large for a dyn dim "
                     f"(int32, at most {_DYN_DIM_MAX}); declare it const to specialise on it",
                 )
         for check in self.signature.checks:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
                 raise self._fail(
-                    ValueError, f"shape check `{check.source}` fails: {check.left} = {left}, {check.right} = {right}"
+                    ArgumentValueError, f"shape check `{check.source}` fails: {check.left} = {left}, {check.right} = {right}"
                 )
         return bound
 
@@ -110,7 +111,7 @@ class Binder:
             return int(value.data_ptr())
         if type(value) is not int or value < 0:
             raise self._fail(
-                TypeError, f"ptr parameter {p.name!r} expects a device address (an int >= 0) or a CUDA tensor, got {describe(value)}"
+                ArgumentTypeError, f"ptr parameter {p.name!r} expects a device address (an int >= 0) or a CUDA tensor, got {describe(value)}"
             )
         return value
 
@@ -119,51 +120,51 @@ class Binder:
         scalar = p.scalar or ""
         if scalar == "bool":
             if type(value) is not bool:
-                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
+                raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
         elif scalar.startswith(("float", "bfloat")):
             if type(value) not in (int, float):
-                raise self._fail(TypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
+                raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
             if abs(value) > torch.finfo(to_torch(scalar)).max and not (type(value) is float and math.isinf(value)):
-                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
+                raise self._fail(ArgumentValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
         elif type(value) is not int:
-            raise self._fail(TypeError, f"dyn parameter {p.name!r} expects an int, got {describe(value)}")
+            raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects an int, got {describe(value)}")
         else:
             low, high = as_dtype(scalar).value_range()
             if not low <= value <= high:
-                raise self._fail(ValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
+                raise self._fail(ArgumentValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
 
     def _bind_tensor(self, p: Param, t: Any, bound: Bound, allow_meta: bool) -> None:
         spec = p.tensor
         assert spec is not None
         if not issubclass(type(t), torch.Tensor):  # never `t.__class__`, which a value may fake
-            raise self._fail(TypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
+            raise self._fail(ArgumentTypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
         self._check_device(p, t, bound, allow_meta)
         if t.device.type != "meta" and t.numel() and not _has_memory(t):
             raise self._fail(
-                ValueError, f"argument {p.name!r} is a {type(t).__qualname__} with no memory of its own "
+                ArgumentValueError, f"argument {p.name!r} is a {type(t).__qualname__} with no memory of its own "
                 f"(a tensor subclass without storage); kernels take tensors whose data is on the device",
             )
         dtype = self._check_dtype(p, t, bound)
         if t.dim() != len(spec.dims):
             raise self._fail(
-                ValueError, f"argument {p.name!r} expects rank {len(spec.dims)} ({spec}), got rank {t.dim()} with shape {tuple(t.shape)}"
+                ArgumentValueError, f"argument {p.name!r} expects rank {len(spec.dims)} ({spec}), got rank {t.dim()} with shape {tuple(t.shape)}"
             )
         strides = tuple(t.stride()) if not t.is_contiguous() else contiguous_strides(tuple(t.shape))
         sizes = [(f"dim {axis}", f"axis {axis}", dim, size) for axis, (dim, size) in enumerate(zip(spec.dims, t.shape))]
         sizes += [(f"stride {axis}", f"stride {axis}", dim, st) for axis, (dim, st) in enumerate(zip(spec.strides or (), strides))]
         for what, where, dim, size in sizes:
             if dim.is_literal and dim.value != size:
-                raise self._fail(ValueError, f"argument {p.name!r}: {what} must be {dim.value}, got {size}")
+                raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} must be {dim.value}, got {size}")
             if dim.is_symbol:
                 seen = bound.dims.setdefault(dim.text, size)
                 origin = bound.dim_origin.setdefault(dim.text, f"{p.name}, {where}")
                 if seen != size:
-                    raise self._fail(ValueError, f"dim {dim.text}: {seen} (from {origin}) vs {size} (from {p.name}, {where})")
+                    raise self._fail(ArgumentValueError, f"dim {dim.text}: {seen} (from {origin}) vs {size} (from {p.name}, {where})")
         bound.dtypes[p.name] = dtype
         bound.strides[p.name] = None if t.is_contiguous() or spec.strides is not None else strides
         if t.device.type != "meta" and t.data_ptr() % ALIGNMENT:
             raise self._fail(
-                ValueError,
+                ArgumentValueError,
                 f"argument {p.name!r}: data pointer is not {ALIGNMENT}-byte aligned "
                 f"(a view at storage offset {t.storage_offset()}); pass a copy ({p.name}.clone())",
             )
@@ -172,21 +173,21 @@ class Binder:
         kinds = ("cuda", "meta") if allow_meta else ("cuda",)
         if t.device.type not in kinds:
             where = "CUDA or meta" if allow_meta else "CUDA"
-            raise self._fail(ValueError, f"argument {p.name!r} is on {t.device}; kernels take {where} tensors")
+            raise self._fail(ArgumentValueError, f"argument {p.name!r} is on {t.device}; kernels take {where} tensors")
         if bound.device is None:
             bound.device = t.device
         elif t.device != bound.device:
             first = next(q.name for q in self.signature.tensors)
-            raise self._fail(ValueError, f"argument {p.name!r} is on {t.device} but {first!r} is on {bound.device}")
+            raise self._fail(ArgumentValueError, f"argument {p.name!r} is on {t.device} but {first!r} is on {bound.device}")
 
     def _check_dtype(self, p: Param, t: torch.Tensor, bound: Bound) -> type[DType]:
         try:
             actual = as_dtype(t.dtype)
         except ValueError:
-            raise self._fail(TypeError, f"argument {p.name!r} has unsupported dtype {t.dtype}") from None
+            raise self._fail(ArgumentTypeError, f"argument {p.name!r} has unsupported dtype {t.dtype}") from None
         expected = self._expected_dtype(p, bound, actual)
         if expected is not actual:
-            raise self._fail(TypeError, f"argument {p.name!r} expects dtype {expected.name}, got {actual.name}")
+            raise self._fail(ArgumentTypeError, f"argument {p.name!r} expects dtype {expected.name}, got {actual.name}")
         return actual
 
     def _expected_dtype(self, p: Param, bound: Bound, actual: type[DType] | None) -> type[DType]:
@@ -197,7 +198,7 @@ class Binder:
             return self._evaluate_dtype(p, spec.dtype.source, bound)
         if spec.dtype.var is not None:
             if actual is None and spec.dtype.var not in bound.dtype_vars:
-                raise self._fail(TypeError, f"output {p.name!r}: dtype {spec.dtype.var} is not bound by any input")
+                raise self._fail(ArgumentTypeError, f"output {p.name!r}: dtype {spec.dtype.var} is not bound by any input")
             return bound.dtype_vars.setdefault(spec.dtype.var, actual)  # type: ignore[arg-type]
         assert spec.dtype.fixed is not None
         return spec.dtype.fixed
@@ -207,7 +208,7 @@ class Binder:
         try:
             return evaluate_dtype(source, self.env, consts)
         except Exception as exc:
-            raise self._fail(TypeError, f"argument {p.name!r}: dtype `{source}` did not evaluate to a dtype: {exc}") from None
+            raise self._fail(ArgumentTypeError, f"argument {p.name!r}: dtype `{source}` did not evaluate to a dtype: {exc}") from None
 
     def _check_derived_dims(self, p: Param, t: torch.Tensor, bound: Bound) -> None:
         assert p.tensor is not None
@@ -219,7 +220,7 @@ class Binder:
                 expected = dim.evaluate(bound.dims)
                 if expected != size:
                     where = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in dim.symbols)
-                    raise self._fail(ValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected} ({where}), got {size}")
+                    raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected} ({where}), got {size}")
 
 
 def _has_memory(t: torch.Tensor) -> bool:
@@ -257,18 +258,18 @@ def inspection_arguments(
     name = signature.name
     params = {p.name: p for p in signature.params}
     if len(args) > len(params):
-        raise TypeError(f"{name}: expected at most {len(params)} arguments, got {len(args)}")
+        raise ArgumentTypeError(f"{name}: expected at most {len(params)} arguments, got {len(args)}")
     values: dict[str, Any] = dict(zip(params, args))
     dims: dict[str, int] = {}
     for key, value in kwargs.items():
         if key in values:
-            raise TypeError(f"{name}: got multiple values for argument {key!r}")
+            raise ArgumentTypeError(f"{name}: got multiple values for argument {key!r}")
         if key in params:
             values[key] = value
         elif key in signature.dims:
             dims[key] = value
         else:
-            raise TypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
+            raise ArgumentTypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
     for p in params.values():
         if p.name not in values and p.has_default:
             values[p.name] = p.default
@@ -278,7 +279,7 @@ def inspection_arguments(
         if p.kind is Kind.TENSOR and (value is _MISSING or _describes_a_tensor(value)):
             values[p.name] = _placeholder(name, p, value, dims, consts, env)
         elif value is _MISSING:
-            raise TypeError(f"{name}: missing argument {p.name!r}")
+            raise ArgumentTypeError(f"{name}: missing argument {p.name!r}")
     return tuple(values[p] for p in params)
 
 
@@ -305,7 +306,7 @@ def _placeholder(
     assert spec is not None
     missing = sorted({s for d in spec.all_dims for s in d.symbols if s not in dims})
     if missing:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name}: missing argument {p.name!r}: pass a tensor, T.Tensor(shape, dtype), or its dims by name "
             f"({', '.join(f'{m}=...' for m in missing)})"
         )
@@ -314,7 +315,7 @@ def _placeholder(
     elif spec.dtype.source is not None:
         dtype = evaluate_dtype(spec.dtype.source, env, consts)
     else:
-        raise TypeError(f"{name}: missing argument {p.name!r}: its dtype {spec.dtype} is bound only by a tensor; pass one")
+        raise ArgumentTypeError(f"{name}: missing argument {p.name!r}: its dtype {spec.dtype} is bound only by a tensor; pass one")
     shape = tuple(int(d.evaluate(dims)) for d in spec.dims)
     if spec.strides is None:
         return torch.empty(shape, dtype=to_torch(dtype), device="meta")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.signature import DefinitionError
+from tltyped.errors import DefinitionError
 
 
 @dataclass

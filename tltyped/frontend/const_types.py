@@ -26,6 +26,7 @@ import sys
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.types.dtypes import DType, DTypeName, is_dtype_like
 from tltyped.types.values import describe
 
@@ -45,20 +46,20 @@ def const_problem(annotation: object, value: object) -> tuple[type[Exception], s
         hash(value)
     except Exception as exc:  # noqa: BLE001 - whatever the value's __hash__ raises
         raised = "" if isinstance(exc, TypeError) else f" (its __hash__ raised {type(exc).__name__})"
-        return TypeError, f"must be hashable {_KEY}; got {describe(value)}{raised}"
+        return ArgumentTypeError, f"must be hashable {_KEY}; got {describe(value)}{raised}"
     try:
         reflexive = bool(value == value)
     except Exception as exc:  # noqa: BLE001 - whatever the value's __eq__ or __bool__ raises
         raised = type(exc).__name__
-        return TypeError, f"must compare equal to itself {_KEY}; got {describe(value)}, whose comparison raised {raised}"
+        return ArgumentTypeError, f"must compare equal to itself {_KEY}; got {describe(value)}, whose comparison raised {raised}"
     if not reflexive:
-        return ValueError, f"must compare equal to itself {_KEY}; got {describe(value)}"
+        return ArgumentValueError, f"must compare equal to itself {_KEY}; got {describe(value)}"
     try:
         fits = admits(annotation, value)
     except Exception as exc:  # noqa: BLE001 - an isinstance or == that the value makes raise
         raised = type(exc).__name__
-        return TypeError, f"expects {spelling(annotation)}; checking {describe(value)} against it raised {raised}"
-    return None if fits else (TypeError, f"expects {spelling(annotation)}, got {describe(value)}")
+        return ArgumentTypeError, f"expects {spelling(annotation)}; checking {describe(value)} against it raised {raised}"
+    return None if fits else (ArgumentTypeError, f"expects {spelling(annotation)}, got {describe(value)}")
 
 
 def admits(annotation: object, value: object) -> bool:

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tltyped.errors import DimSyntaxError
 from tltyped.types import dim_grammar
-from tltyped.types.dim_grammar import DimSyntaxError, ceildiv
+from tltyped.types.dim_grammar import ceildiv
 
 __all__ = ["Dim", "DimSyntaxError", "ceildiv", "from_ast", "literal", "render", "symbol"]
 

@@ -32,6 +32,7 @@ from tilelang.language.eager import ast as tl_ast
 from tilelang.language.eager import builder as tl_builder
 from tilelang.language.eager.utils import construct_strides
 
+from tltyped.errors import KernelBuildError
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
 from tltyped.templates.names import c_names, identifier
@@ -39,10 +40,6 @@ from tltyped.types.dtypes import DTypeName, tilelang_value, to_tilelang
 
 tirx = tvm.tirx
 _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
-
-
-class KernelBuildError(RuntimeError):
-    """The kernel body failed to elaborate; the message names the user's source line."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +136,7 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
         for v in (self.unwrap_value(v) for v in values):
             is_global = any(v is g for g in self.globals)
             if not isinstance(v, tirx.Buffer) or not (hasattr(v, "_out_idx") or is_global):
-                raise RuntimeError(f"Only tensor allocated from `T.empty` can be returned in a prim_func, got {v}({type(v)})")
+                raise KernelBuildError(f"Only tensor allocated from `T.empty` can be returned in a prim_func, got {v}({type(v)})")
             if not is_global:
                 self.out_idx.append(len(self.returned))  # counted against the T.empty tensors when the function ends
             self.returned.append(v)

@@ -18,7 +18,7 @@ from typing import Any
 
 from tilelang import tvm
 
-from tltyped.frontend.elaborate import KernelBuildError
+from tltyped.errors import KernelBuildError
 
 MAX_THREADS = 1024  # per block, every CUDA architecture
 MAX_GRID = {"blockIdx.x": 2**31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}

@@ -21,25 +21,9 @@ import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
-from tltyped.frontend.signature import DefinitionError
-
-
-class Undefined(DefinitionError):
-    """An annotation uses a name that nothing defines (not the body, the function's module or its closure)."""
-
-    def __init__(self, message: str, name: str) -> None:
-        super().__init__(message)
-        self.name = name
-
-
-class Deferred(Exception):
-    """The annotation needs values known only at a call: these const parameters, or names not yet defined."""
-
-    def __init__(self, consts: frozenset[str]) -> None:
-        super().__init__(sorted(consts))
-        self.consts = consts
 
 
 def _loaded(node: ast.AST) -> set[str]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tltyped.errors import DefinitionError
 from tltyped.frontend.dims import Dim
 from tltyped.types.dtypes import DType
 from tltyped.types.values import describe
@@ -31,10 +32,6 @@ class Kind(enum.Enum):
     DYN = "dyn"  # a scalar passed at run time
     PTR = "ptr"  # a raw device pointer passed at run time
     CONST = "const"  # a Python value the kernel is specialised on
-
-
-class DefinitionError(TypeError):
-    """A kernel definition the package cannot accept, reported at decoration."""
 
 
 @dataclass(frozen=True)

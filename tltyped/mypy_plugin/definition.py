@@ -45,7 +45,7 @@ from tltyped.mypy_plugin.in_body import KernelRecord
 from tltyped.mypy_plugin.parsed import called_name, dotted_name
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
-from tltyped.types.dim_grammar import DimSyntaxError
+from tltyped.errors import DimSyntaxError
 
 _RETURN_RULE = "A kernel returns global buffers (T.empty / T.alloc_global) only"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mypy.nodes import CallExpr, Expression, IntExpr, MemberExpr, NameExpr, OpExpr
 
-from tltyped.types.dim_grammar import DimSyntaxError
+from tltyped.errors import DimSyntaxError
 
 
 def source_of(expr: Expression) -> str:

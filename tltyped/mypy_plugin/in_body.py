@@ -36,6 +36,7 @@ from mypy.nodes import (
 )
 from mypy.types import AnyType, CallableType, Instance, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
 
+from tltyped.errors import DimSyntaxError
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
@@ -198,7 +199,7 @@ class KernelRewrite:
             if not dim_grammar.names_in_source(source) & (set(self.dims) | set(self.aliases)):
                 return
             self.aliases[name] = dim_grammar.normalise_source(source, self.resolve_dim)
-        except dim_grammar.DimSyntaxError:
+        except DimSyntaxError:
             self.aliases.pop(name, None)
 
     def resolve_dim(self, name: str) -> str | None:
@@ -313,7 +314,7 @@ class KernelRewrite:
         for text in candidates:
             try:
                 normalised = dim_grammar.normalise_source(text, self.resolve_dim)
-            except dim_grammar.DimSyntaxError as exc:
+            except DimSyntaxError as exc:
                 problem = problem or str(exc)
                 continue
             if normalised.isdigit():

@@ -26,6 +26,7 @@ from mypy.nodes import (
 )
 from mypy.types import AnyType, Instance, RawExpressionType, TupleType, Type, TypeOfAny, UnboundType
 
+from tltyped.errors import DimSyntaxError
 from tltyped.mypy_plugin import dimexpr, names
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name
@@ -101,7 +102,7 @@ class _OutputReader:
     def dim(self, expr: Expression) -> Type:
         try:
             text = dim_grammar.normalise_source(dimexpr.source_of(expr), self.resolve_dim)
-        except dim_grammar.DimSyntaxError:  # a size computed some other way: unknown statically
+        except DimSyntaxError:  # a size computed some other way: unknown statically
             return AnyType(TypeOfAny.special_form)
         if text.isdigit():
             return RawExpressionType(int(text), "builtins.int", expr.line, expr.column)

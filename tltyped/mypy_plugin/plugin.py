@@ -34,6 +34,7 @@ from mypy.plugin import (
 )
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
+from tltyped.errors import UnsupportedSetup
 from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
 from tltyped.mypy_plugin.definition import check_definition
 from tltyped.mypy_plugin.in_body import KernelRecord
@@ -55,12 +56,6 @@ def _source_digest() -> str:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
-
-class UnsupportedSetup(SystemExit):
-    """mypy is run in a way the plugin cannot serve; stop with a clear message."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(f"tltyped.mypy_plugin: {message}")
 
 
 class TLTypedPlugin(Plugin):

@@ -41,7 +41,7 @@ class _StubFunction:
     name: str
     params: list[_StubParam]
     returns: str
-    doc: str
+    doc: str  # the docstring as a literal
 
 
 def tensor_type(spec: TensorSpec) -> str:
@@ -84,6 +84,14 @@ def _returns(fn: tl.JitFunction[..., Any]) -> str:
     return text if all(part in text for part in ("tl.", "Tensor")) or text == "None" else "Any"
 
 
+def _docstring(text: str) -> str:
+    """`text` as a triple-quoted string literal that reads back as `text`, whatever it holds: backslashes
+    and double quotes are escaped (a quote at its end would close the literal early), and so is every
+    character that is not printable."""
+    escaped = (f"\\{c}" if c in '\\"' else c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    return f'"""{"".join(escaped)}"""'
+
+
 def render_stub(module: ModuleType) -> str:
     """The .pyi text for every jit function defined in `module`."""
     functions = []
@@ -98,7 +106,7 @@ def render_stub(module: ModuleType) -> str:
         params = [_StubParam(p.name, _param_type(p), p.has_default) for p in signature.params]
         doc = (value.__doc__ or "").strip().splitlines()[0] if value.__doc__ else f"Kernel {name}."
         doc += "".join(f" Checks {check.source}." for check in signature.checks)
-        functions.append(_StubFunction(name, params, _returns(value), doc.replace('"""', "'''")))
+        functions.append(_StubFunction(name, params, _returns(value), _docstring(doc)))
     return render(
         "stub.pyi.j2", module=module.__name__, functions=functions,
         dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())],

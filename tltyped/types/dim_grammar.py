@@ -23,13 +23,12 @@ from collections.abc import Callable, Mapping
 from types import CodeType
 from typing import Any
 
+from tltyped.errors import DimSyntaxError
+
+
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
 _SYNTAX = "use ints, dims, + - * // and ceildiv(a, b)"
 CEILDIV = "ceildiv"
-
-
-class DimSyntaxError(ValueError):
-    """A dim expression uses something other than ints, dims, + - * // and ceildiv."""
 
 
 def ceildiv(a: Any, b: Any) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
+from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.types.values import describe
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class DType:
             return 0, 2**cls.bits - 1
         if cls.dlpack_code == DL_INT:
             return -(2 ** (cls.bits - 1)), 2 ** (cls.bits - 1) - 1
-        raise TypeError(f"{cls.name} is not an integer type")
+        raise ArgumentTypeError(f"{cls.name} is not an integer type")
 
 
 class float16(DType):
@@ -150,15 +151,15 @@ def as_dtype(value: object) -> type[DType]:
     if isinstance(value, str):
         if value in BY_NAME:
             return BY_NAME[value]
-        raise ValueError(f"unknown dtype {describe(value)}; expected one of {sorted(BY_NAME)}")
+        raise ArgumentValueError(f"unknown dtype {describe(value)}; expected one of {sorted(BY_NAME)}")
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.dtype):
         if not _BY_TORCH:
             _BY_TORCH.update({getattr(torch, d.torch_name): d for d in ALL_DTYPES})
         if value in _BY_TORCH:
             return _BY_TORCH[value]
-        raise ValueError(f"unsupported torch dtype {value}")
-    raise TypeError(f"expected a dtype, got {describe(value)}")
+        raise ArgumentValueError(f"unsupported torch dtype {value}")
+    raise ArgumentTypeError(f"expected a dtype, got {describe(value)}")
 
 
 def to_torch(value: DTypeLike) -> torch.dtype:

@@ -13,6 +13,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
+from tltyped.errors import ArgumentValueError, DefinitionError
 from tltyped.types.values import typed_key
 
 _T = TypeVar("_T")
@@ -51,7 +52,7 @@ else:
                 return Annotated[args, DYN]
             if len(args) == 2 and isinstance(args[1], str) and args[1].isidentifier():
                 return Annotated[args[0], DYN, DimName(args[1])]
-            raise TypeError(f"dyn takes a type and optionally a dim name: dyn[int] or dyn[int, 'K'], got dyn{list(args)}")
+            raise DefinitionError(f"dyn takes a type and optionally a dim name: dyn[int] or dyn[int, 'K'], got dyn{list(args)}")
 
         def __repr__(self) -> str:
             return "tltyped.dyn"
@@ -80,7 +81,7 @@ class Tune:
 
     def __post_init__(self) -> None:
         if not self.values:
-            raise ValueError("tl.tune() needs at least one candidate value")
+            raise ArgumentValueError("tl.tune() needs at least one candidate value")
         for value in self.values:
             hash(value)
         object.__setattr__(self, "_key", typed_key(self.values))

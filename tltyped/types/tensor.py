@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from typing_extensions import TypeVarTuple, Unpack
 
+from tltyped.errors import ArgumentTypeError
+
 DT = TypeVar("DT")
 Dims = TypeVarTuple("Dims")
 
@@ -70,6 +72,6 @@ else:
         def __new__(cls, shape: object = None, dtype: object = "float32") -> object:
             """`Tensor((M, K), dtype)` is `Tensor[[M, K], dtype]` (TileLang's call form; dtype defaults to float32)."""
             if shape is None:
-                raise TypeError("tl.Tensor is an annotation; pass torch tensors to kernels")
+                raise ArgumentTypeError("tl.Tensor is an annotation; pass torch tensors to kernels")
             dims = list(shape) if isinstance(shape, (list, tuple)) else [shape]
             return cls[dims, dtype]

@@ -20,7 +20,7 @@
  * gives for a plain CUDA tensor (dense, no conjugate or negative bit, no
  * subclass dispatch, made outside inference mode), read from its TensorImpl in
  * a tenth of the time; -1, with no Python error set, for any other tensor,
- * which the caller then reads through the API. The cached call (csrc/facts.c)
+ * which the caller then reads through the API. The cached call (csrc/cached_call.c)
  * reads its tensors with it. It relies on where a torch.Tensor object keeps
  * its TensorImpl, and takes dtypes from the exchange API itself: both are
  * established when the module is imported, and where either is not as

@@ -1,130 +1,26 @@
-/* tensor_facts: what the fast path needs from each tensor, in one C call.
+/* CachedCall: a jit function's cached call, done in C.
  *
- * facts(ranks, *tensors) -> (device, stream, then per tensor: data pointer,
- * signature, size of each dim). The signature is one int encoding device,
- * dtype and "contiguous"; a non-contiguous tensor's signature is a tuple
- * (int, *strides) so that every layout gets its own cache key. `ranks` (bytes)
- * holds each tensor's expected rank.
- *
- * Tensors are read through torch's DLPack exchange API
- * (`torch.Tensor.__dlpack_c_exchange_api__`): no Python-level attribute calls;
- * a plain CUDA tensor, where set_reader() has handed over torch_direct.cpp's
- * READ, straight from its TensorImpl, which gives the same for less.
- * Anything this cannot handle (a non-tensor, a meta tensor, a rank mismatch)
- * is handed to the Python fallback registered with set_fallback(), which
- * computes the same tuple (or fails, sending the call to the slow path).
- *
- * CachedCall(launches, fallback, typed, params, names, defaults, alignment):
- * a jit function's cached call done here in full, for signatures whose only checks are that a dyn
- * dim agrees wherever it appears (see callpath/fastpath.py's `c_plan`). It
- * reads the tensors as facts() does, builds the same static key as the
- * generated fast path, looks it up in `launches` and calls the launch with
- * the same arguments. Anything else (a miss, an unknown keyword, a dyn dim
- * that disagrees, misaligned data, a value the launcher refuses) goes to
- * `fallback`, the generated fast path, which handles it as usual. The last
- * few hits are remembered by what their keys were made of, so a repeated call
- * builds no key and looks nothing up, and a compiled launcher is called
- * through its raw C entry (tltyped/abi.py), so no Python value is made for
- * its pointers, dims, stream or device. `params`
- * holds one item per parameter: a tuple of per-dim codes for a tensor (-1: a
- * static dim, in the key; k >= 0: the k-th dyn dim), 0, 1 or 2 for a const
- * (in the key as `value`, `type(value), value` or `typed(value)`), None for a
- * dyn scalar; `names` are the parameters' names, `defaults` the values of the
- * last ones.
+ * CachedCall(launches, fallback, typed, params, names, defaults, alignment)
+ * serves signatures whose only checks are that a dyn dim agrees wherever it
+ * appears (callpath/plan.py's `CallPlan.in_c`). It reads the tensors as
+ * tensors.h does, builds the same static key as the generated fast path
+ * (plan.py states the key; `params` is the plan's `c_table()`), looks it up
+ * in `launches` and calls the launch with the same arguments. Anything else
+ * (a miss, an unknown keyword, a dyn dim that disagrees, misaligned data, a
+ * value the launcher refuses) goes to `fallback`, the generated fast path,
+ * which handles it as usual. The last few hits are remembered by what their
+ * keys were made of, so a repeated call builds no key and looks nothing up,
+ * and a compiled launcher is called through its raw C entry
+ * (tltyped/abi.py), so no Python value is made for its pointers, dims,
+ * stream or device. `params` holds one item per parameter: a tuple of
+ * per-axis codes for a tensor (-1: a static axis, in the key; k >= 0: the
+ * k-th dyn dim), 0, 1 or 2 for a const (its key form: `value`, `type(value),
+ * value` or `typed(value)`), None for a dyn scalar; `names` are the
+ * parameters' names, `defaults` the values of the last ones.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "tensors.h"
 
-#include <stdint.h>
-#include <string.h>
 #include <structmember.h>
-
-#include "ATen/dlpack.h"
-
-static const DLPackExchangeAPI* api = NULL;
-static PyTypeObject* tensor_type = NULL;
-static PyObject* fallback = NULL;
-typedef int (*read_fn)(PyObject* tensor, DLTensor* out);
-static read_fn reader = NULL;  // torch_direct.cpp's READ, or NULL
-
-// A tensor's DLTensor, 0, or -1 with a Python error set where the exchange API fails.
-static int read_tensor(PyObject* tensor, DLTensor* out) {
-  return reader != NULL && reader(tensor, out) == 0 ? 0 : api->dltensor_from_py_object_no_sync(tensor, out);
-}
-
-// Whether a tensor read into `t` has memory behind its elements: a tensor subclass without storage of its
-// own (torch's wrapper subclasses) has a null data pointer, which no launch may be given.
-static int has_memory(const DLTensor* t) {
-  if (t->data != NULL) return 1;
-  for (int d = 0; d < t->ndim; d++)
-    if (t->shape[d] == 0) return 1;
-  return 0;
-}
-
-// A tensor's device and dtype as one int.
-static long long signature_code(const DLTensor* t) {
-  return (((long long)t->device.device_type * 65536 + t->device.device_id) * 256 + t->dtype.code) * 256 + t->dtype.bits;
-}
-
-// As torch has it: strides as the sizes give them, except at dims of size 1; an empty tensor always is.
-static int is_contiguous(const DLTensor* t) {
-  for (int d = 0; d < t->ndim; d++)
-    if (t->shape[d] == 0) return 1;
-  long long expected = 1;
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    if (t->shape[d] != 1) {
-      if (t->strides != NULL && t->strides[d] != expected) return 0;
-      expected *= t->shape[d];
-    }
-  }
-  return 1;
-}
-
-// A tensor's part of the key: its code, with its strides where it is not contiguous.
-static PyObject* signature(const DLTensor* t) {
-  if (is_contiguous(t)) return PyLong_FromLongLong(signature_code(t));
-  PyObject* out = PyTuple_New(t->ndim + 1);
-  if (out == NULL) return NULL;
-  PyTuple_SET_ITEM(out, 0, PyLong_FromLongLong(signature_code(t)));
-  for (int d = 0; d < t->ndim; d++) PyTuple_SET_ITEM(out, d + 1, PyLong_FromLongLong(t->strides[d]));
-  return out;
-}
-
-static PyObject* use_fallback(PyObject* const* args, Py_ssize_t nargs) {
-  PyErr_Clear();
-  return PyObject_Vectorcall(fallback, args, nargs, NULL);
-}
-
-static PyObject* facts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs < 2 || !PyBytes_Check(args[0]) || PyBytes_GET_SIZE(args[0]) != nargs - 1 || api == NULL)
-    return use_fallback(args, nargs);
-  const unsigned char* ranks = (const unsigned char*)PyBytes_AS_STRING(args[0]);
-  Py_ssize_t size = 2;
-  for (Py_ssize_t i = 0; i < nargs - 1; i++) size += 2 + ranks[i];
-  PyObject* out = PyTuple_New(size);
-  if (out == NULL) return NULL;
-  Py_ssize_t at = 2;
-  int device = -1;
-  DLTensor t;
-  for (Py_ssize_t i = 1; i < nargs; i++) {
-    if (!PyObject_TypeCheck(args[i], tensor_type) || read_tensor(args[i], &t) != 0 ||
-        t.ndim != ranks[i - 1] || !has_memory(&t)) {
-      Py_DECREF(out);
-      return use_fallback(args, nargs);
-    }
-    if (i == 1 && t.device.device_type == kDLCUDA) device = t.device.device_id;
-    PyObject* sig = signature(&t);
-    if (sig == NULL) { Py_DECREF(out); return NULL; }
-    PyTuple_SET_ITEM(out, at++, PyLong_FromVoidPtr((char*)t.data + t.byte_offset));
-    PyTuple_SET_ITEM(out, at++, sig);
-    for (int d = 0; d < t.ndim; d++) PyTuple_SET_ITEM(out, at++, PyLong_FromLongLong(t.shape[d]));
-  }
-  void* stream = NULL;
-  if (device >= 0 && api->current_work_stream(kDLCUDA, device, &stream) != 0) { Py_DECREF(out); return NULL; }
-  PyTuple_SET_ITEM(out, 0, PyLong_FromLong(device));
-  PyTuple_SET_ITEM(out, 1, PyLong_FromVoidPtr(stream));
-  return out;
-}
 
 enum { MAX_ARGS = 64, MAX_DIMS = 16, MAX_DYN = 64, MAX_LAUNCH = MAX_ARGS + MAX_DYN, MEMO = 4 };
 enum param_kind { TENSOR, CONST_PLAIN, CONST_TYPED, CONST_DEEP, SCALAR };
@@ -502,22 +398,9 @@ static PyType_Slot cached_call_slots[] = {
 };
 
 static PyType_Spec cached_call_spec = {
-  "tltyped_facts.CachedCall", sizeof(CachedCall), 0,
+  "tltyped_cached_call.CachedCall", sizeof(CachedCall), 0,
   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL, cached_call_slots,
 };
-
-static PyObject* set_fallback(PyObject* self, PyObject* fn) {
-  Py_XSETREF(fallback, Py_NewRef(fn));
-  Py_RETURN_NONE;
-}
-
-// set_reader(capsule or None): torch_direct.cpp's READ, or None to read every tensor through the exchange API.
-static PyObject* set_reader(PyObject* self, PyObject* capsule) {
-  read_fn fn = NULL;
-  if (capsule != Py_None && (fn = (read_fn)PyCapsule_GetPointer(capsule, "tltyped.read")) == NULL) return NULL;
-  reader = fn;
-  Py_RETURN_NONE;
-}
 
 static PyMethodDef methods[] = {
   {"facts", (PyCFunction)(void (*)(void))facts, METH_FASTCALL, "Per-call facts of the tensors."},
@@ -526,24 +409,10 @@ static PyMethodDef methods[] = {
   {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tltyped_facts", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tltyped_cached_call", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit_tltyped_facts(void) {
-  PyObject* torch = PyImport_ImportModule("torch");
-  if (torch == NULL) return NULL;
-  PyObject* type = PyObject_GetAttrString(torch, "Tensor");
-  Py_DECREF(torch);
-  if (type == NULL) return NULL;
-  tensor_type = (PyTypeObject*)type;
-  PyObject* capsule = PyObject_GetAttrString(type, "__dlpack_c_exchange_api__");
-  if (capsule == NULL) return NULL;
-  api = (const DLPackExchangeAPI*)PyCapsule_GetPointer(capsule, "dlpack_exchange_api");
-  Py_DECREF(capsule);
-  if (api == NULL) return NULL;
-  if (api->header.version.major != DLPACK_MAJOR_VERSION) {
-    PyErr_SetString(PyExc_ImportError, "torch's DLPack exchange API has another major version");
-    return NULL;
-  }
+PyMODINIT_FUNC PyInit_tltyped_cached_call(void) {
+  if (tensors_init() != 0) return NULL;
   PyObject* m = PyModule_Create(&module);
   PyObject* cached = m != NULL ? PyType_FromSpec(&cached_call_spec) : NULL;
   if (cached == NULL || PyModule_AddObjectRef(m, "CachedCall", cached) != 0) Py_CLEAR(m);

@@ -1,0 +1,284 @@
+"""The disk cache where users' machines differ: where it is, who can read it, what clears it, what a failure says.
+
+Each test makes the condition the way a user meets it (a relative
+TLTYPED_CACHE_DIR and a chdir, a container without a home folder, a build
+killed mid-compile, records written by an older tltyped, a full disk, a
+missing nvcc, a misspelt target), in a process of its own with real
+environment variables where the environment is the condition, and checks
+what the user sees.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+import tltyped as tl
+from tests.unit.test_disk_cache import build_probe, cache_dir, compiles, fake_compiler, probe_step  # noqa: F401
+from tltyped.backend import build, cache, records
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def python(
+    *args: str, env: Mapping[str, str | None] | None = None, cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`python args` in a new process that imports tltyped and these tests; `env` sets (None: unsets) variables."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name, value in (env or {}).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=environment, cwd=cwd, timeout=300)
+
+
+def cache_command(*args: str) -> str:
+    """What `python -m tltyped cache args` prints (about the cache TLTYPED_CACHE_DIR names now)."""
+    run = python("-m", "tltyped", "cache", *args)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def builds_in(folder: Path) -> list[str]:
+    return sorted(entry.name for entry in folder.iterdir() if (entry / cache.MANIFEST).is_file())
+
+
+# -- where the cache is, and that all of it is private ------------------------------------------------
+
+
+MOVING = """
+import os
+from tests.unit.test_disk_cache import build_probe
+build_probe(701)
+os.chdir("elsewhere")
+build_probe(702)
+"""
+
+
+def test_a_relative_cache_dir_does_not_follow_chdir(tmp_path: Path) -> None:
+    """TLTYPED_CACHE_DIR=kernel-cache names the folder where the process started, not one per working directory."""
+    (tmp_path / "elsewhere").mkdir()
+    run = python("-c", MOVING, env={cache.ENV_CACHE_DIR: "kernel-cache"}, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert len(builds_in(tmp_path / "kernel-cache" / "modules")) == 2
+    assert not (tmp_path / "elsewhere" / "kernel-cache").exists()
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """The usual umask (022): what is created without a mode of its own is readable by everyone."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
+def test_everything_the_cache_makes_is_private(cache_dir: Path, usual_umask: None) -> None:
+    """Folders 0700 and files 0600, lock files included; also after the cache folder was removed under a
+    running process (the lock file would make it again with default permissions)."""
+    build_probe(711)
+    shutil.rmtree(cache_dir)
+    build_probe(712)
+    made = [cache_dir, *cache_dir.rglob("*")]
+    assert any(path.suffix == ".lock" for path in made)
+    for path in made:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        assert mode == (0o700 if path.is_dir() else 0o600), f"{path} is {stat.filemode(os.stat(path).st_mode)}"
+
+
+NO_HOME = """
+import pwd
+
+def no_entry(uid):
+    raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+pwd.getpwuid = no_entry  # a container running as a uid that has no passwd entry
+"""
+
+USER_MODULE = """
+import tltyped as tl
+
+@tl.jit
+def double(X: tl.Tensor[tl.float32, 8]) -> None:
+    pass
+
+print("decorated", double.__name__)
+"""
+
+
+@pytest.mark.parametrize("command", ["@tl.jit", "cache info"])
+def test_no_home_folder_builds_in_a_private_temporary_cache(tmp_path: Path, command: str) -> None:
+    """No HOME and no passwd entry: one warning, then the private fallback (which `cache info` names)."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(NO_HOME)
+    (tmp_path / "user_kernels.py").write_text(USER_MODULE)
+    args = ["user_kernels.py"] if command == "@tl.jit" else ["-m", "tltyped", "cache", "info"]
+    nowhere = {"HOME": None, "XDG_CACHE_HOME": None, cache.ENV_CACHE_DIR: None}
+    env = {"PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{ROOT}", **nowhere}
+    run = python(*args, env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("CacheWarning") == 1, run.stderr
+    assert "neither TLTYPED_CACHE_DIR, XDG_CACHE_HOME nor a home folder is set" in run.stderr
+    if command == "@tl.jit":
+        assert run.stdout.strip() == "decorated double"
+    else:
+        where = run.stdout.splitlines()[0].removeprefix("cache: ")
+        assert Path(where).parent == Path(tempfile.gettempdir()) and Path(where).name.startswith("tltyped-cache-")
+        assert f"kernels are built in {where} for this process only" in run.stderr
+
+
+# -- cache clear ----------------------------------------------------------------------------------------
+
+
+BUILDING = """
+from tests.unit.test_disk_cache import build_probe
+build_probe(801, {cc!r})
+"""
+
+
+def test_clear_removes_everything_but_a_build_running_now(cache_dir: Path, tmp_path: Path) -> None:
+    """A build in another process keeps its staging folder and lock through `clear`; once it was killed
+    (SIGKILL: nothing of it cleans up), the next `clear` leaves the cache folder empty."""
+    build_probe(802)  # a build, its lock and a compiler's version record
+    with pytest.raises(tl.CompileError):  # a failed compile: its source kept in failed/
+        build.build("broken", [build.Step("broken.c", "not C", build.cc_command([]), "broken.so")])
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    cc = fake_compiler(slow, "1.0")
+    builder = subprocess.Popen([sys.executable, "-c", BUILDING.format(cc=cc)], start_new_session=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "FAKE_CC_DELAY": "300"})
+    try:
+        deadline = time.monotonic() + 120
+        while compiles(slow) == 0:  # the compiler has started: its staging folder is there, its lock held
+            assert builder.poll() is None and time.monotonic() < deadline, "the build did not start"
+            time.sleep(0.1)
+        modules = cache_dir / "modules"
+        (staging,) = [p for p in modules.iterdir() if p.name.startswith(".") and p.is_dir()]
+        output = cache_command("clear")
+        key = staging.name.split(".")[1]
+        assert sorted(p.name for p in modules.iterdir()) == sorted([staging.name, f"{key}.lock"])
+        assert "kept 2 item(s) of builds running now" in output
+    finally:
+        os.killpg(builder.pid, signal.SIGKILL)  # the builder, its fake compiler and the compiler's sleep
+        builder.wait()
+    assert staging.is_dir()  # what a killed build leaves
+    cache_command("clear")
+    assert list(modules.iterdir()) == []
+
+
+def test_clear_function_removes_its_records_and_the_builds_only_they_name(cache_dir: Path) -> None:
+    """`clear gemm`: gemm's launch and tuning records go, and gemm's own build with them (so its next call
+    compiles); a build softmax's record still names stays, as do other functions' records."""
+    own, _ = build.build("probe", [probe_step(811)])
+    shared, _ = build.build("probe", [probe_step(812)])
+    spec = {"consts": {"block": "int:128"}, "dims": {}, "dtypes": {}, "strides": {}}
+    launches = {"a" * 32: ("mod.gemm", own), "b" * 32: ("mod.gemm", shared), "c" * 32: ("mod.softmax", shared)}
+    for key, (function, folder) in launches.items():
+        records.write(key, records.LaunchRecord(function, "sm_90a", spec, folder.name))
+    records.write("d" * 32, records.TuningRecord("mod.gemm", "sm_90a", spec, "NVIDIA H100", [{"config": {}, "ms": 1.0}], 0))
+    output = cache_command("clear", "gemm")
+    left = {path.stem: record for path, record in records.every()}
+    assert {key for key, record in left.items() if not isinstance(record, records.CompilerRecord)} == {"c" * 32}
+    assert builds_in(cache_dir / "modules") == [shared.name]
+    assert build_probe(811)[2]  # compiled again, not found on disk
+    assert "removed 3 record(s) and 1 build(s)" in output
+
+
+def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
+    """Records an older tltyped wrote, or of a kind this one does not know: never listed as kernels,
+    counted as stale by `info`, removed by `clear`."""
+    folder, _ = build.build("probe", [probe_step(821)])
+    spec = {"consts": {"block": "int:256"}, "dims": {}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.scale", "sm_90a", spec, folder.name))
+    old = {"function": "mod.old", "target": "sm_80", "spec": spec, "build": folder.name}
+    cache.write_record("b" * 32, {"kind": "launch", "format": records.FORMAT - 1, **old})
+    cache.write_record("c" * 32, old)  # from before records had a kind
+    cache.write_record("d" * 32, {"kind": "benchmark", "format": records.FORMAT, **old})
+    listing = cache_command("ls")
+    assert "mod.scale  sm_90a  block=256" in listing and "mod.old" not in listing
+    summary = cache_command("info")
+    assert "builds: 1, records: 1," in summary and "stale records: 3," in summary
+    cache_command("clear")
+    assert "builds: 0, records: 0, generated sources: 0, compiler versions: 0, stale records: 0," in cache_command("info")
+
+
+# -- what a failed build says -----------------------------------------------------------------------------
+
+
+FILE_SIZE_LIMIT = """
+import resource, signal
+import tltyped as tl
+from tests.unit.test_disk_cache import build_probe
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the limit, write() fails with EFBIG instead of the process dying
+resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+try:
+    build_probe(901)
+except tl.CompileError as exc:
+    print(exc)
+"""
+
+
+def test_a_build_that_cannot_be_written_says_where_and_what_to_do(cache_dir: Path) -> None:
+    run = python("-c", FILE_SIZE_LIMIT)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == (
+        f"probe: cannot write the build into the kernel cache {cache_dir / 'modules'} (File too large): "
+        "free space or set TLTYPED_CACHE_DIR to another folder"
+    )
+
+
+MISSING_NVCC = """
+import tltyped as tl
+from tltyped.backend import build
+step = build.Step("kernel.cu", "__global__ void k() {}", build.nvcc_device_command("sm_90a", []), "kernel.cubin")
+try:
+    build.build("gemm", [step])
+except tl.CompileError as exc:
+    print(exc)
+"""
+
+
+def test_a_missing_nvcc_is_named_with_what_to_do(cache_dir: Path, tmp_path: Path) -> None:
+    """CUDA_HOME names a folder without nvcc (a runtime-only CUDA image)."""
+    (tmp_path / "cuda").mkdir()
+    run = python("-c", MISSING_NVCC, env={"CUDA_HOME": str(tmp_path / "cuda")})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == (
+        f"gemm: the CUDA compiler nvcc was not found at {tmp_path / 'cuda' / 'bin' / 'nvcc'}: "
+        "install the CUDA toolkit, put nvcc on PATH or set CUDA_HOME"
+    )
+
+
+KERNEL_CALL = """
+import torch
+import tltyped as tl
+import tltyped.language as T
+
+@tl.jit
+def fill(X: tl.Tensor[tl.float32, 8]) -> None:
+    with T.Kernel(1, threads=8) as bx:
+        for i in T.Parallel(8):
+            X[i] = 1.0
+
+fill.compile(torch.empty(8, dtype=torch.float32, device="meta"))
+"""
+
+
+def test_a_misspelt_target_variable_is_named(tmp_path: Path) -> None:
+    (tmp_path / "user_kernels.py").write_text(KERNEL_CALL)
+    run = python("user_kernels.py", env={"TLTYPED_TARGET": "hopper"}, cwd=tmp_path)
+    assert run.returncode != 0
+    assert run.stderr.strip().splitlines()[-1] == (
+        "tltyped.errors.TargetError: TLTYPED_TARGET='hopper' is not a target: "
+        "name a CUDA architecture such as 'sm_90a' or 'sm_80'"
+    )

@@ -1,0 +1,134 @@
+"""CallPlan: how a call of one signature is read, keyed and passed, whichever path makes it.
+
+Three pieces of code make a cached call, and they must agree to the bit: the
+generated Python fast path (templates/fast_path.py.j2), its `key` twin that
+the slow path stores launches under, and the C cached call
+(callpath/csrc/cached_call.c) that serves most calls. Each is generated from
+one plan, computed once per signature, so a rule of the key is stated here
+and nowhere else:
+
+    the key of a call =
+        for each tensor, in parameter order: its signature (device, dtype, layout; tensors.py),
+            then the size of each axis that is static (no dyn dim in it)
+        then for each const, in parameter order: its value in its key form
+            ("value": as is; "typed": its type, then it; "deep": `typed_key(value)`)
+
+The launch takes the data pointers and dyn scalars in parameter order, then
+the dyn dims (tltyped/abi.py). A dyn dim is read from the first axis that
+names it; every later axis naming it, a derived dim (`2*N + 1`), a shape
+assert over dyn dims, or a scalar that sizes a tensor is a check each call
+makes before it launches. The C cached call serves signatures whose only
+checks are dyn dims agreeing, with no ptr or strided parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tltyped.frontend.const_types import key_form
+from tltyped.frontend.dims import Dim
+from tltyped.frontend.signature import KernelSignature, Kind, Param
+
+STATIC = -1  # an axis whose size is in the key
+DERIVED = -2  # an axis whose size is checked against an expression of dyn dims
+
+KEY_FORMS = ("value", "typed", "deep")  # a const's key form; its index is its code in the C table
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A size (or a StridedTensor's stride) the call reads from a tensor, and what it does with it."""
+
+    dim: Dim
+    code: int  # STATIC, DERIVED, or the index of the dyn dim it holds (read here if `first`, else checked)
+    first: bool = False  # the first axis naming this dyn dim: where its value is read
+
+
+@dataclass(frozen=True)
+class TensorRead:
+    name: str
+    axes: tuple[Axis, ...]  # sizes, then a StridedTensor's strides
+    rank: int
+    strided: bool
+
+
+@dataclass(frozen=True)
+class Check:
+    """A shape assert over dyn dims (`assert Out.shape[0] == 2 * A.shape[0] + 1`): each call checks it."""
+
+    left: Dim
+    right: Dim
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What every path of a cached call does, for one signature."""
+
+    name: str
+    params: tuple[Param, ...]
+    tensors: tuple[TensorRead, ...]
+    key_forms: tuple[tuple[str, str], ...]  # (const parameter, its key form), in parameter order
+    dyn_dims: tuple[str, ...]
+    shape_checks: tuple[Check, ...]
+    scalar_dims: tuple[str, ...]  # int scalar parameters that size a tensor: each must equal its dyn dim
+    pointers: tuple[str, ...]  # ptr parameters (an int, or a CUDA tensor standing for its data pointer)
+
+    @property
+    def has_checks(self) -> bool:
+        """Whether calls check more than dyn dims agreeing: derived axes, shape asserts, scalars sizing tensors."""
+        derived = any(axis.code == DERIVED for t in self.tensors for axis in t.axes)
+        return derived or bool(self.shape_checks) or bool(self.scalar_dims)
+
+    @property
+    def in_c(self) -> bool:
+        """Whether the C cached call serves this signature: its only checks are dyn dims agreeing."""
+        return not self.has_checks and not self.pointers and bool(self.tensors) and not any(t.strided for t in self.tensors)
+
+    def c_table(self) -> tuple[Any, ...]:
+        """The parameters as the C cached call reads them (`CachedCall(..., params, ...)`).
+
+        A tensor is its axes' codes (STATIC or a dyn dim's index), a const
+        its key form's index in KEY_FORMS, a dyn scalar None.
+        """
+        assert self.in_c, f"{self.name}: the C cached call does not serve this signature"
+        tensors = {t.name: t for t in self.tensors}
+        forms = dict(self.key_forms)
+        table: list[Any] = []
+        for p in self.params:
+            if p.kind is Kind.TENSOR:
+                table.append(tuple(axis.code for axis in tensors[p.name].axes))
+            elif p.kind is Kind.CONST:
+                table.append(KEY_FORMS.index(forms[p.name]))
+            else:
+                table.append(None)
+        return tuple(table)
+
+
+def plan_call(signature: KernelSignature) -> CallPlan:
+    """The plan of a resolved signature's calls."""
+    dyn = signature.dyn_dims
+    read: set[str] = set()
+    tensors: list[TensorRead] = []
+    for p in signature.tensors:
+        assert p.tensor is not None
+        axes = []
+        for dim in p.tensor.all_dims:
+            if not any(signature.dims[s] for s in dim.symbols):
+                axes.append(Axis(dim, STATIC))  # a different size is a different kernel (or a slow-path error)
+            elif dim.is_symbol:
+                axes.append(Axis(dim, dyn.index(dim.text), first=dim.text not in read))
+                read.add(dim.text)
+            else:
+                axes.append(Axis(dim, DERIVED))
+        tensors.append(TensorRead(p.name, tuple(axes), len(p.tensor.dims), p.tensor.strides is not None))
+    return CallPlan(
+        name=signature.name,
+        params=signature.params,
+        tensors=tuple(tensors),
+        key_forms=tuple((p.name, key_form(p.annotation)) for p in signature.params if p.kind is Kind.CONST),
+        dyn_dims=dyn,
+        shape_checks=tuple(Check(c.left, c.right) for c in signature.checks if c.is_dyn(signature.dims)),
+        scalar_dims=signature.scalar_dims,
+        pointers=tuple(p.name for p in signature.params if p.kind is Kind.PTR),
+    )

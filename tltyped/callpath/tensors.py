@@ -1,0 +1,127 @@
+"""Reading a call's tensors: device, stream, and each tensor's pointer, signature and sizes; and the C helper.
+
+`tensor_facts(ranks, *tensors)` returns one flat tuple:
+
+    (device, stream, A_ptr, A_sig, A_0, ..., B_ptr, B_sig, B_0, ...)
+
+`device` is the first tensor's CUDA device index (-1 when it is not on CUDA),
+`stream` torch's current stream there; a tensor's signature encodes its
+device, dtype and layout (an int when contiguous, `(int, *strides)` when not),
+so it can go into a cache key as is. The C helper (csrc/tensors.h, with the
+cached call of csrc/cached_call.c) reads all of it through torch's DLPack
+exchange API in one call; `python_facts` computes the same with torch's
+Python API and serves whatever the C version cannot (meta tensors,
+non-tensors, a tensor without memory, a torch without the exchange API).
+
+The helpers are compiled the first time a kernel is called or compiled
+(`load_helpers`), never when tltyped is imported or a kernel defined: once
+built they are in the disk cache, and a later process loads them (a
+`dlopen`) when it defines its kernels (`native`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from tltyped.backend import build
+from tltyped.callpath import torch_direct
+from tltyped.errors import ArgumentValueError, CompileError
+from tltyped.types.dtypes import ALL_DTYPES, to_torch
+
+logger = logging.getLogger(__name__)
+
+_DLPACK_CODES: dict[torch.dtype, tuple[int, int]] = {to_torch(d): (d.dlpack_code, d.bits) for d in ALL_DTYPES}
+
+
+def _signature(t: torch.Tensor, cuda: bool, data: int) -> int | tuple[int, ...]:
+    code, bits = _DLPACK_CODES.get(t.dtype, (255, t.element_size() * 8))
+    device = (2 * 65536 + t.get_device()) if cuda else 65536 if t.is_cpu else 0  # DLPack: CPU 1, CUDA 2
+    if data == 0 and t.numel():
+        device = 0  # no memory behind it (a wrapper subclass): a key no kernel is stored under
+    sig = (device * 256 + code) * 256 + bits
+    return sig if t.is_contiguous() else (sig, *t.stride())
+
+
+def _public_current_stream(device: int) -> int:
+    return int(torch.cuda.current_stream(device).cuda_stream)
+
+
+_current_raw_stream: Callable[[int], int] = getattr(torch._C, "_cuda_getCurrentRawStream", _public_current_stream)
+"""torch's raw current stream of a device: its private 0.1 us getter, or the public 4 us one where that is gone."""
+
+
+def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
+    """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
+    device = tensors[0].get_device() if tensors and tensors[0].is_cuda else -1
+    if not tensors and torch.cuda.is_available():
+        device = torch.cuda.current_device()
+    out: list[Any] = [device, _current_raw_stream(device) if device >= 0 else 0]
+    for rank, t in zip(ranks, tensors):
+        if t.dim() != rank:
+            raise ArgumentValueError("rank mismatch")
+        cuda = t.is_cuda
+        data = t.data_ptr() if cuda or t.is_cpu else 0
+        out += [data, _signature(t, cuda, data), *t.shape]
+    return tuple(out)
+
+
+_MODULE, _SOURCE, _HEADER = "tltyped_cached_call", "cached_call.c", "tensors.h"
+_lock = threading.Lock()
+_loaded: list[ModuleType | None] = []  # the helper once it is loaded, or None once it cannot be had
+
+
+def native() -> ModuleType | None:
+    """The C helper if it is loaded in this process or built in the disk cache; None otherwise (nothing is built)."""
+    return _cached_call(build_now=False)
+
+
+def load_helpers() -> ModuleType | None:
+    """Build (once per machine) and load the C helpers: the tensor reader and cached call, torch's allocator.
+
+    Called when a kernel is first called or compiled. None where the C helper cannot be had (no compiler,
+    TLTYPED_PYTHON_FACTS set, a torch without the exchange API): the Python paths serve then.
+    """
+    reader = torch_direct.tensor_reader(build_now=True)
+    module = _cached_call(build_now=True)
+    if module is not None:
+        module.set_reader(reader)
+    return module
+
+
+def _cached_call(build_now: bool) -> ModuleType | None:
+    with _lock:
+        if _loaded:
+            return _loaded[0]
+        if os.environ.get("TLTYPED_PYTHON_FACTS"):
+            _loaded.append(None)
+            return None
+        if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+            logger.info("torch has no DLPack exchange API; tensor facts use the Python fallback")
+            _loaded.append(None)
+            return None
+        try:
+            module = build.helper(_MODULE, "tltyped.callpath", _SOURCE, build.cc_command([build.torch_include()]),
+                                  headers=(_HEADER,), build_now=build_now)
+        except (CompileError, OSError, ImportError) as exc:
+            logger.warning("tensor facts use the slower Python fallback: %s", exc)
+            _loaded.append(None)
+            return None
+        if module is None:
+            return None  # not built yet: the first call of a kernel builds it
+        module.set_fallback(python_facts)
+        module.set_reader(torch_direct.tensor_reader(build_now=False))
+        _loaded.append(module)
+        return module
+
+
+def tensor_facts() -> Callable[..., tuple[Any, ...]]:
+    """The facts function calls use now: the C helper's where it is loaded, else `python_facts`."""
+    module = _loaded[0] if _loaded else None
+    return module.facts if module is not None else python_facts

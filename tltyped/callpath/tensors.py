@@ -97,28 +97,36 @@ def load_helpers() -> ModuleType | None:
 
 def _cached_call(build_now: bool) -> ModuleType | None:
     with _lock:
-        if _loaded:
-            return _loaded[0]
-        if os.environ.get("TLTYPED_PYTHON_FACTS"):
-            _loaded.append(None)
-            return None
-        if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        if not _loaded:
+            module, settled = _build_or_find(build_now)
+            if not settled:
+                return None  # not built yet: the first call of a kernel builds it
+            if module is not None:
+                module.set_fallback(python_facts)
+                module.set_reader(torch_direct.tensor_reader(build_now=False))
+            _loaded.append(module)
+        return _loaded[0]
+
+
+def _buildable() -> bool:
+    """Whether the C helper may be had here: not turned off, and torch has the exchange API it reads through."""
+    return not os.environ.get("TLTYPED_PYTHON_FACTS") and hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+
+
+def _build_or_find(build_now: bool) -> tuple[ModuleType | None, bool]:
+    """The helper module (built now, or found in the disk cache), and whether that is settled for this process:
+    (None, True) where it cannot be had (after a warning), (None, False) where it is not built yet."""
+    if not _buildable():
+        if not os.environ.get("TLTYPED_PYTHON_FACTS"):
             logger.info("torch has no DLPack exchange API; tensor facts use the Python fallback")
-            _loaded.append(None)
-            return None
-        try:
-            module = build.helper(_MODULE, "tltyped.callpath", _SOURCE, build.cc_command([build.torch_include()]),
-                                  headers=(_HEADER,), build_now=build_now)
-        except (CompileError, OSError, ImportError) as exc:
-            logger.warning("tensor facts use the slower Python fallback: %s", exc)
-            _loaded.append(None)
-            return None
-        if module is None:
-            return None  # not built yet: the first call of a kernel builds it
-        module.set_fallback(python_facts)
-        module.set_reader(torch_direct.tensor_reader(build_now=False))
-        _loaded.append(module)
-        return module
+        return None, True
+    try:
+        module = build.helper(_MODULE, "tltyped.callpath", _SOURCE, build.cc_command([build.torch_include()]),
+                              headers=(_HEADER,), build_now=build_now)
+    except (CompileError, OSError, ImportError) as exc:
+        logger.warning("tensor facts use the slower Python fallback: %s", exc)
+        return None, True
+    return module, module is not None or build_now
 
 
 def tensor_facts() -> Callable[..., tuple[Any, ...]]:

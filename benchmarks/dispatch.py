@@ -151,6 +151,26 @@ def tltyped_kernels() -> dict[str, Any]:
     return {"a": add, "b": scale, "c": add7, "d": add_new}
 
 
+def tltyped_lazy_kernels() -> dict[str, Any]:
+    """Cases (a) and (d) in TileLang's lazy style: a factory whose kernel objects take the fast path too."""
+    import tltyped as tl
+    import tltyped.language as T
+
+    @tl.jit
+    def add(n):
+        @T.prim_func
+        def main(A: T.Tensor((n,), T.float16), B: T.Tensor((n,), T.float16), C: T.Tensor((n,), T.float16)):
+            with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+                for i in T.Parallel(128):
+                    if bx * 128 + i < n:
+                        C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+
+        return main
+
+    add_new = tl.jit(out_idx=[-1])(add.__wrapped__)
+    return {"a": add(T.dynamic("n")), "d": add_new(T.dynamic("n"))}
+
+
 def tilelang_kernels(target: Any) -> dict[str, Any]:
     """The same kernels with TileLang 0.1.15's `@tilelang.jit`, annotations in the body."""
     import tilelang
@@ -219,6 +239,7 @@ class Competitors:
         self.inputs = inputs
         self.dry_run = dry_run
         self._tltyped: Optional[dict[str, Any]] = None
+        self._tltyped_lazy: Optional[dict[str, Any]] = None
         self._tilelang: Optional[dict[str, Any]] = None
 
     def _bench(self, case: str, fn: Any, after: Optional[Callable[[], str]] = None) -> Bench:
@@ -251,6 +272,15 @@ class Competitors:
             return f"hits={info.hits} misses={info.misses}{slow}{facts_note()}"
 
         return self._bench(case, fn, after=cache_note)
+
+    def tltyped_lazy(self, case: str) -> Bench:
+        if self._tltyped_lazy is None:
+            self._tltyped_lazy = tltyped_lazy_kernels()
+        kernel = self._tltyped_lazy[case]
+        if self.dry_run:
+            kernel.compile()
+            raise NotLaunched(f"compiled for {DRY_TARGET}; not launched (dry run)")
+        return self._bench(case, kernel)
 
     def _tilelang_jit(self, case: str) -> Any:
         if self._tilelang is None:
@@ -321,12 +351,15 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
         if case == "d":  # Triton kernels take their output as an argument
             rows += [
                 (case, "tltyped", f"@tl.jit {shown}", lambda case=case: c.tltyped(case)),
+                (case, "tltyped lazy", f"lazy-style kernel object {c.inputs.call(case, 'k')}", lambda case=case: c.tltyped_lazy(case)),
                 (case, "TileLang jit", f"@tilelang.jit {shown}", lambda case=case: c.tilelang_jit(case)),
                 (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
             ]
             continue
         rows += [
             (case, "tltyped", f"@tl.jit {shown}", lambda case=case: c.tltyped(case)),
+            *([(case, "tltyped lazy", f"lazy-style kernel object {c.inputs.call(case, 'k')}", lambda case=case: c.tltyped_lazy(case))]
+              if case == "a" else []),
             (case, "TileLang jit", f"@tilelang.jit {shown}", lambda case=case: c.tilelang_jit(case)),
             (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
             (case, "Triton", f"@triton.jit {c.inputs.call(case, 'k[(1,)]', ', n, BLOCK=128')}", lambda case=case: c.triton(case)),

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         TargetError,
         TuningError,
     )
-    from tltyped.jit import JitFunction, jit
+    from tltyped.jit import JitFunction, KernelObject, jit
     from tltyped.types import (
         DType,
         Tensor,
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentTypeError", "ArgumentValueError", "CacheInfo", "CacheWarning", "CompileError", "DType", "DefinitionError",
-    "DimSyntaxError", "Error", "JitFunction", "KernelBuildError", "LaunchError", "LoweringError", "TargetError", "Tensor",
+    "DimSyntaxError", "Error", "JitFunction", "KernelBuildError", "KernelObject", "LaunchError", "LoweringError", "TargetError", "Tensor",
     "Tune", "TuningError", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
     "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "tune", "uint8",
     "uint16", "uint32", "uint64",
@@ -72,6 +72,7 @@ _HOME = {  # public name -> the module defining it
     **{name: "tltyped.errors" for name in _ERRORS},
     "CacheInfo": "tltyped.callpath.dispatcher",
     "JitFunction": "tltyped.jit",
+    "KernelObject": "tltyped.jit",
     "jit": "tltyped.jit",
 }
 

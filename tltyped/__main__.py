@@ -73,7 +73,7 @@ def info() -> None:
 
     size = sum(cache.size(p) for p in builds) + sum(cache.size(p) for p in trusted)
     print(f"cache: {cache.root()}")
-    print(f"builds: {len(builds)}, records: {count(records.LaunchRecord, records.TuningRecord)}, "
+    print(f"builds: {len(builds)}, records: {count(records.LaunchRecord, records.TuningRecord, records.FactoryRecord)}, "
           f"generated sources: {count(records.SourceRecord)}, compiler versions: {count(records.CompilerRecord)}, "
           f"stale records: {len(stale)}, size: {_kib(size)}")
 
@@ -89,7 +89,7 @@ def clear_function(name: str) -> None:
     named: set[str] = set()  # the builds of the removed launch records
     still_named: set[str] = set()  # the builds of the other launch records
     for path, record in list(records.every()):
-        if isinstance(record, (records.LaunchRecord, records.TuningRecord)) and name in record.function:
+        if isinstance(record, (records.LaunchRecord, records.TuningRecord, records.FactoryRecord)) and name in record.function:
             cache.remove(path)
             removed += 1
             if isinstance(record, records.LaunchRecord):

@@ -8,7 +8,6 @@ function; it carries `lower`, `compile`, `cache_info`, `signature` and
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
@@ -16,10 +15,12 @@ from typing_extensions import ParamSpec
 
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
-from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
+from tltyped.backend.options import BuildOptions
+from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
+from tltyped.callpath.factory import Factory
 from tltyped.callpath.router import Router
 from tltyped.frontend.analyze import analyze
-from tltyped.backend.options import BuildOptions
+from tltyped.frontend.lazy import is_factory
 from tltyped.frontend.signature import KernelSignature
 
 if TYPE_CHECKING:
@@ -55,6 +56,24 @@ class JitFunction(Protocol[P, R_co]):
 
     def cache_info(self) -> CacheInfo: ...
 
+    def get_kernel_source(self, *args: P.args, **kwargs: P.kwargs) -> str: ...
+
+
+class KernelObject(JitFunction[P, R_co], Protocol):
+    """What a lazy-style factory's call returns: its kernel for those values, called like a JitFunction, with the
+    methods of TileLang's kernel objects. It has one specialisation per target, so `lower()` and `compile()` need no
+    arguments."""
+
+    arguments: dict[str, Any]  # the factory's, by name
+
+    def lower(self, *args: Any, **kwargs: Any) -> lowering.LoweredKernel: ...
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel: ...
+
+    def get_kernel_source(self, *args: Any, **kwargs: Any) -> str: ...
+
+    def get_profiler(self, tensor_supply_type: Any = None) -> Any: ...
+
 
 @overload
 def jit(fn: Callable[P, R], /) -> JitFunction[P, R]: ...
@@ -83,23 +102,15 @@ def jit(
     compile_flags=[...], out_idx=[-1])` (`out_idx`: the tensor parameters the kernel allocates and returns
     rather than takes)."""
     options = BuildOptions.of(pass_configs, compile_flags)
+    target = targets.explicit(target)
 
     def decorate(fn: Callable[..., Any]) -> Any:
+        if is_factory(fn):
+            return Factory(fn, out_idx, target, options)
         analysis = analyze(fn, out_idx)
-        dispatcher: Dispatcher | Router
         if analysis.signature.is_resolved:
-            dispatcher = Dispatcher(fn, analysis.signature, target, options)
-            call = dispatcher.fast_path.call
-        else:
-            dispatcher = Router(analysis, target, options)
-            call = dispatcher.call
-        fast: Any = functools.update_wrapper(call, fn)
-        fast.signature = dispatcher.signature
-        fast.fast_path_source = dispatcher.fast_path_source
-        fast.lower = dispatcher.lower
-        fast.compile = dispatcher.compile
-        fast.cache_info = dispatcher.cache_info
-        fast._dispatcher = dispatcher
-        return fast
+            return Dispatcher(fn, analysis.signature, target, options).exposed()
+        router = Router(analysis, target, options)
+        return expose(router.call, fn, router)
 
     return decorate if fn is None else decorate(fn)

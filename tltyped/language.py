@@ -11,10 +11,15 @@ with these differences:
   allocated the same way: an output when the kernel returns it, scratch
   memory otherwise;
 - `T.tune` is `tl.tune`;
+- `T.prim_func` (a lazy-style factory's kernel) reads `T.Tensor(shape, dtype)`
+  annotations as TileLang's buffers;
 - `T.macro` makes TileLang's macro at its first call, so defining one
   imports nothing (unless Python evaluates a TileLang-only annotation of it,
   such as `T.SharedBuffer`, at definition);
-- functions that take a dtype also take tltyped's dtype classes (`tl.float32`).
+- functions that take a dtype also take tltyped's dtype classes (`tl.float32`):
+  in a kernel body every call into TileLang or TVM does (elaboration passes
+  it through `types.dtypes.call_with_tilelang_dtypes`), elsewhere the
+  `T.alloc_*` functions and `T.cast` do.
 
 TileLang's names load on first use: TileLang and TVM take seconds to import,
 and a process whose kernels are all in the disk cache never needs them. Until
@@ -35,9 +40,12 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from tltyped.errors import ArgumentTypeError
-from tltyped.types.dtypes import BY_NAME, DTypeLike, DTypeName, tilelang_value, to_tilelang
+from tltyped.types.dtypes import (
+    BY_NAME, DTypeLike, DTypeName, argument_dtype, call_with_tilelang_dtypes, tilelang_value, to_tilelang,
+)
 from tltyped.types.params import tune as tune
 from tltyped.types.tensor import Tensor as Tensor
+from tltyped.types.tensor import shape_and_dtype
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -52,9 +60,7 @@ def _accepts_dtype_classes(name: str) -> Callable[..., Any]:
     """TileLang's function `name`, taking tltyped's dtype classes as its dtypes too."""
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        args = tuple(tilelang_value(a) for a in args)
-        kwargs = {k: tilelang_value(v) for k, v in kwargs.items()}
-        return getattr(_tilelang(), name)(*args, **kwargs)
+        return call_with_tilelang_dtypes(getattr(_tilelang(), name), *args, **kwargs)
 
     wrapper.__name__ = wrapper.__qualname__ = name
     return wrapper
@@ -75,7 +81,7 @@ def _shape_and_dtype(shape: tuple[Any, ...], dtype: DTypeLike) -> tuple[list[Any
         dims, dtype = list(shape[0]), shape[1] if len(shape) == 2 else dtype
     else:
         dims = list(shape)
-    return dims, to_tilelang(dtype)
+    return dims, to_tilelang(argument_dtype(dtype))  # torch allocates it: an argument type
 
 
 def empty(*shape: Any, dtype: DTypeLike = "float32") -> Any:
@@ -94,8 +100,17 @@ class GlobalTensor:
 
 
 def alloc_global(*shape: Any, dtype: DTypeLike = "float32") -> Any:
-    """A global buffer allocated by torch at each call: an output if the kernel returns it, else scratch memory."""
-    return GlobalTensor(*_shape_and_dtype(shape, dtype))
+    """A global buffer allocated by torch at each call: an output if the kernel returns it, else scratch memory.
+
+    In a lazy-style kernel (a `T.prim_func` a factory returns), TileLang's own workspace, as TileLang builds it.
+    """
+    from tilelang.language.eager.builder import Builder
+
+    dims, name = _shape_and_dtype(shape, dtype)
+    builder = Builder.current()
+    if builder is not None and not getattr(builder, "allocates_globals", False):  # TileLang's own prim_func
+        return _tilelang().alloc_global(dims, tilelang_value(name))  # (not tltyped's elaboration, frontend/elaborate.py)
+    return GlobalTensor(dims, name)
 
 
 def macro(func: Callable[_P, _R] | None = None) -> Any:
@@ -117,6 +132,18 @@ def macro(func: Callable[_P, _R] | None = None) -> Any:
         return result
 
     return call
+
+
+def prim_func(func: Callable[_P, _R] | None = None, **options: Any) -> Any:
+    """TileLang's `T.prim_func` (lazy style), reading `T.Tensor(shape, dtype)` annotations, tltyped's here, as
+    TileLang's buffers of that shape and dtype."""
+    if func is None:
+        return functools.partial(prim_func, **options)
+    for name, annotation in func.__annotations__.items():
+        stated = shape_and_dtype(annotation)
+        if stated is not None:
+            func.__annotations__[name] = _tilelang().Tensor(stated[0], tilelang_value(stated[1]))
+    return _tilelang().prim_func(func, **options)
 
 
 _DTYPE_NAMES = {name: DTypeName(name) for name in BY_NAME}

@@ -156,3 +156,43 @@ def test_shared_dyn_dim_disagreement_on_the_fast_path() -> None:
     gemm(a_k32, b_bad)
     with pytest.raises(ValueError, match=r"dim K: 64 \(from A, axis 1\) vs 32 \(from B, axis 0\)"):
         gemm(a, b_bad)
+
+
+class _DoubledByAKernel(torch.autograd.Function):
+    """y = 2x, whose backward (run by autograd in a thread of its own) calls a tltyped kernel."""
+
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @staticmethod
+    def backward(ctx: object, grad: torch.Tensor) -> torch.Tensor:
+        out = torch.full_like(grad, float("nan"))
+        add(grad.contiguous(), grad.contiguous(), out)
+        return out
+
+
+def test_a_kernel_launches_in_a_thread_where_no_cuda_context_is_current() -> None:
+    """A new thread, and the one torch's autograd runs a backward in, start with no CUDA context current; the
+    kernel (launched in the main thread first) makes its device's context current there too."""
+    a, b = torch.randn(1000, device="cuda", dtype=torch.float16), torch.randn(1000, device="cuda", dtype=torch.float16)
+    first = torch.full_like(a, float("nan"))
+    add(a, b, first)
+    out = torch.full_like(a, float("nan"))
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            add(a, b, out)  # the thread's first CUDA call
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    torch.cuda.synchronize()
+    assert not errors, errors
+    assert rel_err(out, a.double() + b.double()) < 1e-3 and rel_err(first, a.double() + b.double()) < 1e-3
+    x = torch.randn(1000, device="cuda", dtype=torch.float16, requires_grad=True)
+    _DoubledByAKernel.apply(x).sum().backward()
+    assert x.grad is not None and rel_err(x.grad, torch.full_like(x, 2.0, dtype=torch.float64)) == 0

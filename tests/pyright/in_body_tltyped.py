@@ -53,6 +53,32 @@ def rows(A, B: tl.Tensor[tl.float16, L64]):
     return Out
 
 
+@tl.jit(out_idx=[-1])
+def add_rows(A, B, C):
+    """TileLang's out_idx: called without C, returns it (out_idx_calls.py calls it)."""
+    M, N = T.const("M, N")
+    A: T.Tensor[[M, N], T.float32]
+    B: T.Tensor[[M, N], T.float32]
+    C: T.Tensor[[M, N], T.float32]
+    with T.Kernel(M, threads=128) as bx:
+        for j in T.Parallel(N):
+            C[bx, j] = A[bx, j] + B[bx, j]
+
+
+@tl.jit(out_idx=[0, 2])
+def halves(Lo, X, Hi, block: L64 = 64):
+    """Two outputs, returned as a tuple in out_idx order; a dyn dim."""
+    N = T.dynamic("N")
+    Lo: T.Tensor[[N], T.float16]
+    X: T.Tensor[[N], T.float32]
+    Hi: T.Tensor[[N], T.bfloat16]
+    with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < N:
+                Lo[bx * block + i] = X[bx * block + i]
+                Hi[bx * block + i] = X[bx * block + i]
+
+
 def callers(a: tl.Tensor[tl.float32, Literal[8], Literal[16]], h: tl.Tensor[tl.float16, Literal[100]]) -> None:
     x = torch.randn(8, 16)
     scale_rows(x, torch.empty_like(x), 2.0, 16)

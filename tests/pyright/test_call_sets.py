@@ -7,6 +7,10 @@
   and the README's one line quiets exactly those; mypy with the plugin is clean;
 - generated stubs (`python -m tltyped.stubs`, written to a stubs folder) give
   pyright the in-body kernels' signatures, so their callers are checked too;
+- out_idx_calls.py: `jit(out_idx=...)` kernels are called without their
+  outputs and return them, under mypy and under pyright with the stubs;
+- lazy_calls.py: the kernel objects of lazy-style factories (lazy_kernels.py)
+  are typed alike by mypy and by pyright with the stubs;
 - examples/ checks cleanly under the project's pyright configuration.
 The flagged fraction of each checker is printed (`pytest -s`) and must reach 80%.
 """
@@ -37,6 +41,8 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 CLEAN = [HERE / "kernels.py", HERE / "correct_calls.py", HERE / "reveals.py"]
 WRONG = HERE / "wrong_calls.py"
 IN_BODY_CALLS = HERE / "in_body_calls.py"
+OUT_IDX_CALLS = HERE / "out_idx_calls.py"
+LAZY_CALLS = HERE / "lazy_calls.py"
 REQUIRED_FRACTION = 0.8
 
 PYRIGHT_RULES = {"count": {"reportCallIssue"}, "name": {"reportCallIssue"}}
@@ -103,7 +109,40 @@ def pyright_report() -> list[Diagnostic]:
 
 @pytest.fixture(scope="module")
 def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
-    return mypy(*CALL_SETS, *IN_BODY, IN_BODY_CALLS, cache_dir=tmp_path_factory.mktemp("mypy-cache"))
+    return mypy(
+        *CALL_SETS, *IN_BODY, IN_BODY_CALLS, OUT_IDX_CALLS, LAZY_CALLS, cache_dir=tmp_path_factory.mktemp("mypy-cache")
+    )
+
+
+@pytest.fixture(scope="module")
+def stubbed_pyright_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pyright configuration whose stubs folder holds what `python -m tltyped.stubs` writes for the in-body
+    kernels and the lazy-style factories."""
+    from tltyped.stubs.__main__ import main
+
+    folder = tmp_path_factory.mktemp("stubbed")
+    typings = folder / "typings"
+    assert main(["tests.pyright.in_body_tltyped", "tests.pyright.lazy_kernels", "-d", str(typings)]) == 0
+    assert (typings / "tests" / "pyright" / "in_body_tltyped.pyi").is_file()
+    assert (typings / "tests" / "pyright" / "lazy_kernels.pyi").is_file()
+    config = folder / "pyrightconfig.json"
+    config.write_text(json.dumps({
+        "pythonVersion": "3.11", "stubPath": str(typings), "extraPaths": [str(ROOT), str(ROOT / "stubs")],
+    }))
+    return config
+
+
+def revealed_types(found: list[Diagnostic], path: Path, severity: str, prefix: str) -> dict[int, str]:
+    """`{line: type}` of the checker's reveal_type reports in `path`, spelled as `shown_type` spells them."""
+    return {
+        d.line: shown_type(d.message.partition(prefix)[2].rstrip('"'))
+        for d in found
+        if d.path == path and d.severity == severity
+    }
+
+
+def expected_reveals(path: Path) -> dict[int, str]:
+    return {line: shown_type(t) for line, t in marked_lines(path, "reveal").items()}
 
 
 def test_the_kernels_are_ones_the_runtime_accepts() -> None:
@@ -130,13 +169,8 @@ def test_pyright_reports_nothing_on_correct_code(pyright_report: list[Diagnostic
 
 
 def test_pyright_infers_the_returned_tensors(pyright_report: list[Diagnostic]) -> None:
-    expected = marked_lines(HERE / "reveals.py", "reveal")
-    revealed = {
-        d.line: d.message.partition('" is "')[2].rstrip('"')
-        for d in pyright_report
-        if d.path == HERE / "reveals.py" and d.severity == "information"
-    }
-    assert {line: shown_type(t) for line, t in revealed.items()} == {line: shown_type(t) for line, t in expected.items()}
+    reveals = HERE / "reveals.py"
+    assert revealed_types(pyright_report, reveals, "information", '" is "') == expected_reveals(reveals)
 
 
 def test_pyright_reports_only_the_in_body_redeclarations(pyright_report: list[Diagnostic]) -> None:
@@ -159,21 +193,34 @@ def test_one_line_quiets_pyright_on_in_body_kernels(tmp_path: Path) -> None:
     assert [d for d in found if d.severity != "information"] == []
 
 
-def test_stubs_folder_gives_pyright_the_in_body_signatures(tmp_path: Path, pyright_report: list[Diagnostic]) -> None:
+def test_stubs_folder_gives_pyright_the_in_body_signatures(
+    stubbed_pyright_config: Path, pyright_report: list[Diagnostic]
+) -> None:
     """`python -m tltyped.stubs` writes typings/<module>.pyi; with it, calls of in-body kernels are checked."""
-    from tltyped.stubs.__main__ import main
-
-    typings = tmp_path / "typings"
-    assert main(["tests.pyright.in_body_tltyped", "-d", str(typings)]) == 0
-    assert (typings / "tests" / "pyright" / "in_body_tltyped.pyi").is_file()
-    config = tmp_path / "pyrightconfig.json"
-    config.write_text(json.dumps({
-        "pythonVersion": "3.11", "stubPath": str(typings), "extraPaths": [str(ROOT), str(ROOT / "stubs")],
-    }))
-    hits, misses = flagged(pyright(IN_BODY_CALLS, config=config), PYRIGHT_RULES, {"reportArgumentType"}, IN_BODY_CALLS)
+    found = pyright(IN_BODY_CALLS, config=stubbed_pyright_config)
+    hits, misses = flagged(found, PYRIGHT_RULES, {"reportArgumentType"}, IN_BODY_CALLS)
     assert hits and not misses
     without = errors(pyright_report, IN_BODY_CALLS)  # the project's configuration: no stubs folder
     assert set(without) < set(hits)
+
+
+@pytest.mark.parametrize("calls", [OUT_IDX_CALLS, LAZY_CALLS], ids=["out_idx", "lazy_style"])
+def test_stubs_type_kernels_returning_outputs(stubbed_pyright_config: Path, calls: Path) -> None:
+    """An out_idx kernel's stub, or a factory's kernel object's, takes the parameters but its outputs and
+    returns them."""
+    found = pyright(calls, config=stubbed_pyright_config)
+    hits, misses = flagged(found, PYRIGHT_RULES, {"reportArgumentType"}, calls)
+    assert hits and not misses
+    assert set(errors(found, calls)) == set(hits)
+    assert revealed_types(found, calls, "information", '" is "') == expected_reveals(calls)
+
+
+@pytest.mark.parametrize("calls", [OUT_IDX_CALLS, LAZY_CALLS], ids=["out_idx", "lazy_style"])
+def test_mypy_types_kernels_returning_outputs(mypy_report: list[Diagnostic], calls: Path) -> None:
+    hits, misses = flagged(mypy_report, MYPY_CODES, set(), calls)
+    assert hits and not misses
+    assert set(errors(mypy_report, calls)) == set(hits)
+    assert revealed_types(mypy_report, calls, "note", 'Revealed type is "') == expected_reveals(calls)
 
 
 def test_mypy_flags_wrong_calls(mypy_report: list[Diagnostic]) -> None:
@@ -193,10 +240,5 @@ def test_mypy_reports_nothing_on_correct_code(mypy_report: list[Diagnostic]) -> 
 
 
 def test_mypy_infers_the_returned_tensors(mypy_report: list[Diagnostic]) -> None:
-    expected = marked_lines(HERE / "reveals.py", "reveal")
-    revealed = {
-        d.line: d.message.partition('Revealed type is "')[2].rstrip('"')
-        for d in mypy_report
-        if d.path == HERE / "reveals.py" and d.severity == "note"
-    }
-    assert {line: shown_type(t) for line, t in revealed.items()} == {line: shown_type(t) for line, t in expected.items()}
+    reveals = HERE / "reveals.py"
+    assert revealed_types(mypy_report, reveals, "note", 'Revealed type is "') == expected_reveals(reveals)

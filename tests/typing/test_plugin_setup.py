@@ -14,7 +14,7 @@ import pytest
 import tilelang.language as tilelang_language
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.plugin import SUPPORTED_MYPY, TLTypedPlugin, UnsupportedSetup, plugin
-from tltyped.types.dtypes import ALL_DTYPES, as_dtype
+from tltyped.types.dtypes import ALL_DTYPES, argument_dtype, as_dtype
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,10 +28,14 @@ def test_tilelang_dtype_values_map_as_the_runtime_maps_them(value: str, class_na
     assert as_dtype(getattr(tilelang_language, value)).__name__ == class_name
 
 
-def test_unmapped_tilelang_dtypes_are_rejected_by_the_runtime_too() -> None:
+def test_unmapped_tilelang_dtypes_are_no_argument_types_to_the_runtime_either() -> None:
     for value in ("int4", "float8_e4m3fnuz", "tfloat32"):
-        with pytest.raises(ValueError):
-            as_dtype(getattr(tilelang_language, value))
+        assert value not in names.LANGUAGE_DTYPE_CLASS
+        assert as_dtype(getattr(tilelang_language, value)).name == value  # a dtype (of a const, T.alloc_*) ...
+    for value in ("int4", "float8_e4m3fnuz"):
+        with pytest.raises(TypeError, match="not of its arguments"):
+            argument_dtype(getattr(tilelang_language, value))  # ... but no tensor's
+    assert argument_dtype(tilelang_language.tfloat32).name == "float32"  # tf32 values are float32 in memory
 
 
 def _public_names(stub: Path) -> set[str]:
@@ -65,7 +69,7 @@ def test_both_views_differ_only_where_the_runtime_does() -> None:
     """tltyped.language and TileLang's language share one set of typed definitions;
     each view defines only the names tltyped/language.py replaces at run time."""
     runtime_only = {"GlobalTensor"}  # what `T.alloc_global` returns, read by elaboration: no language name
-    typed_alike = {"macro"}  # replaced only to be made lazily: its type is TileLang's, in the shared module
+    typed_alike = {"macro", "prim_func"}  # replaced only to be made lazily or read tltyped annotations: typed as TileLang's, in the shared module
     replaced = {n for n in _defined_names(ROOT / "tltyped" / "language.py") if not n.startswith("_")}
     replaced -= runtime_only | typed_alike
     assert replaced == {"alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "cast", "empty", "alloc_global"}
@@ -103,6 +107,13 @@ def test_parallel_mypy_is_refused_loudly() -> None:
     )
     assert result.returncode != 0
     assert "--num-workers (parallel checking) is not supported" in result.stderr + result.stdout
+
+
+def test_the_plugin_imports_neither_torch_nor_tilelang() -> None:
+    """Every mypy run loads the plugin: importing torch would add seconds to each (names.py)."""
+    probe = "import sys, tltyped.mypy_plugin; print(sorted({'torch', 'tilelang', 'tvm'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.stdout.strip() == "[]", result.stderr
 
 
 def test_kernel_module_rechecked_after_a_dependency_changes(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def marker_line(module: object, kernel: str) -> int:
 
 
 def test_call_with_cpu_tensor(seed_gemm) -> None:
-    with pytest.raises(ValueError, match=r"^gemm: argument 'A' is on cpu; kernels take CUDA tensors$"):
+    with pytest.raises(ValueError, match=r"^gemm: argument 'A' is on cpu; kernels take CUDA or meta tensors$"):
         seed_gemm.gemm(cpu(256, 512), cpu(512, 128))
 
 
@@ -64,9 +64,16 @@ def test_call_errors_carry_no_context_from_the_fast_path(seed_gemm) -> None:
         assert info.value.__context__ is None and info.value.__cause__ is None, repr(info.value.__context__)
 
 
-def test_call_with_meta_tensor(seed_gemm) -> None:
-    with pytest.raises(ValueError, match=r"argument 'A' is on meta; kernels take CUDA tensors"):
-        seed_gemm.gemm(meta(256, 512), meta(512, 128))
+def test_call_with_meta_tensors_gives_meta_outputs(seed_gemm) -> None:
+    """As a torch op: shapes and dtypes propagate, nothing runs; the arguments are checked as in any call."""
+    c = seed_gemm.gemm(meta(256, 512), meta(512, 128))
+    assert (c.device.type, tuple(c.shape), c.dtype) == ("meta", (256, 128), torch.float32)
+    c = seed_gemm.gemm(meta(96, 320), meta(320, 64))
+    assert tuple(c.shape) == (96, 64)
+    with pytest.raises(ValueError, match=r"gemm: dim K: 512 \(from A, axis 1\) vs 256 \(from B, axis 0\)"):
+        seed_gemm.gemm(meta(256, 512), meta(256, 128))
+    with pytest.raises(ValueError, match=r"argument 'B' is on cpu; kernels take CUDA or meta tensors"):
+        seed_gemm.gemm(meta(256, 512), cpu(512, 128))
 
 
 def test_call_with_a_non_tensor(seed_gemm) -> None:
@@ -247,8 +254,11 @@ def test_cpu_tensor_in_lower(seed_gemm) -> None:
 
 
 def test_missing_argument_in_lower(seed_gemm) -> None:
-    with pytest.raises(TypeError, match=r"^gemm: missing argument 'B': pass a tensor, T.Tensor\(shape, dtype\), or its dims by name \(K=..., N=...\)$"):
+    """K is A's (and, being dyn, could be left open); N is named by nothing: the message asks for N alone."""
+    with pytest.raises(TypeError, match=r"^gemm: missing argument 'B': pass a tensor, T.Tensor\(shape, dtype\), or its dims by name \(N=...\)$"):
         seed_gemm.gemm.lower(meta(256, 512))
+    lowered = seed_gemm.gemm.lower(M=256, N=128)  # K dyn and open: any size builds the same kernel
+    assert "__global__" in lowered.cuda_source
 
 
 def test_extra_argument_in_compile(seed_gemm) -> None:

@@ -412,7 +412,7 @@ def test_different_keys_elaborate_concurrently_into_the_same_kernels() -> None:
     def tir(fn: Any, args: tuple[Any, ...]) -> str:
         d = fn._dispatcher
         bound = d.binder.bind(args, allow_meta=True)
-        return d.builder.elaborator.elaborate(d.specialization(bound, d.consts(bound))).prim_func.script()
+        return d.builder.elaborate(d.specialization(bound, d.consts(bound))).prim_func.script()
 
     sequential = [tir(fn, args) for fn, args in cases]
     concurrent: list[str | None] = [None] * len(cases)

@@ -126,10 +126,17 @@ def test_tvm_arch_flag_spelling(spelling: str) -> None:
     assert normalize(spelling) == {"kind": "cuda", "arch": "sm_90a"}
 
 
-@pytest.mark.parametrize("bad", ["bogus", "cuda", "sm_xx", "gfx942"])
+@pytest.mark.parametrize("bad", ["bogus", "cuda -arch=", "sm_xx", "gfx942"])
 def test_malformed_target_is_rejected_at_decoration(bad: str) -> None:
     with pytest.raises(TargetError, match="unknown target"):
         tl.jit(target=bad)(elementwise.add_or_sub.__wrapped__)
+
+
+@pytest.mark.parametrize("detected", ["auto", "cuda"])
+def test_tilelangs_detected_targets_mean_the_gpu_at_hand(detected: str, sm90: str) -> None:
+    """`target="auto"` (TileLang's default) or `"cuda"`: as if none were given, so TLTYPED_TARGET decides here."""
+    fn = tl.jit(target=detected)(elementwise.add_or_sub.__wrapped__)
+    assert fn.lower(meta(128, 64, dtype=torch.float32), meta(128, 64, dtype=torch.float32)).target["arch"] == sm90
 
 
 def test_target_dict_without_arch_is_rejected_at_decoration() -> None:

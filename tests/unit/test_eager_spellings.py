@@ -205,7 +205,7 @@ def test_pointer_parameters_take_addresses_or_tensors() -> None:
     abi = describe_abi(lowered, fn.signature)
     assert [(a.label, a.convert) for a in abi.args][:2] == [("A", "pointer"), ("out", "pointer")]
     assert abi.call_args[:2] == ("(float*)v[0].pointer", "(float*)v[1].pointer")
-    with pytest.raises(ValueError, match="argument 'A' is on cpu; kernels take CUDA tensors"):
+    with pytest.raises(ValueError, match="argument 'A' is on cpu; kernels take CUDA or meta tensors"):
         fn(torch.empty(64), 0x2000, 64)
 
 

@@ -1,7 +1,8 @@
 """TileLang's own kernels, loaded from TileLang's sources and run by tltyped as written.
 
 No TileLang code is kept in this repository. `TILELANG_SRC` names a TileLang
-git repository (any clone holding COMMIT) or a checkout of COMMIT; `load`
+git repository (any clone holding COMMIT) or a checkout of COMMIT (by
+default: DEFAULT, `../shared/tilelang-a35008a` from the repository root); `load`
 reads the named kernels from one of its files (a test module, an example, a
 notebook), rewrites only what a user migrating would rewrite:
 
@@ -35,21 +36,32 @@ COMMIT = "a35008a42531c62b976ae4cec3855d4383db0f3c"
 """tile-ai/tilelang main of 2026-08-21, the newest commit reachable here (the v0.1.15 tag is not)."""
 
 ENV = "TILELANG_SRC"
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT = REPO.parent / "shared" / "tilelang-a35008a"
+"""Where CI keeps TileLang's sources at COMMIT: `../shared/tilelang-a35008a` from the repository root."""
 _DIR = Path(tempfile.mkdtemp(prefix="tltyped-upstream-"))
 
 
+def root() -> Path | None:
+    """TileLang's sources: `TILELANG_SRC` if set, else DEFAULT if it exists, else None."""
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV])
+    return DEFAULT if DEFAULT.is_dir() else None
+
+
 def available() -> bool:
-    return bool(os.environ.get(ENV))
+    return root() is not None
 
 
 def upstream_text(path: str) -> str:
     """The text of `path` at COMMIT."""
-    root = Path(os.environ[ENV])
-    if (root / ".git").exists() or (root / "objects").is_dir():
+    src = root()
+    assert src is not None, f"set {ENV} or provide {DEFAULT}"
+    if (src / ".git").exists() or (src / "objects").is_dir():
         return subprocess.run(
-            ["git", "-C", str(root), "show", f"{COMMIT}:{path}"], check=True, capture_output=True, text=True
+            ["git", "-C", str(src), "show", f"{COMMIT}:{path}"], check=True, capture_output=True, text=True
         ).stdout
-    return (root / path).read_text()
+    return (src / path).read_text()
 
 
 @dataclass(frozen=True)
@@ -113,18 +125,18 @@ TILELANG_ONLY = ("verbose", "execution_backend", "target_host", "debug_root_path
 """TileLang's jit keywords about its own backends and logging, which tltyped's jit does not take."""
 
 
-def _decorator(text: str, dec: ast.expr, modules: set[str], jits: set[str]) -> str | None:
-    """A decorator as tltyped's port has it: TileLang's jit -> tltyped's (less TILELANG_ONLY), autotune dropped."""
+def _decorator(text: str, dec: ast.expr, modules: set[str], jits: set[str], jit: str = "_tltyped_jit") -> str | None:
+    """A decorator as tltyped's port has it: TileLang's jit -> `jit` (less TILELANG_ONLY), autotune dropped."""
     func = dec.func if isinstance(dec, ast.Call) else dec
     written = ast.get_source_segment(text, dec) or ""
     head = ast.unparse(func)
     if head in {f"{m}.jit" for m in modules} | jits:
         if not isinstance(dec, ast.Call):
-            return "@_tltyped_jit"
+            return f"@{jit}"
         keywords = [k for k in dec.keywords if k.arg not in TILELANG_ONLY]
         arguments = [ast.get_source_segment(text, a) or "" for a in dec.args]
         arguments += [("**" if k.arg is None else f"{k.arg}=") + (ast.get_source_segment(text, k.value) or "") for k in keywords]
-        return f"@_tltyped_jit({', '.join(arguments)})"
+        return f"@{jit}({', '.join(arguments)})"
     if re.search(r"(^|\.)autotune$", head):
         return None
     return "@" + written
@@ -185,3 +197,81 @@ def load(source: Source) -> ModuleType:
     spec.loader.exec_module(module)
     _LOADED[source] = module
     return module
+
+
+def _language_import(stmt: ast.Import | ast.ImportFrom) -> str | None:
+    """`stmt` with `tilelang.language` imported from tltyped instead, or None if it imports no such thing."""
+    if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module == "tilelang.language":
+        names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in stmt.names)
+        return f"from tltyped.language import {names}"
+    if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module == "tilelang":
+        if any(a.name == "language" for a in stmt.names):
+            parts = []
+            rest = [a for a in stmt.names if a.name != "language"]
+            if rest:
+                parts.append("from tilelang import " + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in rest))
+            for a in stmt.names:
+                if a.name == "language":
+                    parts.append(f"import tltyped.language as {a.asname or 'language'}")
+            return "; ".join(parts)
+    if isinstance(stmt, ast.Import) and any(a.name == "tilelang.language" and a.asname for a in stmt.names):
+        return "; ".join(
+            f"import tltyped.language as {a.asname}" if a.name == "tilelang.language" and a.asname
+            else f"import {a.name}" + (f" as {a.asname}" if a.asname else "")
+            for a in stmt.names
+        )
+    return None
+
+
+def migrate(text: str) -> str:
+    """A whole file migrated to tltyped, as a user would migrate it, every line number kept.
+
+    - every decorator `@tilelang.jit(...)` (however TileLang or its `jit` is
+      imported, at any nesting) becomes `@tltyped.jit(...)` with the same
+      arguments less TILELANG_ONLY; TileLang's `@autotune(...)` is dropped (its
+      lines are left blank);
+    - imports of `tilelang.language` (`import tilelang.language as T`, `from
+      tilelang import language as T`, `from tilelang.language import x`) import
+      `tltyped.language` instead;
+    - `import tltyped` is added after the first top-level import.
+
+    Nothing else changes: calls of `tilelang.compile(...)`, TileLang's
+    profiler, `@T.prim_func` and the kernel bodies stay upstream's.
+    """
+    tree = ast.parse(text)
+    modules, jits = _tilelang_names(tree)
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(lineno: int, col: int) -> int:  # ast columns are UTF-8 byte offsets
+        return starts[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode(errors="replace"))
+
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), non-overlapping
+    for node in ast.walk(tree):
+        for dec in getattr(node, "decorator_list", []):
+            new = _decorator(text, dec, modules, jits, jit="tltyped.jit")
+            written = "@" + (ast.get_source_segment(text, dec) or "")
+            if new == written:
+                continue
+            at = text.rfind("@", 0, offset(dec.lineno, dec.col_offset))
+            end = offset(dec.end_lineno or dec.lineno, dec.end_col_offset or 0)
+            new = new or ""
+            edits.append((at, end, new + "\n" * (text.count("\n", at, end) - new.count("\n"))))  # keep the line count
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            new = _language_import(node)
+            if new is not None:
+                start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+                edits.append((start, end, new + "\n" * text.count("\n", start, end)))
+    first = next(
+        (s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom)) and getattr(s, "module", None) != "__future__"),
+        None,
+    )
+    if first is not None:
+        end = offset(first.end_lineno or first.lineno, first.end_col_offset or 0)
+        edits.append((end, end, "; import tltyped"))
+    out = text
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        out = out[:start] + new + out[end:]
+    return out

@@ -1,4 +1,7 @@
-"""Specialisation -> compiled kernel: elaborate the body, lower it through TileLang, build it.
+"""Specialisation -> compiled kernel: elaborate it, lower it through TileLang, build it.
+
+Elaboration is what the KernelBuilder is given: running an eager kernel's
+body (frontend/elaborate.py) or a lazy-style factory (frontend/prim_func.py).
 
 This is where the call path reaches TileLang and TVM. The Dispatcher imports
 this module on a true miss only (a kernel neither in memory nor in the disk
@@ -7,7 +10,8 @@ cache), so a process whose kernels are all cached never imports TileLang.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tltyped.backend.kernel import CompiledKernel
@@ -15,26 +19,38 @@ from tltyped.backend.launcher import compile_kernel
 from tltyped.backend.lower import LoweredKernel, lower
 from tltyped.backend.options import BuildOptions
 from tltyped.errors import KernelBuildError, LoweringError
-from tltyped.frontend.elaborate import Elaborator
+from tltyped.frontend.elaborate import Elaborated
 from tltyped.frontend.extents import check_extents
 from tltyped.frontend.signature import KernelSignature, Specialization
 from tltyped.types.values import describe
 
 
 class KernelBuilder:
-    """Builds the kernels of one jit function (TileLang's AST rewrite of its body runs once, here)."""
+    """Builds the kernels of one signature from their elaboration."""
 
-    def __init__(self, fn: Callable[..., Any], signature: KernelSignature, options: BuildOptions) -> None:
+    def __init__(
+        self, signature: KernelSignature, options: BuildOptions, elaborate: Callable[[Specialization], Elaborated]
+    ) -> None:
         self.signature = signature
         self.options = options
-        self.elaborator = Elaborator(fn, signature)
+        self._elaborate = elaborate
+
+    def elaborate(self, spec: Specialization) -> Elaborated:
+        """The specialisation's PrimFunc; a failure notes the consts and tensors it was specialised on."""
+        with self._noting(spec):
+            return self._elaborate(spec)
 
     def lower(self, spec: Specialization, target: dict[str, Any]) -> LoweredKernel:
         """Elaborate, check the extents, lower; a failure notes the consts and tensors it was specialised on."""
-        try:
-            elaborated = self.elaborator.elaborate(spec)
+        with self._noting(spec):
+            elaborated = self._elaborate(spec)
             check_extents(self.signature.name, elaborated.prim_func)
             return lower(self.signature.name, elaborated, target, self.options)
+
+    @contextlib.contextmanager
+    def _noting(self, spec: Specialization) -> Iterator[None]:
+        try:
+            yield
         except (KernelBuildError, LoweringError) as exc:
             exc.add_note(f"{self.signature.name} was specialised on {self.specialised_on(spec)}")
             raise

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from tltyped.backend.build import extension_name, load_extension
+from tltyped.errors import ArgumentTypeError
 
 MODULE = "tltyped_kernel"  # every kernel's extension module has this name, each at its own path
 CUBIN = "kernel.cubin"
@@ -46,6 +47,24 @@ class CompiledKernel:
     folder: Path
     compiled: bool  # False when the build was found in the disk cache
     module: ModuleType | None = None
+    call: Callable[..., Any] | None = None  # `kernel(a, b)`: the jit function's call, consts bound (Dispatcher.compile)
+    profile: Callable[[Any], Any] | None = None  # tensor supply type -> TileLang's Profiler of `call`
+
+    def __call__(self, *args: Any) -> Any:
+        """Run the kernel on torch tensors, as TileLang's compiled kernels run: the call's runtime arguments only."""
+        if self.call is None:
+            raise ArgumentTypeError("this kernel was loaded without its call; call the jit function with tensors")
+        return self.call(*args)
+
+    def get_kernel_source(self) -> str:
+        """TileLang's name for `cuda_source`."""
+        return self.cuda_source
+
+    def get_profiler(self, tensor_supply_type: Any = None) -> Any:
+        """TileLang's Profiler (`assert_allclose(reference)`, `do_bench()`) of this kernel's call."""
+        if self.profile is None:
+            raise ArgumentTypeError("this kernel was loaded without its call; profile the kernel fn.compile(...) returns")
+        return self.profile(tensor_supply_type)
 
     @property
     def cuda_source(self) -> str:

@@ -5,6 +5,7 @@ are the small JSON documents beside them that say what a build is for:
 
     LaunchRecord    a jit function's specialisation -> the build holding its kernel
     TuningRecord    a tuned specialisation on one GPU model -> every candidate's time, the winner
+    FactoryRecord   a lazy-style factory's arguments -> the signature of the kernel it returns
     SourceRecord    generated Python (a fast path), so a warm process renders nothing
     CompilerRecord  a compiler binary -> its `--version`, so a warm process spawns no compiler
 
@@ -64,6 +65,15 @@ class TuningRecord:
 
 
 @dataclass(frozen=True)
+class FactoryRecord:
+    """The signature of the kernel a lazy-style factory returns for some arguments (frontend/lazy.py's JSON form)."""
+
+    KIND: ClassVar[str] = "factory"
+    function: str
+    signature: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class SourceRecord:
     """Generated source text, checked against its own sha256 when read."""
 
@@ -82,9 +92,9 @@ class CompilerRecord:
     version: str
 
 
-Record = Union[LaunchRecord, TuningRecord, SourceRecord, CompilerRecord]
-KINDS: dict[str, type[Record]] = {r.KIND: r for r in (LaunchRecord, TuningRecord, SourceRecord, CompilerRecord)}
-R = TypeVar("R", LaunchRecord, TuningRecord, SourceRecord, CompilerRecord)
+Record = Union[LaunchRecord, TuningRecord, FactoryRecord, SourceRecord, CompilerRecord]
+KINDS: dict[str, type[Record]] = {r.KIND: r for r in (LaunchRecord, TuningRecord, FactoryRecord, SourceRecord, CompilerRecord)}
+R = TypeVar("R", LaunchRecord, TuningRecord, FactoryRecord, SourceRecord, CompilerRecord)
 
 
 def read(kind: type[R], key: str) -> R | None:

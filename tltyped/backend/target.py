@@ -1,7 +1,8 @@
 """Which GPU architecture to compile for.
 
-In order: `tl.jit(target=...)`, the `TLTYPED_TARGET` environment variable,
-then the compute capability of the device holding the call's tensors. Targets
+In order: `tl.jit(target=...)` (unless it is TileLang's `"auto"` or
+`"cuda"`), the `TLTYPED_TARGET` environment variable, then the compute
+capability of the device holding the call's tensors. Targets
 are TileLang's dicts, e.g. `{"kind": "cuda", "arch": "sm_90a"}`.
 """
 
@@ -19,10 +20,17 @@ from tltyped.types.values import describe
 TargetLike = Union[str, dict[str, Any], None]
 ENV_VAR = "TLTYPED_TARGET"
 
-
-
 _ARCH = re.compile(r"^(?:cuda)?[\s:]*(?:-arch=)?(sm_\d{2,3}[a-z]?)$")
 _NAME_AN_ARCH = "name a CUDA architecture such as 'sm_90a' or 'sm_80'"
+
+
+DETECTED = frozenset({"auto", "cuda"})
+"""TileLang's targets meaning "the GPU at hand": the same as giving none."""
+
+
+def explicit(target: TargetLike) -> TargetLike:
+    """The target a decorator names, or None where it names TileLang's detected one (`target="auto"`)."""
+    return None if isinstance(target, str) and target.strip() in DETECTED else target
 
 
 def normalize(target: str | dict[str, Any]) -> dict[str, Any]:

@@ -12,13 +12,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
 import threading
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import torch
 
@@ -30,7 +31,7 @@ from tltyped.callpath import tensors
 from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.plan import plan_call
-from tltyped.errors import LaunchError
+from tltyped.errors import ArgumentTypeError, LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments
 from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 
@@ -83,8 +84,9 @@ class Dispatcher:
     def builder(self) -> KernelBuilder:
         """Elaboration, lowering and nvcc: TileLang is imported here, on the first true miss."""
         from tltyped.backend.compiler import KernelBuilder
+        from tltyped.frontend.elaborate import Elaborator  # TileLang's AST rewrite of the body runs once, here
 
-        return KernelBuilder(self.fn, self.signature, self.options)
+        return KernelBuilder(self.signature, self.options, Elaborator(self.fn, self.signature).elaborate)
 
     # -- the slow path -------------------------------------------------------------
 
@@ -98,7 +100,9 @@ class Dispatcher:
     def slow(self, *args: Any) -> Any:
         self.misses += 1
         self.load_helpers()
-        bound = self.binder.bind(args)
+        bound = self.binder.bind(args, allow_meta=True)
+        if bound.device is not None and bound.device.type == "meta":
+            return self.on_meta(bound)
         if bound.device is None:  # no tensor says where: the current device, as the fast path's facts say
             if not torch.cuda.is_available():
                 raise LaunchError(f"{self.signature.name}: no CUDA device is available to run the kernel on")
@@ -117,6 +121,22 @@ class Dispatcher:
                 finally:
                     self.building.pop(key, None)  # threads still waiting hold the lock object itself
         return launch(*self.launch_args(bound), stream, device)
+
+    def on_meta(self, bound: Bound) -> Any:
+        """A call with meta tensors, as a torch op takes them: nothing runs, and the outputs come back on meta,
+        shaped as the kernel of the call's specialisation would allocate them (read from its elaboration)."""
+        from tltyped.frontend.elaborate import returned_shapes  # imports TileLang
+        from tltyped.types.dtypes import to_torch
+
+        consts = self.consts(bound)
+        for name, space in bound.tuned.items():
+            consts[name] = space.values[0]  # every candidate allocates the same outputs
+        elaborated = self.builder.elaborate(self.specialization(bound, consts))
+        inputs = sum(p.is_runtime for p in self.signature.params)
+        sizes = {d: bound.dims[d] for d in self.signature.dyn_dims}
+        outputs = [torch.empty(shape, dtype=to_torch(dtype), device="meta")
+                   for shape, dtype in returned_shapes(elaborated, inputs, sizes)]
+        return None if not outputs else outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def stream(self, bound: Bound) -> int:
         """The raw current stream of the call's device, read by the same facts function as the fast path."""
@@ -216,9 +236,65 @@ class Dispatcher:
         return self.builder.lower(*self.bind_for_inspection(args, kwargs))
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
-        """The kernel a call with these arguments runs, built now or loaded from the disk cache."""
+        """The kernel a call with these arguments runs, built now or loaded from the disk cache; callable with the
+        call's runtime arguments (its consts those given here), as TileLang's compiled kernels are."""
         self.load_helpers()
-        return self.kernels.load_or_build(*self.bind_for_inspection(args, kwargs))
+        spec, target = self.bind_for_inspection(args, kwargs)
+        kernel = self.kernels.load_or_build(spec, target)
+        params = self.signature.params
+        runtime = [p for p in params if p.is_runtime]
+        fast = self.fast_path.call
+
+        def call(*args: Any) -> Any:
+            if len(args) != len(runtime):
+                raise ArgumentTypeError(f"{self.signature.name}: the compiled kernel takes "
+                                        f"{', '.join(p.name for p in runtime)}; got {len(args)} arguments")
+            given = dict(zip((p.name for p in runtime), args))
+            return fast(*(given[p.name] if p.is_runtime else spec.consts[p.name] for p in params))
+
+        def profile(supply: Any) -> Any:
+            from tltyped.callpath.profiler import profiler  # imports TileLang
+
+            return profiler(call, runtime, spec, supply)
+
+        return dataclasses.replace(kernel, call=call, profile=profile)
 
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self.fast_path.hits(), self.misses, self.kernels.compiles, self.kernels.disk_hits, len(self.launches))
+
+    def exposed(self) -> Any:
+        """The fast path as users hold it (see `expose`)."""
+        return expose(self.fast_path.call, self.fn, self)
+
+
+class Inspectable(Protocol):
+    """What a jit function's fast path carries besides its call: a Dispatcher, or a Router of them."""
+
+    signature: KernelSignature
+    fast_path_source: str
+
+    def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel: ...
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel: ...
+
+    def cache_info(self) -> CacheInfo: ...
+
+
+def expose(call: Any, fn: Callable[..., Any], owner: Inspectable) -> Any:
+    """`call` (the fast path: the C cached call or a generated function) named like `fn`, carrying `owner`'s
+    `signature`, `fast_path_source`, `lower`, `compile`, `cache_info` and TileLang's `get_kernel_source` as
+    attributes, so that a cached call costs one call and no more."""
+    functools.update_wrapper(call, fn)
+    call.signature = owner.signature
+    call.fast_path_source = owner.fast_path_source
+    call.lower = owner.lower
+    call.compile = owner.compile
+    call.cache_info = owner.cache_info
+    call.get_kernel_source = functools.partial(_kernel_source, owner)
+    call._dispatcher = owner
+    return call
+
+
+def _kernel_source(owner: Inspectable, *args: Any, **kwargs: Any) -> str:
+    """`fn.get_kernel_source(*args)`, as TileLang's jit functions have it: the CUDA of the kernel such a call runs."""
+    return owner.compile(*args, **kwargs).cuda_source

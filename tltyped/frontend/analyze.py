@@ -25,11 +25,12 @@ from typing import Any
 
 from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.annotation import parse_param
+from tltyped.frontend.annotation import parameter_dtype, parse_param
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
+from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import Prelude, module_names, to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
-from tltyped.types.dtypes import as_dtype, is_dtype_like
+from tltyped.types.dtypes import float32, is_dtype_like
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor
 
@@ -68,6 +69,7 @@ class _TensorForm:
     shape: ast.expr
     strides: ast.expr | None
     dtype: ast.expr | None  # None: TileLang's default, float32
+    either_order: bool = False  # `T.Tensor[x, y]`, x no list: TileLang's [shape, dtype] or tltyped's [dtype, dim]
 
 
 class Analysis:
@@ -175,6 +177,8 @@ class Analysis:
                         f"the annotation of {p.name!r} is computed from const values; only tensor annotations may be"
                     ) from None
                 return parse_param(p.name, value, p.default, {})
+            if form.either_order:
+                form = self._in_order(form, ann.line, state)
             deferred: set[str] = set()
 
             def part(read: Callable[[], Any]) -> Any:
@@ -186,7 +190,7 @@ class Analysis:
 
             dims = self._dims(form.shape, ann.line, state, part)
             strides = None if form.strides is None else self._dims(form.strides, ann.line, state, part)
-            dtype = part(lambda: self._dtype(form.dtype, ann.line, state))
+            dtype = part(lambda: self._dtype(p.name, form.dtype, ann.line, state))
             if deferred or any(d is None for d in (*dims, *(strides or ()))) or dtype is None:
                 raise Deferred(frozenset(deferred))
             return Param(p.name, Kind.TENSOR, p.default, tensor=TensorSpec(dtype, dims, strides))
@@ -225,7 +229,26 @@ class Analysis:
             if len(elts) > 2:
                 raise DefinitionError("expected T.Tensor[[dims...], dtype]")
             return _TensorForm(elts[0], None, elts[1] if len(elts) == 2 else None)
+        if len(elts) == 2:
+            return _TensorForm(elts[0], None, elts[1], either_order=True)
         return _TensorForm(ast.Tuple(elts=elts[1:], ctx=ast.Load()), None, elts[0])
+
+    def _in_order(self, form: _TensorForm, line: int, state: _State) -> _TensorForm:
+        """`T.Tensor[x, y]` as TileLang's `[shape, dtype]` or as tltyped's `[dtype, dim]`.
+
+        TileLang's shape may be a name the body computes (`A_shape = (K, M) if
+        trans_A else (M, K)`), so the spelling alone cannot tell: `y` that is a
+        declared dim, or `x` whose value is a dtype, make it tltyped's order.
+        `x` that needs const values is read for each of them (`Deferred`).
+        """
+        x, y = form.shape, form.dtype
+        assert y is not None
+        try:
+            parse_dim(y, self.body, state.scalar_symbols())
+        except dimlib.DimSyntaxError:
+            if not is_dtype_like(state.prelude.evaluate(x, line, state.consts)):
+                return form
+        return _TensorForm(ast.Tuple(elts=[y], ctx=ast.Load()), None, x)
 
     def _dims(
         self, node: ast.expr, line: int, state: _State, part: Callable[[Callable[[], Any]], Any],
@@ -249,10 +272,10 @@ class Analysis:
                 raise not_a_dim from None  # `dim Q is used but never declared`
             return state.note(to_dim(value, state.declared(self.body)))
 
-    def _dtype(self, node: ast.expr | None, line: int, state: _State) -> DTypeSpec:
-        """A fixed dtype, or (when it names const parameters such as `out_dtype`) an expression the binder evaluates."""
+    def _dtype(self, name: str, node: ast.expr | None, line: int, state: _State) -> DTypeSpec:
+        """Parameter `name`'s fixed dtype, or (when it names const parameters such as `out_dtype`) an expression the binder evaluates."""
         if node is None:
-            return DTypeSpec(fixed=as_dtype("float32"))
+            return DTypeSpec(fixed=float32)
         used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
         bound_in_body = {n for s in self.body.statements if s.lineno < line for n in _assigned(s)}
         if used & set(state.prelude.const_params) and not used & bound_in_body:
@@ -260,7 +283,7 @@ class Analysis:
         value = state.prelude.evaluate(node, line, state.consts)
         if not is_dtype_like(value):
             raise DefinitionError(f"`{ast.unparse(node)}` is {value!r}, not a dtype")
-        return DTypeSpec(fixed=as_dtype(value))
+        return DTypeSpec(fixed=parameter_dtype(name, value))
 
 
 def analyze(fn: Callable[..., Any], out_idx: OutIdx = None) -> Analysis:
@@ -279,21 +302,12 @@ def _is_tir_array(value: object) -> bool:
 
 def _outputs(name: str, parameters: list[str], out_idx: OutIdx, body: BodyInfo) -> tuple[int, ...]:
     """`jit(out_idx=...)`: the indices (into the parameters) of the tensors the kernel allocates and returns."""
-    if out_idx is None:
-        return ()
-    indices = [out_idx] if isinstance(out_idx, int) else list(out_idx)
-    resolved = []
-    for index in indices:
-        if not isinstance(index, int) or isinstance(index, bool) or not -len(parameters) <= index < len(parameters):
-            raise DefinitionError(f"{name}: out_idx {index!r} is not the index of one of its {len(parameters)} parameters")
-        resolved.append(index % len(parameters))
-    if len(set(resolved)) != len(resolved):
-        raise DefinitionError(f"{name}: out_idx {out_idx!r} names a parameter twice")
-    if body.returns:
+    indices = out_indices(name, len(parameters), out_idx)
+    if indices and body.returns:
         raise DefinitionError(
             f"{name}: out_idx is given and the kernel returns T.empty tensors; use one or the other"
         )
-    return tuple(resolved)
+    return indices
 
 
 def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyInfo) -> ShapeCheck:
@@ -308,6 +322,14 @@ def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyIn
             if ref is None or param is None or param.tensor is None or not 0 <= ref[1] < len(param.tensor.dims):
                 raise DefinitionError(f"{where}: `{ast.unparse(node)}` is not a dim of a tensor parameter")
             return ast.parse(f"({param.tensor.dims[ref[1]].text})", mode="eval").body
+
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            """`a % b` in the dim grammar's terms: `a - a // b * b`."""
+            self.generic_visit(node)
+            if not isinstance(node.op, ast.Mod):
+                return node
+            quotient = ast.BinOp(ast.BinOp(node.left, ast.FloorDiv(), node.right), ast.Mult(), copy.deepcopy(node.right))
+            return ast.BinOp(copy.deepcopy(node.left), ast.Sub(), quotient)
 
     declared = {d: dimlib.symbol(d) for d in signature.dims}
     sides = [dimlib.from_ast(_Dims().visit(copy.deepcopy(side)), declared) for side in (relation.left, relation.right)]

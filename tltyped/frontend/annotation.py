@@ -15,10 +15,10 @@ import inspect
 import sys
 from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_origin
 
-from tltyped.errors import DefinitionError
+from tltyped.errors import ArgumentTypeError, DefinitionError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import DTypeSpec, Kind, Param, TensorSpec
-from tltyped.types.dtypes import DTypeName, as_dtype, is_dtype_like
+from tltyped.types.dtypes import DType, DTypeName, argument_dtype, is_dtype_like
 from tltyped.types.params import CONST, DYN, PTR, DimName, Marker, Tune
 from tltyped.types.tensor import Tensor
 
@@ -64,7 +64,7 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
         return Param(name, Kind.DYN, default, scalar=_SCALARS[base])
     scalar = tilelang_scalar(annotation)
     if scalar is not None:
-        return Param(name, Kind.DYN, default, scalar=scalar)
+        return Param(name, Kind.DYN, default, scalar=parameter_dtype(name, scalar).name)
     return Param(name, Kind.CONST, default, annotation=annotation)
 
 
@@ -102,8 +102,16 @@ def _parse_dtype(name: str, value: object) -> DTypeSpec:
     if isinstance(value, TypeVar):
         return DTypeSpec(var=value.__name__)
     if is_dtype_like(value):
-        return DTypeSpec(fixed=as_dtype(value))
+        return DTypeSpec(fixed=parameter_dtype(name, value))
     raise DefinitionError(f"parameter {name!r}: unknown dtype {value!r} in Tensor annotation")
+
+
+def parameter_dtype(name: str, value: object) -> type[DType]:
+    """The dtype of what parameter `name` holds (one of the argument types: see `argument_dtype`)."""
+    try:
+        return argument_dtype(value)
+    except ArgumentTypeError as exc:
+        raise DefinitionError(f"parameter {name!r}: {exc}") from None
 
 
 def _declare(symbol: str, is_dyn: bool, dim_kinds: dict[str, bool]) -> dimlib.Dim:

@@ -274,6 +274,17 @@ def inspection_arguments(
         if p.name not in values and p.has_default:
             values[p.name] = p.default
     consts = {p.name: values[p.name] for p in params.values() if p.kind is Kind.CONST and p.name in values}
+    for p in params.values():  # a dyn dim no tensor or name gives: any size builds the same kernel (TileLang's
+        given = values.get(p.name)  # `compile(n_stream=4)` leaves `seqlen` open); the tensors' own come first
+        # (type() first: a hostile value's `__class__` is never asked)
+        if p.tensor is not None and issubclass(type(given), torch.Tensor) and isinstance(given, torch.Tensor) \
+                and given.dim() == len(p.tensor.dims):
+            for dim, size in zip(p.tensor.dims, given.shape):
+                if dim.is_symbol:
+                    dims.setdefault(dim.text, int(size))
+    for dim_name, is_dyn in signature.dims.items():
+        if is_dyn:
+            dims.setdefault(dim_name, DYN_PLACEHOLDER)
     for p in params.values():
         value = values.get(p.name, _MISSING)
         if p.kind is Kind.TENSOR and (value is _MISSING or _describes_a_tensor(value)):
@@ -284,6 +295,8 @@ def inspection_arguments(
 
 
 _MISSING = object()
+DYN_PLACEHOLDER = 128
+"""The size a described tensor gets for a dyn dim nothing gives (a multiple of what alignment asserts ask)."""
 
 
 def _describes_a_tensor(value: Any) -> bool:

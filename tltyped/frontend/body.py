@@ -1,14 +1,16 @@
 """Static analysis of a kernel's source: the in-body form and the seeds' rules.
 
 Reads the function's AST once, at decoration, without running it:
-- dim declarations: `M, N = T.const("M, N")`, `K = T.dynamic("K")` (the
-  variable may differ from the dim's name: `M = T.dynamic("m")`), and names
-  bound to expressions of dims (`M = N * 2 + 1`);
+- dim declarations: `M, N = T.const("M, N")`, `K = T.dynamic("K")`,
+  `R, C = T.dynamic("R"), T.dynamic("C")` (the variable may differ from the
+  dim's name: `M = T.dynamic("m")`), and names bound to expressions of dims
+  (`M = N * 2 + 1`);
 - the body's other top-level statements, kept as source: an annotation may
   use names they bind (`dtype = T.float16`, `A_shape = (K, M) if trans_A
   else (M, K)`), which frontend/prelude.py evaluates;
-- shape relations: `assert B.shape[0] == 2 * A.shape[0] + 1` at the top of the
-  body, which become checks of every call (the signature form's derived dims);
+- shape relations: `assert B.shape[0] == 2 * A.shape[0] + 1` (or `assert
+  A.shape[1] % 8 == 0`) at the top of the body, which become checks of every
+  call (the signature form's derived dims) and facts the kernel assumes;
 - in-body parameter annotations: `A: T.Tensor[[M, K], T.float16]`, `n: T.int32`;
 - rule violations, reported with the user's file and line: a `T.alloc_*`
   passed straight into a call, a `return` of a Python value (a literal or
@@ -105,13 +107,29 @@ def _target_names(target: ast.expr) -> list[str] | None:
     return None
 
 
+def _dim_declarations(names: list[str], value: ast.expr) -> list[tuple[list[str], ast.Call]] | None:
+    """The `T.const`/`T.dynamic` calls an assignment makes and the names each binds, or None if it makes none.
+
+    `M, N = T.const("M, N")` is one call binding two names; `R, C =
+    T.dynamic("R"), T.dynamic("C")` (TileLang's examples write both) is two
+    calls, one name each, and may mix the kinds.
+    """
+    if _call_name(value) in ("const", "dynamic"):
+        assert isinstance(value, ast.Call)
+        return [(names, value)]
+    calls = value.elts if isinstance(value, ast.Tuple) else []
+    if calls and len(calls) == len(names) and all(_call_name(c) in ("const", "dynamic") for c in calls):
+        return [([name], call) for name, call in zip(names, calls) if isinstance(call, ast.Call)]
+    return None
+
+
 def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -> None:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         names = _target_names(stmt.targets[0])
-        kind = _call_name(stmt.value)
-        if names is not None and kind in ("const", "dynamic"):
-            assert isinstance(stmt.value, ast.Call)
-            _declare_dims(stmt.value, names, kind == "dynamic", stmt.lineno, info)
+        declarations = None if names is None else _dim_declarations(names, stmt.value)
+        if declarations is not None:
+            for declared, call in declarations:
+                _declare_dims(call, declared, _call_name(call) == "dynamic", stmt.lineno, info)
             return
         if names is not None and len(names) == 1 and names[0] not in params:
             _declare_alias(names[0], stmt.value, info)
@@ -147,12 +165,12 @@ def shape_reference(node: ast.AST, params: Mapping[str, object]) -> tuple[str, i
 
 
 def _is_shape_relation(test: ast.expr, params: Mapping[str, object]) -> bool:
-    """`x == y` where both sides use parameters' shapes, ints and + - * // only."""
+    """`x == y` where both sides use parameters' shapes, ints and + - * // % only."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return False
     sides = (test.left, test.comparators[0])
     refs = [n for side in sides for n in ast.walk(side) if shape_reference(n, params) is not None]
-    allowed = (ast.BinOp, ast.Constant, ast.Subscript, ast.Attribute, ast.Name, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
+    allowed = (ast.BinOp, ast.Constant, ast.Subscript, ast.Attribute, ast.Name, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
     return bool(refs) and all(isinstance(n, allowed) for side in sides for n in ast.walk(side))
 
 

@@ -19,6 +19,7 @@ there; `tilelang_out_idx` then names, from the end, the ones returned.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -36,7 +37,7 @@ from tltyped.errors import KernelBuildError
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
 from tltyped.templates.names import c_names, identifier
-from tltyped.types.dtypes import DTypeName, tilelang_value, to_tilelang
+from tltyped.types.dtypes import DTypeName, call_with_tilelang_dtypes, tilelang_value, to_tilelang
 
 tirx = tvm.tirx
 _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
@@ -79,6 +80,7 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
         checked_lines: frozenset[int],
     ) -> None:
         super().__init__()
+        self.allocates_globals = True  # `T.alloc_global` declares a parameter the call allocates (language.py)
         self.eager_jit = "phase2"
         self.eager_jit_subs = _DimValues(dims)
         self._tensors = tensors
@@ -113,9 +115,29 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
                 return int(value)  # `(m, k) = A.shape` gives Python ints for const dims
         return super().bind(name, value, annot, loop_target=loop_target)
 
+    def resolve_call(self, func: Any) -> Any:
+        """A call the body makes into TileLang or TVM (`T.infinity(tl.float32)`, `x.astype(tl.float16)`, `T.Cast`)
+        takes tltyped's dtype classes; the user's own functions get the arguments as the body passes them."""
+        resolved = super().resolve_call(func)
+        module = getattr(func, "__module__", None)
+        if isinstance(module, str) and module.partition(".")[0] in ("tilelang", "tvm", "tvm_ffi"):
+            return functools.partial(call_with_tilelang_dtypes, resolved)
+        return resolved
+
     def assert_expr(self, cond: Any, msg: Any = None) -> Any:
+        """A shape `assert` that every call checks before the launch is no check in the kernel, but a fact for it.
+
+        Over dyn dims (`assert X.shape[1] // 8 * 8 == X.shape[1]`) it becomes
+        `T.assume(cond)`, which TVM's analysis uses (the vectorizer may then
+        load 8 fp16 at once from a row of dyn width); an Assert, TileLang's
+        reading, would open a frame around the rest of the body, and T.empty
+        must stay at the function's top. Over const dims it is already True.
+        """
         if self.current_line in self._checked_lines and isinstance(self.frames[-1], tl_builder.tirx.frame.PrimFuncFrame):
-            return None  # a dyn relation would open an Assert frame, and T.empty must stay at the function's top
+            cond = tl_builder.unwrap_cond(cond)
+            if isinstance(cond, tirx.PrimExpr):
+                self.eval(tl_language.assume(_as_fact(cond)))
+            return None
         return super().assert_expr(cond, msg)
 
     def bind_immutable(self, name: str, value: Any) -> Any:
@@ -141,6 +163,11 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
                 self.out_idx.append(len(self.returned))  # counted against the T.empty tensors when the function ends
             self.returned.append(v)
         return NotImplemented
+
+
+def _as_fact(relation: Any) -> Any:
+    """`a == b` as TVM's analysis reads it: `a - b == 0`, simplified, so `n // 8 * 8 == n` becomes `n % 8 == 0`."""
+    return tvm.arith.Analyzer().simplify(relation.a - relation.b == 0) if isinstance(relation, tirx.EQ) else relation
 
 
 class Elaborator:
@@ -193,7 +220,7 @@ class Elaborator:
         try:
             with builder.prim_func(self._symbol):
                 generator.gen(builder)(**kwargs)
-            prim_func = self._outputs_last(builder.get())
+            prim_func = outputs_last(builder.get(), [p.name for p in self._signature.outputs])
             builder.out_idx = _returned_indices(prim_func, builder.returned)
             prim_func = tl_builder._patch_prim_func_attrs(prim_func, builder)
         except Exception as exc:
@@ -202,15 +229,36 @@ class Elaborator:
         dyn_vars = {name: dims[name] for name in self._signature.dyn_dims}
         return Elaborated(prim_func, dyn_vars)
 
-    def _outputs_last(self, prim_func: Any) -> Any:
-        """The `out_idx` tensors moved behind every other parameter, in `out_idx` order, and returned."""
-        outputs = [p.name for p in self._signature.outputs]
-        if not outputs:
-            return prim_func
-        by_name = {prim_func.buffer_map[var].name if var in prim_func.buffer_map else var.name: var for var in prim_func.params}
-        params = [var for name, var in by_name.items() if name not in outputs] + [by_name[name] for name in outputs]
-        moved = tirx.PrimFunc(params, prim_func.body, prim_func.ret_type, prim_func.buffer_map, prim_func.attrs)
-        return moved.with_attr("tilelang_out_idx", [i - len(outputs) for i in range(len(outputs))])
+
+def outputs_last(prim_func: Any, outputs: list[str]) -> Any:
+    """The `out_idx` tensors (by name) moved behind every other parameter, in `out_idx` order, and returned."""
+    if not outputs:
+        return prim_func
+    by_name = {prim_func.buffer_map[var].name if var in prim_func.buffer_map else var.name: var for var in prim_func.params}
+    params = [var for name, var in by_name.items() if name not in outputs] + [by_name[name] for name in outputs]
+    moved = tirx.PrimFunc(params, prim_func.body, prim_func.ret_type, prim_func.buffer_map, prim_func.attrs)
+    return moved.with_attr("tilelang_out_idx", [i - len(outputs) for i in range(len(outputs))])
+
+
+def returned_shapes(elaborated: Elaborated, inputs: int, sizes: Mapping[str, int]) -> list[tuple[tuple[int, ...], str]]:
+    """The shape and dtype of each output the kernel returns, in return order, for these dyn dims' sizes.
+
+    The outputs are the parameters after the `inputs` runtime ones; `tilelang_out_idx` says, from the end,
+    which are returned (what the launcher returns, and a call with meta tensors gives back).
+    """
+    prim_func = elaborated.prim_func
+    params = list(prim_func.params)
+    attrs = prim_func.attrs
+    returned = [int(i) for i in attrs["tilelang_out_idx"]] if attrs and "tilelang_out_idx" in attrs else []
+    values = {elaborated.dyn_vars[name]: tirx.IntImm("int32", size) for name, size in sizes.items() if name in elaborated.dyn_vars}
+    analyzer = tvm.arith.Analyzer()
+    shapes = []
+    for index in returned:
+        buffer = prim_func.buffer_map[params[len(params) + index]]
+        shape = tuple(int(analyzer.simplify(tirx.stmt_functor.substitute(size, values))) for size in buffer.shape)
+        shapes.append((shape, str(buffer.dtype)))
+    assert all(len(params) + i >= inputs for i in returned), "an input is never returned"
+    return shapes
 
 
 def _buffer(p: Param, spec: Specialization, dims: Mapping[str, Any]) -> Any:

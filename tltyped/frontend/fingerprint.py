@@ -9,9 +9,10 @@ on the function's name and file would serve one kernel's binary to the other.
 
 `fingerprint(fn)` reads all of it, by value, into one digest:
 
-- numbers, strings, bytes, None, dtypes, enums, and tuples, lists, sets and
-  dicts of them: their text, with the type (`2`, `2.0` and `True` differ, and
-  so do `0.0` and `-0.0`);
+- numbers, strings, bytes, None, dtypes, enums, TIR expressions (a
+  `T.dynamic` variable), and tuples, lists, sets and dicts of them: their
+  text, with the type (`2`, `2.0` and `True` differ, and so do `0.0` and
+  `-0.0`);
 - functions: their code (bytecode, constants, names), the file their source
   is in, their defaults, closure cells and the globals their code loads,
   recursively and cycle-safe; a function wrapped by a decorator
@@ -139,6 +140,8 @@ class Reader:
         wrapped = getattr(value, "__wrapped__", None)
         if wrapped is not None and callable(value):  # a jit function, a cache wrapper: what it wraps
             return f"wrapped:{self.text(kind)}({self.text(wrapped)})"
+        if _is_tir_expr(value):  # `T.dynamic("m")` passed to a factory: its name and type are what builds
+            return f"tir:{kind.__qualname__}:{value.dtype}:{value}"  # type: ignore[attr-defined]
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = ", ".join(f"{f.name}={self.text(getattr(value, f.name))}" for f in dataclasses.fields(value))
             return f"dataclass:{self.text(kind)}({fields})"
@@ -173,6 +176,11 @@ def _is_dtype(value: object) -> bool:
         return issubclass(value, DType) and value is not DType
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.dtype) and is_dtype_like(value)
+
+
+def _is_tir_expr(value: object) -> bool:
+    tirx = sys.modules.get("tvm.tirx")  # loaded whenever a value could be one
+    return tirx is not None and issubclass(type(value), tirx.PrimExpr)  # type(): a value may fake `__class__`
 
 
 def _cell(cell: Any) -> object:

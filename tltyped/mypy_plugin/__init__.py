@@ -4,8 +4,8 @@ Enable it in mypy's configuration (mypy >=2.0,<2.5)::
 
     [mypy]
     plugins = tltyped.mypy_plugin
-    mypy_path = stubs            # the stub package typing `tilelang.language`
 
+    # TileLang beyond `tilelang.language` (typed by stubs/, which scripts/setup.sh puts on the path)
     [mypy-tilelang.*]
     ignore_missing_imports = True
     follow_imports = skip

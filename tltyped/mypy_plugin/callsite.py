@@ -9,11 +9,17 @@ the kernel itself. With the plugin, a call is checked in two steps:
   every message names the parameter: a tensor parameter takes any torch
   tensor, and an argument typed `tl.Tensor[...]` (each member of a Union of
   them) is compared with it: dtype (a dtype given by a const parameter,
-  `C: T.Tensor[[M, N], out_dtype]`, is the dtype that argument names), rank,
-  literal dims, and dims shared between arguments (a K of 512 and one of 256
-  cannot both bind); other arguments are checked by callvalues.py (type,
-  hashability, `tl.tune` candidates). Then it solves the return type's dims
-  and dtypes from what the arguments bound.
+  `C: T.Tensor[[M, N], out_dtype]`, is the dtype that argument names; a
+  caller's dtype variable fits a fixed dtype only if it can be no other, and
+  a constrained dtype variable takes only its dtypes), rank, literal dims,
+  and dims shared between arguments (a K of 512 and one of 256 cannot both
+  bind); other arguments are checked by callvalues.py (type, hashability,
+  `tl.tune` candidates). Then it solves the return type's dims and dtypes
+  from what the arguments bound.
+The arguments a `*args` or `**kwargs` holds (a tuple's or NamedTuple's items,
+a list's item type) are checked as mypy maps them to the parameters: the
+plugin never passes a call that plain mypy, checking `JitFunction[P, R]`,
+would flag.
 Messages name the parameter, the dim or dtype, the expected and found value.
 """
 
@@ -23,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mypy import errorcodes
+from mypy.argmap import ArgTypeExpander
+from mypy.checker import TypeChecker
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
@@ -74,7 +82,7 @@ class Kernel:
         if len(instance.args) != 2:
             return None
         params = get_proper_type(instance.args[0])
-        if not isinstance(params, Parameters):
+        if not isinstance(params, Parameters) or params.is_ellipsis_args:  # `...`: parameters unknown, calls unchecked
             return None
         return Kernel(params, instance.args[1])
 
@@ -121,20 +129,30 @@ def call_return(ctx: MethodContext) -> Type:
         if len(exprs) == 1 and ctx.arg_kinds[index][0] not in (ARG_STAR, ARG_STAR2)
     }
     binder = CallBinder(ctx.api, kernel_name(ctx.context), {n: e for n, e in given.items() if n is not None})
+    expander = _star_expander(ctx.api)
     for index, formal in enumerate(params.arg_types):
         if index >= len(ctx.arg_types):
             break
         name = params.arg_names[index] or f"#{index + 1}"
         formal_tensor = tensor_parts(get_proper_type(formal))
         for actual, expr, kind in zip(ctx.arg_types[index], ctx.args[index], ctx.arg_kinds[index]):
-            if kind in (ARG_STAR, ARG_STAR2):
-                continue
+            starred = kind in (ARG_STAR, ARG_STAR2)
+            if starred:  # `*args` / `**kwargs`: this parameter's item of it, as mypy maps them
+                if expander is None:
+                    continue
+                actual = expander.expand_actual_type(actual, kind, params.arg_names[index], params.arg_kinds[index])
             if formal_tensor is not None:
                 binder.bind_argument(name, formal_tensor, actual, expr)
             else:
-                check_value(ctx.api, binder.argument(name), name, formal, expr)
+                check_value(ctx.api, binder.argument(name), name, formal, expr, actual if starred else None)
     binder.check_derived_dims()
     return binder.solution().translate(kernel.returns)
+
+
+def _star_expander(api: CheckerPluginInterface) -> ArgTypeExpander | None:
+    """What maps the items of a call's `*args` (a tuple's, a NamedTuple's, a list's) and `**kwargs` to the
+    parameters, as mypy checks them; None outside mypy's own checker."""
+    return ArgTypeExpander(api.expr_checker.argument_infer_context()) if isinstance(api, TypeChecker) else None
 
 
 def call_inspection(ctx: MethodContext) -> Type:
@@ -237,14 +255,22 @@ class CallBinder:
                         where, codes.DTYPE,
                     )
             return
-        if isinstance(expected, Instance) and isinstance(found, Instance):
-            if expected.type.fullname != found.type.fullname:
+        if isinstance(expected, Instance) and isinstance(found, (Instance, TypeVarType)):
+            if _dtypes_of(found) != [expected.type.fullname]:  # a caller's dtype variable fits if it can be nothing else
                 self.fail(
                     f"{self.argument(name)} has dtype {_dtype_text(found)}; expected {_dtype_text(expected)}",
                     where, codes.DTYPE,
                 )
         elif isinstance(expected, TypeVarType):
-            if isinstance(found, Instance):
+            allowed = _dtypes_of(expected)  # a constrained dtype variable's dtypes
+            can_be = _dtypes_of(found) if isinstance(found, (Instance, TypeVarType)) else None
+            if allowed and can_be is not None and not (can_be and set(can_be) <= set(allowed)):
+                self.fail(
+                    f"{self.argument(name)} has dtype {_dtype_text(found)}; expected one of "
+                    f"{', '.join(names.dtype_display(d) for d in allowed)} (dtype {expected.name})",
+                    where, codes.DTYPE,
+                )
+            elif isinstance(found, Instance):
                 seen = self.dtypes.get(expected.id)
                 if seen is None:
                     self.dtypes[expected.id] = (_dtype_text(found), name)
@@ -358,6 +384,13 @@ def _size(typ: ProperType) -> int | None:
     if isinstance(typ, LiteralType) and isinstance(typ.value, int) and not isinstance(typ.value, bool):
         return typ.value
     return None
+
+
+def _dtypes_of(typ: Instance | TypeVarType) -> list[str]:
+    """The dtypes a dtype type can be: a dtype class itself; a TypeVar's values (none: any dtype)."""
+    if isinstance(typ, Instance):
+        return [typ.type.fullname]
+    return [value.type.fullname for value in map(get_proper_type, typ.values) if isinstance(value, Instance)]
 
 
 def _dtype_text(typ: ProperType) -> str:

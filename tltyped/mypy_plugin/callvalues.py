@@ -27,12 +27,16 @@ from tltyped.mypy_plugin.typeops import expression_type
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass")
 
 
-def check_value(api: CheckerPluginInterface, argument: str, name: str, formal: Type, expr: Expression) -> None:
-    """One argument of a non-tensor parameter `name`; `argument` is how messages name it."""
+def check_value(
+    api: CheckerPluginInterface, argument: str, name: str, formal: Type, expr: Expression, actual: Type | None = None
+) -> None:
+    """One argument of a non-tensor parameter `name`; `argument` is how messages name it. `actual`: its type
+    where `expr` is not the argument itself but a `*args` or `**kwargs` holding it."""
     if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.fullname == names.TUNE:
         check_tune_candidates(api, name, formal, expr)
         return
-    actual = argument_type(api, expr, formal)
+    if actual is None:
+        actual = argument_type(api, expr, formal)
     if not is_subtype(actual, formal):
         api.fail(
             f"{argument} has incompatible type {format_type(actual, api.options)}; "

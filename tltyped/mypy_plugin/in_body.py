@@ -42,6 +42,7 @@ from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
+from tltyped.stubs.prim_func import PrimFuncParam
 from tltyped.types import dim_grammar
 
 
@@ -61,6 +62,8 @@ class KernelRecord:
 
     func: FuncDef
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    out_idx: tuple[int, ...] | None = ()  # `jit(out_idx=...)` as written; None when not literal (out_idx.py)
+    prim_func_params: list[PrimFuncParam] | None = None  # a lazy-style factory's kernel parameters (lazy.py)
 
 
 class SourceText:
@@ -78,17 +81,22 @@ class SourceText:
         """The text between two positions on one line, read as characters and as UTF-8 bytes."""
         if end_line is None or end_column is None or end_line != line or line < 1 or column < 0:
             return []
+        lines = self.lines()
+        if line > len(lines):
+            return []
+        text = lines[line - 1]
+        as_bytes = text.encode()[column:end_column].decode(errors="replace")
+        return [text[column:end_column], as_bytes]
+
+    def lines(self) -> list[str]:
+        """Every line of the module; none when it cannot be read."""
         if self._lines is None:
             try:
                 with open(self.path, encoding="utf-8") as source:
                     self._lines = source.read().splitlines()
             except (OSError, UnicodeDecodeError):
                 self._lines = []
-        if line > len(self._lines):
-            return []
-        text = self._lines[line - 1]
-        as_bytes = text.encode()[column:end_column].decode(errors="replace")
-        return [text[column:end_column], as_bytes]
+        return self._lines
 
 
 class KernelRewrite:

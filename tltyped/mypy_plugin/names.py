@@ -14,7 +14,9 @@ from tltyped.types import dtypes
 
 JIT: Final = "tltyped.jit.jit"
 JIT_FUNCTION: Final = "tltyped.jit.JitFunction"
+KERNEL_OBJECT: Final = "tltyped.jit.KernelObject"  # a lazy-style factory's kernel: a JitFunction
 JIT_CALL: Final = "tltyped.jit.JitFunction.__call__"
+JIT_CALLS: Final = (JIT_CALL, "tltyped.jit.KernelObject.__call__")  # a kernel object's call is a JitFunction's
 JIT_INSPECTION_METHODS: Final = ("tltyped.jit.JitFunction.lower", "tltyped.jit.JitFunction.compile")
 
 TENSOR: Final = "tltyped.types.tensor.Tensor"

@@ -48,7 +48,7 @@ class ModuleNames:
     """How one module spells tltyped's jit, tltyped itself and the kernel language."""
 
     jit: set[str] = field(default_factory=set)  # dotted spellings of tltyped.jit.jit
-    stored_jit: set[str] = field(default_factory=set)  # top-level names bound to `tl.jit(...)`
+    stored_jit: dict[str, CallExpr] = field(default_factory=dict)  # top-level names bound to `tl.jit(...)`, and that call
     typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
     other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
@@ -93,7 +93,7 @@ def module_names(file: MypyFile) -> ModuleNames:
 
 def _read_assignment(name: str, value: Expression, found: ModuleNames) -> None:
     if isinstance(value, CallExpr) and dotted_name(value.callee) in found.jit:
-        found.stored_jit.add(name)
+        found.stored_jit[name] = value
     elif called_name(value) == "TypeVar":
         found.typevars.add(name)
     else:

@@ -6,7 +6,7 @@ Hooks, in the order mypy calls them:
   `T.Tensor`) and dyn annotations (annotation_hooks.py);
 - `get_function_hook("tltyped.jit.jit")`, and the same on each stored
   decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
-  each kernel (definition.py);
+  each kernel (definition.py), and its `out_idx` outputs (out_idx.py);
 - `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`:
   call sites (callsite.py);
 - function hooks on `T.const`, `T.dynamic`, `T.empty`, `T.alloc_global` and
@@ -38,6 +38,8 @@ from tltyped.errors import UnsupportedSetup
 from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
 from tltyped.mypy_plugin.definition import check_definition
 from tltyped.mypy_plugin.in_body import KernelRecord
+from tltyped.mypy_plugin.lazy import kernel_objects
+from tltyped.mypy_plugin.out_idx import returning_outputs
 from tltyped.mypy_plugin.rewrite import rewrite_module
 
 SUPPORTED_MYPY: Final = ((2, 0), (2, 5))
@@ -46,12 +48,13 @@ parses annotations and checks overloaded decorators, which change between releas
 
 
 def _source_digest() -> str:
-    """A digest of the plugin's code, and of the runtime modules it reads (the dtype table and the
-    dim grammar): mypy's cache of checked modules is kept only while those are unchanged (mypy
-    itself tracks only the plugin's entry module)."""
+    """A digest of the plugin's code, and of the modules it reads (the dtype table, the dim grammar, the
+    prim_func reader it shares with the stubs): mypy's cache of checked modules is kept only while those
+    are unchanged (mypy itself tracks only the plugin's entry module)."""
     digest = hashlib.sha256()
-    types = Path(__file__).parent.parent / "types"
-    for path in [*sorted(Path(__file__).parent.glob("*.py")), types / "dtypes.py", types / "dim_grammar.py"]:
+    package = Path(__file__).parent.parent
+    read = [package / "types" / "dtypes.py", package / "types" / "dim_grammar.py", package / "stubs" / "prim_func.py"]
+    for path in [*sorted(Path(__file__).parent.glob("*.py")), *read]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -123,14 +126,14 @@ class TLTypedPlugin(Plugin):
         return None
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        if fullname == names.JIT_CALL:
+        if fullname in names.JIT_CALLS:
             return callsite.call_signature
         if fullname in names.JIT_INSPECTION_METHODS:
             return partial(callsite.call_signature, returns_result=False)
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        if fullname == names.JIT_CALL:
+        if fullname in names.JIT_CALLS:
             return callsite.call_return
         if fullname in names.JIT_INSPECTION_METHODS:
             return callsite.call_inspection
@@ -144,11 +147,20 @@ class TLTypedPlugin(Plugin):
         calls this hook again when the decorator is applied: that call has the
         decorated function as its context, and is not one of the speculative
         evaluations mypy makes while choosing among `jit`'s overloads (errors
-        reported during those are discarded).
+        reported during those are discarded). The kernel it makes takes and
+        returns its `out_idx` tensors as out_idx.py says; a lazy-style
+        factory makes kernel objects (lazy.py).
         """
         if isinstance(ctx.context, Decorator):
-            check_definition(ctx.context, self.kernels.get(id(ctx.context.func)), ctx.api)
-            return ctx.default_return_type
+            record = self.kernels.get(id(ctx.context.func))
+            check_definition(ctx.context, record, ctx.api)
+            if record is None:
+                return ctx.default_return_type
+            if record.prim_func_params is not None:
+                return kernel_objects(
+                    ctx.default_return_type, record.prim_func_params, record.out_idx, ctx.api, ctx.context
+                )
+            return returning_outputs(ctx.default_return_type, record.out_idx, ctx.api, ctx.context)
         returned = get_proper_type(ctx.default_return_type)
         if isinstance(returned, CallableType):
             return returned.copy_modified(name=names.JIT)

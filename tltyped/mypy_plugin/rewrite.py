@@ -21,6 +21,10 @@ Also done here, for every module that defines kernels:
   call mypy does not evaluate speculatively (see plugin.py); a stored
   decorator (`hopper = tl.jit(target=...)`, then `@hopper`) is such a call
   already, and its full name is handed to the plugin, which hooks it alike;
+- each kernel's `jit(out_idx=...)` is read from its decorator (out_idx.py);
+- a lazy-style factory (its body returns a `@T.prim_func`) is not
+  desugared: its record keeps that prim_func's parameters, read from the
+  source, which type its kernel objects (lazy.py);
 - kernels that mypy parsed without their bodies get them back: mypy parses
   modules whose errors it silences (installed packages) without function
   bodies, and an in-body kernel's parameter types live in its body, so the
@@ -32,11 +36,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mypy.errors import Errors
-from mypy.nodes import CallExpr, Decorator, FuncDef, MypyFile, NameExpr
+from mypy.nodes import CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr
 from mypy.options import Options
 from mypy.parse import parse
 
+from tltyped.mypy_plugin import out_idx
 from tltyped.mypy_plugin.in_body import KernelRecord, KernelRewrite, SourceText
+from tltyped.mypy_plugin.lazy import factory_kernel_params
 from tltyped.mypy_plugin.parsed import (
     ModuleNames,
     bound_names,
@@ -74,9 +80,21 @@ def rewrite_module(
     module_bound = bound_names(file)
     records = []
     for decorator, index in kernels:
+        jit_call = _jit_call(decorator.decorators[index], found)
         _call_decorator(decorator, index, found)
-        records.append(KernelRewrite(decorator.func, found, source, module_bound).run())
+        prim_func_params = factory_kernel_params(decorator.func, source)
+        if prim_func_params is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
+            record = KernelRecord(decorator.func, prim_func_params=prim_func_params)
+        else:
+            record = KernelRewrite(decorator.func, found, source, module_bound).run()
+        record.out_idx = out_idx.read(jit_call)
+        records.append(record)
     return records, stored
+
+
+def _jit_call(expr: Expression, found: ModuleNames) -> Expression | None:
+    """The call of jit that gives a kernel its options: the decorator's own, or the stored decorator's."""
+    return found.stored_jit.get(expr.name) if isinstance(expr, NameExpr) else expr
 
 
 def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) -> None:

@@ -5,22 +5,38 @@ type checkers that run no plugin: in-body annotations become parameter types,
 dims become TypeVars (bound to int when dyn), and a derived dim reads as
 `Annotated[Any, "N * 2 + 1"]` (any size to a type checker; the expression is
 checked at run time). `tl.Tensor[...]` itself takes plain torch tensors.
+
+A lazy-style factory (its body returns a `@T.prim_func`) becomes a function of
+its parameters, each a const (hashable), returning a class that stands for its
+kernel objects: called with the prim_func's parameters but the out_idx ones,
+returning those, with the kernel object's inspection. The prim_func is read
+from the source, as the mypy plugin reads it (prim_func.py); the factory is
+not run.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import tltyped as tl
 from tltyped.frontend import dims as dimlib
+from tltyped.errors import DefinitionError
 from tltyped.frontend.body import function_ast
+from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.signature import Kind, KernelSignature, Param, TensorSpec
+from tltyped.stubs import prim_func
 from tltyped.templates import render
 
+if TYPE_CHECKING:
+    from tltyped.callpath.factory import Factory
+
 _CONST_TYPES = (bool, int, float, str)
+_ANY_TENSOR = "tl.Tensor[Any, *tuple[Any, ...]]"
+"""A tensor of any dtype and rank: one whose annotation is computed from consts (known per call only)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,14 @@ class _StubFunction:
     doc: str  # the docstring as a literal
 
 
+@dataclass(frozen=True)
+class _StubFactory:
+    name: str
+    params: str  # the factory's parameter list, as written in the stub
+    kernel: _StubFunction  # the kernel objects' call: its name is their class's
+    doc: str
+
+
 def tensor_type(spec: TensorSpec) -> str:
     """`tl.Tensor[tl.float16, M, K]`, with literal dims as Literal and derived dims spelled out."""
     if spec.dtype.fixed is not None:
@@ -63,18 +87,31 @@ def _dim(dim: dimlib.Dim) -> str:
 
 def _param_type(p: Param) -> str:
     if p.kind is Kind.TENSOR:
-        return "torch.Tensor" if p.tensor is None else tensor_type(p.tensor)  # None: computed from consts
+        return _ANY_TENSOR if p.tensor is None else tensor_type(p.tensor)  # None: computed from consts
     if p.kind is Kind.PTR:
         return "tl.ptr"
     if p.kind is Kind.DYN:
         return "float" if (p.scalar or "").startswith(("float", "bfloat")) else "bool" if p.scalar == "bool" else "int"
+    return _const_type(p)
+
+
+def _const_type(p: Param) -> str:
+    """A const's annotation where a stub can spell it (`Literal["row", "col"]`, `int`), else its default's type."""
+    if get_origin(p.annotation) is Literal and all(type(v) in _CONST_TYPES for v in get_args(p.annotation)):
+        return f"Literal[{', '.join(map(repr, get_args(p.annotation)))}]"
+    if p.annotation in _CONST_TYPES:
+        return str(p.annotation.__name__)
     if p.has_default and type(p.default) in _CONST_TYPES:
         return type(p.default).__name__
     return "Any"
 
 
 def _returns(fn: tl.JitFunction[..., Any]) -> str:
-    """The return annotation, read through the same parser; else None when nothing is returned."""
+    """The `jit(out_idx=...)` tensors (a tuple when several, as the call returns them); else the return
+    annotation, read through the same parser; else None when nothing is returned."""
+    outputs = [_param_type(p) for p in fn.signature.outputs]
+    if outputs:
+        return outputs[0] if len(outputs) == 1 else f"tuple[{', '.join(outputs)}]"
     node, _ = function_ast(fn.__wrapped__)
     returns_value = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
     annotation = node.returns
@@ -82,6 +119,41 @@ def _returns(fn: tl.JitFunction[..., Any]) -> str:
         return "Any" if returns_value else "None"
     text = ast.unparse(annotation)
     return text if all(part in text for part in ("tl.", "Tensor")) or text == "None" else "Any"
+
+
+def _factory(name: str, factory: Factory) -> _StubFactory | None:
+    """A factory's stub, from its source; None when its calls make no kernel that the source shows (its body
+    returns no `@T.prim_func`, or its out_idx names none of the prim_func's parameters: its calls raise)."""
+    node, _ = function_ast(factory.fn)
+    returned = prim_func.returned_prim_func(node) if isinstance(node, ast.FunctionDef) else None
+    if returned is None:
+        return None
+    params = [_prim_func_param(p) for p in prim_func.params(returned)]
+    try:
+        outputs = out_indices(name, len(params), factory.out_idx)
+    except DefinitionError:
+        return None
+    returns = [params[i].type for i in outputs]
+    returns_text = "None" if not returns else returns[0] if len(returns) == 1 else f"tuple[{', '.join(returns)}]"
+    kernel = _StubFunction(f"_{name}_kernel", [p for i, p in enumerate(params) if i not in outputs], returns_text,
+                           _docstring(f"A kernel object of {name}: its kernel for one set of the factory's arguments."))
+    consts = copy.deepcopy(node.args)  # the factory's parameters: each a const, whose value keys a kernel
+    for arg in (*consts.posonlyargs, *consts.args, *consts.kwonlyargs, consts.vararg, consts.kwarg):
+        if arg is not None:
+            arg.annotation = ast.Name("Hashable")
+    consts.defaults = [ast.Constant(...) for _ in consts.defaults]
+    consts.kw_defaults = [None if d is None else ast.Constant(...) for d in consts.kw_defaults]
+    doc = (factory.__doc__ or "").strip().splitlines()[0] if factory.__doc__ else f"Kernel factory {name}."
+    return _StubFactory(name, ast.unparse(consts), kernel, _docstring(doc))
+
+
+def _prim_func_param(param: prim_func.PrimFuncParam) -> _StubParam:
+    """A kernel object's parameter: its dims and dtype where the prim_func writes them, else Any."""
+    if not param.is_tensor:
+        return _StubParam(param.name, param.scalar or "Any", False)
+    dtype = "Any" if param.dtype is None else f"tl.{param.dtype}"
+    dims = ["*tuple[Any, ...]"] if param.dims is None else ["Any" if d is None else f"Literal[{d}]" for d in param.dims]
+    return _StubParam(param.name, f"tl.Tensor[{', '.join([dtype, *dims])}]", False)
 
 
 def _docstring(text: str) -> str:
@@ -94,9 +166,17 @@ def _docstring(text: str) -> str:
 
 def render_stub(module: ModuleType) -> str:
     """The .pyi text for every jit function defined in `module`."""
+    from tltyped.callpath.factory import Factory  # imports torch: not at import, the mypy plugin reads prim_func.py
+
     functions = []
+    factories = []
     dims: dict[str, bool] = {}
     for name, value in vars(module).items():
+        if isinstance(value, Factory) and value.fn.__module__ == module.__name__ and name == value.fn.__name__:
+            factory = _factory(name, value)
+            if factory is not None:
+                factories.append(factory)
+            continue
         if not isinstance(value, tl.JitFunction) or value.__module__ != module.__name__ or name != value.__name__:
             continue
         signature: KernelSignature = value.signature
@@ -108,6 +188,6 @@ def render_stub(module: ModuleType) -> str:
         doc += "".join(f" Checks {check.source}." for check in signature.checks)
         functions.append(_StubFunction(name, params, _returns(value), _docstring(doc)))
     return render(
-        "stub.pyi.j2", module=module.__name__, functions=functions,
+        "stub.pyi.j2", module=module.__name__, functions=functions, factories=factories,
         dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())],
     )

@@ -5,7 +5,8 @@ different types to mypy and pyright. At run time each class is a row of the
 dtype table: its TileLang name, torch name, DLPack code and C type. Everything
 that needs one of those (the binder, the tensor facts, the launcher, the mypy
 plugin) reads it here. TileLang's own dtype objects (`T.float16`), their names
-and torch dtypes are accepted wherever a dtype is.
+and torch dtypes are accepted wherever a dtype is. Every dtype TileLang has
+is a row; the ones no argument can hold (`T.tfloat32`) are COMPUTE_DTYPES.
 
 This module imports neither torch nor TileLang (the mypy plugin reads it); a
 torch dtype is recognised only when torch is already imported, as it must be
@@ -14,8 +15,10 @@ for one to exist.
 
 from __future__ import annotations
 
+import re
 import sys
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, Union
 
 from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.types.values import describe
@@ -23,19 +26,27 @@ from tltyped.types.values import describe
 if TYPE_CHECKING:
     import torch
 
-# DLPack type codes (dlpack.h: DLDataTypeCode)
-DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_BOOL, DL_FLOAT8_E4M3FN, DL_FLOAT8_E5M2 = 0, 1, 2, 4, 6, 10, 12
+_R = TypeVar("_R")
+
+# DLPack type codes (dlpack.h: DLDataTypeCode); TVM uses the same ones
+DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_BOOL = 0, 1, 2, 4, 6
+DL_FLOAT8_E3M4, DL_FLOAT8_E4M3B11FNUZ, DL_FLOAT8_E4M3FN, DL_FLOAT8_E4M3FNUZ = 7, 9, 10, 11
+DL_FLOAT8_E5M2, DL_FLOAT8_E5M2FNUZ, DL_FLOAT8_E8M0FNU = 12, 13, 14
+DL_FLOAT6_E2M3FN, DL_FLOAT6_E3M2FN, DL_FLOAT4_E2M1FN = 15, 16, 17
+# TVM's codes for the custom types TileLang registers, which DLPack lacks
+TVM_TFLOAT32, TVM_FLOAT4_E2M1_UNPACKED = 130, 131
 
 
 class DType:
     """Base class of the element types; never instantiated."""
 
-    name: ClassVar[str]  # TileLang's name
-    torch_name: ClassVar[str]  # the attribute of `torch`
+    name: ClassVar[str]  # TileLang's name: the attribute of `tilelang.language`
+    torch_name: ClassVar[str]  # the attribute of `torch` (argument types, ALL_DTYPES, only)
     dlpack_code: ClassVar[int]
     bits: ClassVar[int]
-    c_name: ClassVar[str]  # the C type TileLang's generated code uses
+    c_name: ClassVar[str]  # the C type TileLang's generated code uses (argument types only)
     aliases: ClassVar[tuple[str, ...]] = ()  # other TileLang spellings (`T.half`)
+    stored_as: ClassVar[type[DType] | None] = None  # a compute type an argument holds in this type's storage
 
     @classmethod
     def is_integer(cls) -> bool:
@@ -122,6 +133,71 @@ ALL_DTYPES: tuple[type[DType], ...] = (
     float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_,
     float8_e4m3, float8_e5m2,
 )
+"""The argument types: what a tensor or a scalar passed to a kernel holds (torch has each, TileLang's host code passes each)."""
+
+
+# The rest of TileLang's dtypes: types of the kernel's own computation (a const
+# `dtype` parameter, `T.alloc_*`, `T.Cast`, `T.gemm` operands), never of an
+# argument. torch has no dtype for most (tfloat32 is float32 in memory, with
+# only the top 10 mantissa bits used: a tensor of such values is a float32
+# tensor), and TileLang's host code has no C type for any, so `argument_dtype`
+# refuses them where a tensor or a scalar is declared.
+
+
+class tfloat32(DType):
+    """TensorFloat-32: float32's range, a 10-bit mantissa; the tensor cores' float32 math."""
+
+    name, dlpack_code, bits = "tfloat32", TVM_TFLOAT32, 32
+    stored_as = float32  # a tensor declared tfloat32 (upstream's `T.Tensor(shape, T.tfloat32)`) is a float32 tensor
+
+
+class int4(DType):
+    name, dlpack_code, bits = "int4", DL_INT, 4
+
+
+class float8_e3m4(DType):
+    name, dlpack_code, bits = "float8_e3m4", DL_FLOAT8_E3M4, 8
+
+
+class float8_e4m3b11fnuz(DType):
+    name, dlpack_code, bits = "float8_e4m3b11fnuz", DL_FLOAT8_E4M3B11FNUZ, 8
+
+
+class float8_e4m3fnuz(DType):
+    name, dlpack_code, bits = "float8_e4m3fnuz", DL_FLOAT8_E4M3FNUZ, 8
+
+
+class float8_e5m2fnuz(DType):
+    name, dlpack_code, bits = "float8_e5m2fnuz", DL_FLOAT8_E5M2FNUZ, 8
+
+
+class float8_e8m0fnu(DType):
+    name, dlpack_code, bits = "float8_e8m0fnu", DL_FLOAT8_E8M0FNU, 8
+
+
+class float6_e2m3fn(DType):
+    name, dlpack_code, bits = "float6_e2m3fn", DL_FLOAT6_E2M3FN, 6
+
+
+class float6_e3m2fn(DType):
+    name, dlpack_code, bits = "float6_e3m2fn", DL_FLOAT6_E3M2FN, 6
+
+
+class float4_e2m1fn(DType):
+    name, dlpack_code, bits = "float4_e2m1fn", DL_FLOAT4_E2M1FN, 4
+
+
+class float4_e2m1_unpacked(DType):
+    """FP4 E2M1 one value per byte: a shared-memory layout of tcgen05's f8f6f4 MMA."""
+
+    name, dlpack_code, bits = "float4_e2m1_unpacked", TVM_FLOAT4_E2M1_UNPACKED, 8
+
+
+COMPUTE_DTYPES: tuple[type[DType], ...] = (
+    tfloat32, int4, float8_e3m4, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
+    float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float4_e2m1_unpacked,
+)
+"""TileLang's dtypes that are no argument type (see above)."""
 
 DTypeLike = Union[type[DType], str, "torch.dtype"]
 """A DType class, a dtype name or TileLang dtype (a `str`), or a torch dtype."""
@@ -130,7 +206,9 @@ BY_NAME: dict[str, type[DType]] = {
     **{alias: d for d in ALL_DTYPES for alias in d.aliases},
     **{d.name: d for d in ALL_DTYPES},
 }
-"""Every TileLang spelling of a supported element type -> its class."""
+"""Every TileLang spelling of an argument type -> its class (what a tensor annotation may name)."""
+
+_ANY_BY_NAME: dict[str, type[DType]] = {**BY_NAME, **{d.name: d for d in COMPUTE_DTYPES}}
 
 _BY_TORCH: dict[object, type[DType]] = {}  # filled on the first torch dtype seen
 
@@ -149,9 +227,10 @@ def as_dtype(value: object) -> type[DType]:
     if isinstance(value, type) and issubclass(value, DType) and value is not DType:
         return value
     if isinstance(value, str):
-        if value in BY_NAME:
-            return BY_NAME[value]
-        raise ArgumentValueError(f"unknown dtype {describe(value)}; expected one of {sorted(BY_NAME)}")
+        name = re.sub(r"^custom\[(\w+)\]\d*$", r"\1", value)  # TVM spells a custom type `custom[tfloat32]`
+        if name in _ANY_BY_NAME:
+            return _ANY_BY_NAME[name]
+        raise ArgumentValueError(f"unknown dtype {describe(value)}; expected one of {sorted(_ANY_BY_NAME)}")
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.dtype):
         if not _BY_TORCH:
@@ -162,11 +241,30 @@ def as_dtype(value: object) -> type[DType]:
     raise ArgumentTypeError(f"expected a dtype, got {describe(value)}")
 
 
+def argument_dtype(value: object) -> type[DType]:
+    """The DType of what a kernel argument holds (a tensor's elements, a scalar): one of ALL_DTYPES.
+
+    A tensor declared tfloat32 holds float32 values (tf32 is float32 in
+    memory), so it is a float32 tensor. Another compute type is refused here,
+    where a tensor, an output or a scalar parameter is declared, rather than
+    when torch or the launcher meets it.
+    """
+    dtype = as_dtype(value)
+    if dtype.stored_as is not None:
+        return dtype.stored_as
+    if dtype not in ALL_DTYPES:
+        raise ArgumentTypeError(
+            f"{dtype.name} is a type of the kernel's computation, not of its arguments (no torch tensor holds it); "
+            f"declare the tensor or scalar as one of {', '.join(d.name for d in ALL_DTYPES)} and convert it in the body"
+        )
+    return dtype
+
+
 def to_torch(value: DTypeLike) -> torch.dtype:
-    """The torch dtype for a dtype-like value."""
+    """The torch dtype for a dtype-like value (an argument type)."""
     import torch
 
-    dtype: torch.dtype = getattr(torch, as_dtype(value).torch_name)
+    dtype: torch.dtype = getattr(torch, argument_dtype(value).torch_name)
     return dtype
 
 
@@ -174,7 +272,7 @@ def to_tilelang(value: DTypeLike) -> str:
     """TileLang's dtype object (a `str` subclass) for a dtype-like value."""
     import tilelang.language as tl_language
 
-    dtype: str = tl_language.dtype(as_dtype(value).name)
+    dtype: str = getattr(tl_language, as_dtype(value).name)
     return dtype
 
 
@@ -212,3 +310,17 @@ def tilelang_value(value: Any) -> Any:
     if issubclass(kind, DTypeName) or (issubclass(kind, type) and issubclass(value, DType) and value is not DType):
         return to_tilelang(value)
     return value
+
+
+def call_with_tilelang_dtypes(func: Callable[..., _R], /, *args: Any, **kwargs: Any) -> _R:
+    """`func(*args, **kwargs)`, each of tltyped's dtype classes among the arguments made TileLang's dtype.
+
+    TileLang takes a dtype as its own object or a name and hands it on to
+    TVM, whose FFI reads a class as a callable (`Expected DataType but got
+    ffi.Function`); so tltyped's classes are converted on their way in.
+    Elaboration calls every function of TileLang or TVM that a kernel body
+    calls through this (`T.infinity(tl.float32)`, `x.astype(tl.float16)`),
+    and tltyped.language's `T.alloc_*` and `T.cast` do, for calls from plain
+    helper functions too.
+    """
+    return func(*(tilelang_value(a) for a in args), **{k: tilelang_value(v) for k, v in kwargs.items()})

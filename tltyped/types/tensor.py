@@ -37,7 +37,8 @@ so `T.exp(X[i])` and `T.max(X[i], 0.0)` type-check as the scalar code they are.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+import importlib
+from typing import TYPE_CHECKING, Any, ForwardRef, Generic, Protocol, TypeVar, get_args, get_origin
 
 from typing_extensions import TypeVarTuple, Unpack
 
@@ -69,9 +70,29 @@ else:
     class Tensor(Generic[DT, Unpack[Dims]]):
         """A torch tensor with a static element type and dims."""
 
-        def __new__(cls, shape: object = None, dtype: object = "float32") -> object:
-            """`Tensor((M, K), dtype)` is `Tensor[[M, K], dtype]` (TileLang's call form; dtype defaults to float32)."""
+        def __new__(cls, shape: object = None, dtype: object = "float32", *view: object, **options: object) -> object:
+            """`Tensor((M, K), dtype)` is `Tensor[[M, K], dtype]` (TileLang's call form; dtype defaults to float32).
+
+            With more (`T.Tensor(shape, dtype, A.data)` in a kernel body: a view of another buffer's data), it is
+            TileLang's buffer.
+            """
+            if view or options:
+                from tltyped.types.dtypes import tilelang_value
+
+                return importlib.import_module("tilelang.language").Tensor(shape, tilelang_value(dtype), *view, **options)
             if shape is None:
                 raise ArgumentTypeError("tl.Tensor is an annotation; pass torch tensors to kernels")
             dims = list(shape) if isinstance(shape, (list, tuple)) else [shape]
             return cls[dims, dtype]
+
+
+def shape_and_dtype(annotation: object) -> tuple[list[Any], Any] | None:
+    """The dims and dtype a `Tensor[...]` annotation states, in either order; None for any other annotation."""
+    if get_origin(annotation) is not Tensor:
+        return None
+    args = get_args(annotation)
+    if isinstance(args[0], (list, tuple)):
+        dims, dtype = list(args[0]), args[1]
+    else:
+        dims, dtype = list(args[1:]), args[0]
+    return dims, dtype.__forward_arg__ if isinstance(dtype, ForwardRef) else dtype

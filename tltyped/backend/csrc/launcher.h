@@ -698,10 +698,14 @@ struct OnDevice {
         context == contexts[device])
       return;
     int current = 0;
-    if ((error = cudaGetDevice(&current)) == cudaSuccess && current != device &&
-        (error = cudaSetDevice((int)device)) == cudaSuccess)
-      previous = current;
-    if (error == cudaSuccess && current == device && context != nullptr) contexts[device] = context;
+    if ((error = cudaGetDevice(&current)) != cudaSuccess) return;
+    if (current != device || context == nullptr) {
+      // another device, or none current in this thread yet (a thread torch's autograd runs a backward in):
+      // cudaSetDevice makes the device's primary context current, which the driver calls need
+      if ((error = cudaSetDevice((int)device)) == cudaSuccess && current != device) previous = current;
+      return;
+    }
+    contexts[device] = context;
   }
   OnDevice(const OnDevice&) = delete;
   OnDevice& operator=(const OnDevice&) = delete;

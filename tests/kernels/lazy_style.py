@@ -1,0 +1,107 @@
+"""Lazy-style kernels: factories whose body defines and returns a `@T.prim_func`, written as TileLang's examples are.
+
+No `from __future__ import annotations`: the prim_funcs' annotations are evaluated objects, as in upstream code.
+"""
+
+import tltyped as tl
+import tltyped.language as T
+
+BLOCK = 128  # a global a factory reads: rebinding it changes the kernel (tests/unit/test_lazy_style.py)
+
+
+@tl.jit(out_idx=[-1])
+def matmul(M, N, K, block_M, block_N, block_K, dtype=T.float16, accum_dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@tl.jit
+def scale_rows(N, dtype="float32"):
+    """No out_idx: every tensor is an out-parameter; a dyn row count and a dyn float scalar."""
+    M = T.dynamic("m")
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype), alpha: T.float32):
+        with T.Kernel(M, threads=128) as bx:
+            for j in T.Parallel(N):
+                Y[bx, j] = X[bx, j] * alpha
+
+    return main
+
+
+@tl.jit(out_idx=[0, 2])
+def split_pad(N, block=BLOCK):
+    """Outputs first and third (moved behind the input), one with a derived dim; a global as a default."""
+
+    @T.prim_func
+    def main(Lo: T.Tensor((N,), "float32"), X: T.Tensor((N * 2,), "float32"), Hi: T.Tensor((N + 1,), "float16")):
+        with T.Kernel(T.ceildiv(N + 1, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                j = bx * block + i
+                if j < N:
+                    Lo[j] = X[j]
+                if j <= N:
+                    Hi[j] = T.Cast("float16", X[T.min(j + N, N * 2 - 1)])
+
+    return main
+
+
+@tl.jit(out_idx=-1)
+def copy_block(N):
+    """Reads the module global BLOCK in its body (not through a default)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, BLOCK), threads=BLOCK) as bx:
+            for i in T.Parallel(BLOCK):
+                if bx * BLOCK + i < N:
+                    Y[bx * BLOCK + i] = X[bx * BLOCK + i]
+
+    return main
+
+
+@tl.jit
+def not_a_kernel(N):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            T.evaluate(0)
+
+    return N
+
+
+@tl.jit(out_idx=[5])
+def bad_out_idx(N):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            T.evaluate(0)
+
+    return main
+
+
+WIDTH = 2  # sizes `widened`'s input: rebinding it after a kernel object was made changes that kernel's signature
+
+
+@tl.jit(out_idx=-1)
+def widened(N):
+    @T.prim_func
+    def main(X: T.Tensor((N * WIDTH,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < N:
+                    Y[bx * 128 + i] = X[(bx * 128 + i) * WIDTH]
+
+    return main

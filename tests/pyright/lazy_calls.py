@@ -1,0 +1,42 @@
+"""Calls of lazy-style kernel objects (lazy_kernels.py): the prim_func's parameters but the out_idx ones.
+
+Checked by pyright through the factories' generated stubs and by mypy with the
+plugin: each `# wrong: <kind>` line must get an error, no other line any, and
+each `# reveal: <type>` is the type both infer (as in reveals.py).
+"""
+
+from typing import Literal
+
+import torch
+
+import tltyped as tl
+import tltyped.language as T
+from tests.pyright.lazy_kernels import flat, matmul, rows, split
+
+
+def calls(
+    a: tl.Tensor[tl.float16, Literal[8], Literal[64]],
+    b: tl.Tensor[tl.float16, Literal[8], Literal[32]],
+    v: tl.Tensor[tl.float32, Literal[100]],
+    h: tl.Tensor[tl.float16, Literal[100]],
+    t: torch.Tensor,
+) -> None:
+    kernel = matmul(T.dynamic("m"), 1024, 1024, 128, 128, 32)
+    reveal_type(kernel(a, t))  # reveal: TypedTensor[DTypeDims[Any, Any, Any]]
+    reveal_type(rows(8)(a, 2.0))  # reveal: TypedTensor[DTypeDims[Any, Any]]
+    reveal_type(split(100)(v))  # reveal: tuple[TypedTensor[DTypeDims[float32, Any]], TypedTensor[DTypeDims[float16, Any]]]
+    reveal_type(flat((4, 4))(t))  # reveal: None
+    lo, hi = split(100, block=64)(t)
+    print(kernel(t, t).sum(), lo.float() + hi.float(), rows(8)(t, alpha=0.5))
+    flat((2, 3, 4))(a)
+    kernel(a)  # wrong: count
+    kernel(a, t, t)  # wrong: count
+    kernel(a, C=t)  # wrong: name
+    kernel(v, t)  # wrong: rank
+    kernel(a, 1.0)  # wrong: tensor
+    rows(8)(a, "2.0")  # wrong: scalar
+    rows(8)(v, 2.0)  # wrong: rank
+    rows(8)(b, 2.0)  # wrong: dim
+    rows(8)(torch.empty(8, 64).half(), 2.0, a)  # wrong: count
+    split(100)(h)  # wrong: dtype
+    split(100)(v, v)  # wrong: count

@@ -1,0 +1,136 @@
+"""Lazy style on CPU (sm_90a): a factory's call gives a kernel object whose signature is its PrimFunc's.
+
+No `from __future__ import annotations` here or in tests/kernels/lazy_style.py, as in TileLang's examples.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import tltyped as tl
+import tltyped.language as T
+from tests.conftest import ROOT, meta, needs_nvcc
+from tests.kernels import lazy_style as ks
+from tltyped.frontend.signature import Kind
+
+F16, F32 = torch.float16, torch.float32
+
+
+def specs(kernel):
+    return {p.name: str(p.tensor) if p.tensor else f"{p.kind.value}[{p.scalar}]" for p in kernel.signature.params}
+
+
+def test_a_factory_call_gives_one_kernel_object_per_distinct_values(sm90) -> None:
+    kernel = ks.matmul(256, 128, 64, 64, 64, 32)
+    assert kernel is ks.matmul(256, 128, 64, block_M=64, block_N=64, block_K=32)  # defaults and keywords bind alike
+    assert kernel is not ks.matmul(256, 128, 64, 64, 64, 32, T.bfloat16)
+    assert specs(kernel) == {"A": "Tensor[float16, 256, 64]", "B": "Tensor[float16, 64, 128]"}
+    assert [str(o.tensor) for o in kernel.signature.outputs] == ["Tensor[float16, 256, 128]"]
+    # two `T.dynamic("m")` objects are equal values: one kernel
+    assert ks.matmul(T.dynamic("m"), 128, 64, 64, 64, 32) is ks.matmul(T.dynamic("m"), 128, 64, 64, 64, 32)
+
+
+def test_dims_from_ints_dynamic_variables_and_expressions(sm90) -> None:
+    dyn = ks.matmul(T.dynamic("m"), 128, 64, 64, 64, 32)
+    assert specs(dyn)["A"] == "Tensor[float16, m, 64]" and dyn.signature.dims == {"m": True}
+    rows = ks.scale_rows(96)
+    assert specs(rows) == {"X": "Tensor[float32, m, 96]", "Y": "Tensor[float32, m, 96]", "alpha": "dyn[float32]"}
+    assert rows.signature.outputs == ()
+    pad = ks.split_pad(100)
+    assert specs(pad) == {"X": "Tensor[float32, 200]"}
+    assert [o.name for o in pad.signature.outputs] == ["Lo", "Hi"]  # out_idx order
+    assert [str(o.tensor) for o in pad.signature.outputs] == ["Tensor[float32, 100]", "Tensor[float16, 101]"]
+
+
+def test_lowered_kernels_take_inputs_then_outputs(sm90) -> None:
+    lowered = ks.split_pad(100).lower()
+    assert lowered.target["arch"] == "sm_90a" and "__global__" in lowered.cuda_source
+    params = lowered.prim_func.params
+    names = [lowered.prim_func.buffer_map[p].name for p in params]
+    assert names == ["X", "Lo", "Hi"]
+    assert list(lowered.prim_func.attrs["tilelang_out_idx"]) == [-2, -1]
+    # with arguments, as a call would: the tensors are checked against the PrimFunc's buffers
+    ks.scale_rows(96).lower(meta(7, 96, dtype=F32), meta(7, 96, dtype=F32), 2.0)
+    with pytest.raises(tl.ArgumentValueError, match=r"dim m: 7 \(from X, axis 0\) vs 8 \(from Y, axis 0\)"):
+        ks.scale_rows(96).lower(meta(7, 96, dtype=F32), meta(8, 96, dtype=F32), 2.0)
+    with pytest.raises(tl.ArgumentTypeError, match="argument 'X' expects dtype float32, got float16"):
+        ks.scale_rows(96).lower(meta(7, 96, dtype=F16), meta(7, 96, dtype=F32), 2.0)
+    with pytest.raises(tl.ArgumentValueError, match="'X'.*200"):
+        ks.split_pad(100).lower(meta(100, dtype=F32))
+
+
+def test_a_factory_s_arguments_are_checked_like_consts(sm90) -> None:
+    with pytest.raises(tl.ArgumentTypeError, match=r"matmul: argument 'M' must be hashable .* got list \[256\]"):
+        ks.matmul([256], 128, 64, 64, 64, 32)
+    with pytest.raises(tl.ArgumentTypeError, match="matmul: missing a required argument: 'block_K'"):
+        ks.matmul(256, 128, 64, 64, 64)
+    with pytest.raises(tl.DefinitionError, match="not_a_kernel: a lazy-style factory returns the @T.prim_func it defines; "
+                       "it returned int 8"):
+        ks.not_a_kernel(8)
+    with pytest.raises(tl.DefinitionError, match="bad_out_idx: out_idx 5 is not the index of one of its 2 parameters"):
+        ks.bad_out_idx(8)
+
+
+def test_a_non_contiguous_tensor_is_refused_naming_it(sm90) -> None:
+    x = torch.empty(96, 7, dtype=F32, device="meta").t()
+    with pytest.raises(tl.ArgumentValueError, match=r"argument 'X' must be contiguous.*X\.contiguous\(\)"):
+        ks.scale_rows(96).lower(x, meta(7, 96, dtype=F32), 1.0)
+
+
+def test_a_kernel_is_built_from_the_values_its_factory_reads_now(sm90, monkeypatch) -> None:
+    """A global read by the body: the next build reads its new value; one that sizes a tensor: the kernel object
+    no longer matches the factory's kernel, and says so."""
+    kernel = ks.copy_block(1000)
+    assert "__launch_bounds__(128" in kernel.lower().cuda_source
+    monkeypatch.setattr(ks, "BLOCK", 256)
+    assert "__launch_bounds__(256" in kernel.lower().cuda_source
+    widened = ks.widened(64)
+    assert specs(widened) == {"X": "Tensor[float32, 128]"}
+    monkeypatch.setattr(ks, "WIDTH", 3)
+    with pytest.raises(tl.KernelBuildError, match=r"widened: the factory now returns a kernel with signature .*192"):
+        widened.lower()
+    assert specs(ks.widened(64)) == {"X": "Tensor[float32, 128]"}  # made before: kept, as an eager kernel's launches are
+
+
+WARM = textwrap.dedent("""
+    import json, sys
+    from tests.kernels import lazy_style as ks
+    kernel = ks.matmul(256, 128, 64, 64, 64, 32)  # (a `T.dynamic` argument would import TileLang itself)
+    print(json.dumps({"signature": str(kernel.signature), "tilelang": "tilelang" in sys.modules}))
+""")
+
+
+def test_a_warm_process_gets_the_kernel_object_without_running_the_factory(tmp_path: Path) -> None:
+    env = {**os.environ, "TLTYPED_CACHE_DIR": str(tmp_path), "TLTYPED_TARGET": "sm_90a",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", WARM], env=env, cwd=ROOT, check=True, capture_output=True,
+                                      text=True).stdout.splitlines()[-1]) for _ in range(2)]
+    assert runs[0] == {"signature": runs[1]["signature"], "tilelang": True}  # control: the first process ran it
+    assert runs[1]["tilelang"] is False
+    assert "Tensor[float16, 256, 64]" in runs[1]["signature"]
+
+
+def test_a_scalar_parameter_is_a_dyn_scalar(sm90) -> None:
+    alpha = ks.scale_rows(96).signature.param("alpha")
+    assert (alpha.kind, alpha.scalar) == (Kind.DYN, "float32")
+
+
+@needs_nvcc
+def test_the_compiled_kernel_answers_what_tilelang_s_does(sm90) -> None:
+    """`get_kernel_source()`, `get_profiler()` (TileLang's Profiler, its inputs from the signature) and a call
+    taking the runtime arguments only (checked before anything launches; the GPU suite runs it)."""
+    kernel = ks.split_pad(100)
+    compiled = kernel.compile()
+    assert kernel.get_kernel_source() == compiled.cuda_source == compiled.get_kernel_source()
+    assert "__global__" in compiled.cuda_source and [o.label for o in compiled.outputs] == ["output 'Lo'", "output 'Hi'"]
+    profiler = kernel.get_profiler()
+    assert [(list(p.shape), str(p.dtype)) for p in profiler.params] == [([200], "float32")]
+    assert profiler.result_idx == []
+    with pytest.raises(tl.ArgumentTypeError, match="split_pad: the compiled kernel takes X; got 2 arguments"):
+        compiled(meta(200, dtype=F32), meta(200, dtype=F32))

@@ -1,0 +1,832 @@
+"""Every example of TileLang, lowered on CPU twice: as written under TileLang, and migrated under tltyped.
+
+    .venv/bin/python -m tests.upstream.corpus --write        # run every example, rewrite CORPUS.md
+    .venv/bin/python -m tests.upstream.corpus FILE...       # some examples (paths under examples/), print results
+    python -m tests.upstream.corpus --gpu OUT_DIR           # on a GPU host: run the examples for real through tltyped
+
+The unit is an example file of TileLang at COMMIT (`examples/**/*.py` less
+`conftest.py` and the examples' own checks, `test_*.py`). Each is run from
+its entry point (the `if __name__ == "__main__":` block, `sys.argv` holding
+the file alone, so argparse takes its defaults) in two modes:
+
+- "tilelang": the file as written, under TileLang, with compilation replaced
+  by lowering (`tilelang.lower` for sm_90a): `tilelang.compile`,
+  `@tilelang.jit`'s compile and `par_compile` lower the PrimFunc and hand
+  back a `LoweredOnly` object; `@autotune` lowers its first configuration
+  instead of compiling and timing them all.
+- "tltyped": the file migrated (source.migrate: TileLang's jit becomes
+  tltyped's, `tilelang.language` becomes `tltyped.language`, `@autotune` is
+  dropped; example modules the file imports are migrated alike), with
+  `tltyped.jit` wrapped so that a call with tensors lowers instead of
+  compiling and launching (`fn.lower(*args)`), and a factory's kernel object
+  lowers (`k.lower()`) when made.
+
+In both modes CUDA is the meta device (MetaCuda): tensors have shapes and
+dtypes but no data, so the example's own torch code runs shape-only, and a
+kernel call returns meta tensors shaped from the lowered PrimFunc's outputs.
+Timing (`do_bench`, a kernel's profiler) runs nothing and reports 1 ms.
+
+Each (file, mode) runs in a child forked from this process once torch,
+TileLang and tltyped are imported (importing them costs seconds; forking,
+milliseconds), with a time limit, and reports a `Result`: the kernels
+lowered, the first error, and where it happened:
+
+- "lower": a kernel failed to build (elaboration or lowering; in tltyped mode
+  any tltyped error, or any error from a call into tltyped's jit);
+- "after": the file stopped after lowering kernels, at a step that needs
+  data or a GPU (`.item()` of a meta tensor, `.cpu()`, CUDA events...): not a
+  lowering failure;
+- "before": it stopped before any kernel was built (an import, a missing
+  package, arguments...); "timeout": it ran past the limit.
+
+A file "lowers" when at least one kernel lowered and none failed. At most
+CAP kernels are lowered per file (examples that sweep configurations would
+otherwise lower hundreds); the file stops cleanly there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.abc
+import importlib.machinery
+import io
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+from tests.upstream.source import COMMIT, ENV, REPO, migrate, root
+
+TARGET = {"kind": "cuda", "arch": "sm_90a"}
+CAP = 8
+"""Kernels lowered per file at most (the file then stops as if done)."""
+TIMEOUT = 90.0
+"""Seconds one file may run, per mode."""
+CORPUS_MD = Path(__file__).with_name("CORPUS.md")
+COMMAND = ".venv/bin/python -m tests.upstream.corpus --write"
+
+
+# --- the corpus -------------------------------------------------------------------------------------------------
+
+
+def examples_dir() -> Path:
+    src = root()
+    if src is None:
+        raise FileNotFoundError(f"TileLang's sources: set {ENV}, or put them at ../shared/tilelang-a35008a")
+    return src / "examples"
+
+
+def example_files() -> list[str]:
+    """Every example file, as a path relative to TileLang's root, sorted: examples/**/*.py less checks and conftests."""
+    base = examples_dir()
+    return sorted(
+        str(p.relative_to(base.parent))
+        for p in base.rglob("*.py")
+        if p.name != "conftest.py" and not p.name.startswith("test_")
+    )
+
+
+# --- results ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    file: str  # relative to TileLang's root, e.g. examples/gemm/example_gemm.py
+    mode: str  # "tilelang" | "tltyped"
+    lowered: int = 0  # kernels lowered
+    error: str | None = None  # the first error: "Type: message", one line
+    phase: str | None = None  # None (ran to the end or to CAP), "lower", "after", "before", "timeout"
+    seconds: float = 0.0
+    other: int = 0  # tltyped mode: kernels built by TileLang itself (a `tilelang.compile` the migration keeps)
+
+    @property
+    def lowers(self) -> bool:
+        return self.lowered > 0 and self.phase not in ("lower", "timeout")
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:limit]
+
+
+# --- CUDA as the meta device ------------------------------------------------------------------------------------
+
+
+class CpuOnly(RuntimeError):
+    """A step that needs a GPU or data (raised where the harness knows one is reached)."""
+
+
+class Enough(BaseException):
+    """CAP kernels lowered: the file stops here, successfully (a BaseException, so examples' `except` don't catch it)."""
+
+
+def _is_cuda(device: Any) -> bool:
+    import torch
+
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.split(":")[0] == "cuda"
+    return isinstance(device, int) and not isinstance(device, bool)  # `.to(0)`, `device=0`: a CUDA ordinal
+
+
+def meta_cuda_mode() -> Any:
+    """A TorchFunctionMode under which CUDA is the meta device: `device="cuda"`, `.cuda()`, `.to("cuda")` -> meta."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class MetaCuda(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if func is torch.Tensor.cuda:
+                return args[0].to("meta")
+            if _is_cuda(kwargs.get("device")):
+                kwargs["device"] = "meta"
+            if func is torch.Tensor.to and len(args) > 1 and _is_cuda(args[1]):
+                args = (args[0], "meta", *args[2:])
+            return func(*args, **kwargs)
+
+    return MetaCuda()
+
+
+def meta(x: Any) -> Any:
+    """`x` with every tensor in it moved to the meta device (a kernel's arguments)."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return x if x.is_meta else x.to("meta")
+    if isinstance(x, (list, tuple)):
+        return type(x)(meta(v) for v in x)
+    if isinstance(x, dict):
+        return {k: meta(v) for k, v in x.items()}
+    return x
+
+
+def _fake_cuda() -> None:
+    """torch.cuda as a CPU process sees an H200: queries answer, synchronisation does nothing."""
+    import torch
+
+    cuda = torch.cuda
+    cuda.is_available = lambda: True  # type: ignore[assignment]
+    cuda.device_count = lambda: 1  # type: ignore[assignment]
+    cuda.current_device = lambda: 0  # type: ignore[assignment]
+    cuda.get_device_capability = lambda device=None: (9, 0)  # type: ignore[assignment]
+    cuda.get_device_name = lambda device=None: "NVIDIA H200 (meta)"  # type: ignore[assignment]
+    for name in ("synchronize", "empty_cache", "set_device", "manual_seed", "manual_seed_all", "reset_peak_memory_stats"):
+        setattr(cuda, name, lambda *a, **k: None)
+
+
+# --- meta outputs of a lowered kernel ---------------------------------------------------------------------------
+
+
+def _torch_dtype(dtype: Any) -> Any:
+    import torch
+
+    name = str(dtype)
+    aliases = {"float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2", "bool": "bool", "uint1": "bool"}
+    name = aliases.get(name, name)
+    found = getattr(torch, name, None)
+    return found if isinstance(found, torch.dtype) else torch.uint8  # a dtype torch lacks (int4, fp4...): bytes
+
+
+def meta_outputs(prim_func: Any, inputs: dict[int, Any], outputs: Sequence[int]) -> list[Any]:
+    """Meta tensors for `prim_func`'s parameters `outputs`, dyn dims bound from the `inputs` (param index -> arg)."""
+    import torch
+    from tilelang import tvm
+
+    params = list(prim_func.params)
+    bound: dict[str, int] = {}
+    for i, arg in inputs.items():
+        buf = prim_func.buffer_map.get(params[i]) if i < len(params) else None
+        if buf is None:
+            if isinstance(arg, int) and i < len(params):
+                bound[params[i].name] = arg
+            continue
+        if isinstance(arg, torch.Tensor) and arg.dim() == len(buf.shape):
+            for dim, size in zip(buf.shape, arg.shape):
+                if isinstance(dim, tvm.tirx.Var):
+                    bound[dim.name] = int(size)
+
+    def size(dim: Any) -> int:
+        if hasattr(dim, "value"):
+            return int(dim.value)
+        if isinstance(dim, tvm.tirx.Var):
+            return bound.get(dim.name, 1)
+        try:  # an expression of dyn dims
+            return int(tvm.arith.Analyzer().simplify(tvm.tirx.stmt_functor.substitute(dim, {
+                v: tvm.tirx.IntImm(v.dtype, bound.get(v.name, 1)) for v in _vars(dim)
+            })))
+        except Exception:
+            return 1
+
+    out = []
+    for i in outputs:
+        buf = prim_func.buffer_map[params[i]]
+        out.append(torch.empty([size(d) for d in buf.shape], dtype=_torch_dtype(buf.dtype), device="meta"))
+    return out
+
+
+def _vars(expr: Any) -> list[Any]:
+    from tilelang import tvm
+
+    found: list[Any] = []
+    tvm.tirx.stmt_functor.post_order_visit(expr, lambda n: found.append(n) if isinstance(n, tvm.tirx.Var) else None)
+    return found
+
+
+def _returned(outputs: list[Any]) -> Any:
+    return None if not outputs else outputs[0] if len(outputs) == 1 else outputs
+
+
+class MetaProfiler:
+    """A kernel's profiler with nothing to time: `do_bench` runs nothing and says 1 ms; checks pass vacuously."""
+
+    def do_bench(self, *args: Any, **kwargs: Any) -> float:
+        return 1.0
+
+    def assert_allclose(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def manual_assert_close(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        raise CpuOnly(f"profiler.{name} needs a GPU")
+
+
+def meta_do_bench(fn: Any = None, *args: Any, **kwargs: Any) -> float:
+    """`do_bench` (TileLang's profiler, triton's): run `fn` once, shape-only, and say 1 ms."""
+    if callable(fn):
+        fn()
+    return 1.0
+
+
+# --- a run's bookkeeping ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    lowered: int = 0
+    other: int = 0
+    failure: BaseException | None = None  # the first kernel that failed to build
+
+    def lowering(self) -> None:
+        """Called before each kernel is lowered: stops the file once CAP kernels are."""
+        if self.lowered >= CAP:
+            raise Enough()
+
+    def failed(self, exc: BaseException) -> None:
+        if self.failure is None:
+            self.failure = exc
+
+
+TALLY = Tally()
+
+
+# --- TileLang, with compilation replaced by lowering ------------------------------------------------------------
+
+
+class LoweredOnly:
+    """What TileLang's compile returns here: the lowered kernel, callable with meta tensors for meta outputs."""
+
+    def __init__(self, prim_func: Any, artifact: Any, out_idx: Any) -> None:
+        self.prim_func = prim_func
+        self.artifact = artifact
+        n = len(prim_func.params)
+        idx = [] if out_idx is None else [out_idx] if isinstance(out_idx, int) else list(out_idx)
+        self.out_idx = [i % n for i in idx]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        ins = [i for i in range(len(self.prim_func.params)) if i not in self.out_idx]
+        return _returned(meta_outputs(self.prim_func, dict(zip(ins, args)), self.out_idx))
+
+    def get_kernel_source(self, *args: Any, **kwargs: Any) -> str:
+        return str(self.artifact.kernel_source)
+
+    def get_profiler(self, *args: Any, **kwargs: Any) -> MetaProfiler:
+        return MetaProfiler()
+
+    def __getattr__(self, name: str) -> Any:
+        raise CpuOnly(f"JITKernel.{name} needs the compiled kernel")
+
+
+def tilelang_lower(func: Any, out_idx: Any = None, *args: Any, pass_configs: Any = None, **kwargs: Any) -> LoweredOnly:
+    """Replaces tilelang.cache.cached (where every TileLang compile ends): lower for TARGET, nothing more."""
+    import tilelang
+    from tilelang import tvm
+
+    TALLY.lowering()
+    configs = dict(func.attrs["tilelang_pass_configs"]) if func.attrs and "tilelang_pass_configs" in func.attrs else {}
+    configs.update(pass_configs or {})
+    try:
+        with tvm.transform.PassContext(opt_level=3, config=configs), tvm.target.Target(TARGET):
+            artifact = tilelang.lower(func, target=TARGET)
+    except Exception as exc:
+        TALLY.failed(exc)
+        raise
+    TALLY.lowered += 1
+    return LoweredOnly(func, artifact, out_idx)
+
+
+def patch_tilelang() -> None:
+    import tilelang
+    import tilelang.autotuner.tuner as tuner
+    import tilelang.cache
+    import tilelang.profiler
+
+    jit = sys.modules["tilelang.jit"]  # `import tilelang.jit as jit` gives the function tilelang.jit
+
+    jit.cached = tilelang.cache.cached = tilelang_lower  # type: ignore[assignment]
+    jit.par_compile = lambda funcs, out_idx=None, *a, ignore_error=False, **k: [  # type: ignore[assignment]
+        jit.compile(f, out_idx=out_idx, pass_configs=k.get("pass_configs")) for f in funcs
+    ]
+    tilelang.profiler.do_bench = meta_do_bench  # type: ignore[assignment]
+    original_compile = jit.JITImpl.compile
+
+    def compile(self: Any, *args: Any, **kwargs: Any) -> Any:  # elaboration errors are the kernel's failures too
+        try:
+            return original_compile(self, *args, **kwargs)
+        except Exception as exc:
+            TALLY.failed(exc)
+            raise
+
+    jit.JITImpl.compile = compile  # type: ignore[method-assign]
+
+    def first_config(self: Any, *args: Any, **kwargs: Any) -> Any:
+        """AutoTuner.run: lower the first configuration (there is nothing to time)."""
+        if callable(self.configs):
+            k_args, k_kwargs = self._kernel_parameters
+            self.configs = self.configs(*k_args, **dict(k_kwargs))
+        config = dict(next(iter(self.configs)))
+        config.pop("pass_configs", None)
+        compile_fn, _ = self._ensure_jit_functions()
+        return SimpleNamespace(kernel=compile_fn(**config), config=config, latency=1.0, ref_latency=1.0, func=None)
+
+    tuner.AutoTuner.run = first_config  # type: ignore[method-assign]
+
+
+# --- tltyped, lowering instead of launching ---------------------------------------------------------------------
+
+
+def _entry(call: Callable[[], Any]) -> Any:
+    """A call into tltyped: any error from it is the kernel's failure."""
+    try:
+        return call()
+    except Enough:
+        raise
+    except Exception as exc:
+        TALLY.failed(exc)
+        raise
+
+
+class LoweringKernel:
+    """A tltyped kernel object (a factory's result, or what `fn.compile` gives), lowered when made. A call with meta
+    tensors is tltyped's own: it returns meta outputs; the profiler has nothing to time."""
+
+    def __init__(self, lower: Callable[[], Any], call: Callable[..., Any]) -> None:
+        TALLY.lowering()
+        self.lowered = _entry(lower)
+        TALLY.lowered += 1
+        self.call = call
+
+    def __call__(self, *args: Any) -> Any:
+        return _entry(lambda: self.call(*args))
+
+    def get_kernel_source(self, *args: Any, **kwargs: Any) -> str:
+        return str(self.lowered.cuda_source)
+
+    def get_profiler(self, *args: Any, **kwargs: Any) -> MetaProfiler:
+        return MetaProfiler()
+
+    def lower(self) -> Any:
+        return self.lowered
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.lowered, name)
+
+
+class LoweringJit:
+    """`tltyped.jit`'s function, lowering each kernel it is asked for: a call with tensors lowers it (`fn.lower`)
+    and returns meta outputs (tltyped's own call with meta tensors); a factory's call gives a LoweringKernel, and
+    so does `fn.compile(...)`, around tltyped's compiled kernel."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__wrapped__ = getattr(fn, "__wrapped__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        if not any(isinstance(a, torch.Tensor) for a in (*args, *kwargs.values())):  # a factory's call
+            made = _entry(lambda: self.fn(*args, **kwargs))
+            if not hasattr(made, "lower"):
+                name = getattr(self.fn, "__name__", "jit function")
+                _entry(lambda: _raise(TypeError(f"{name}(...) gave {type(made).__name__}, not a kernel object with .lower()")))
+            return LoweringKernel(made.lower, made)
+        TALLY.lowering()
+        _entry(lambda: self.fn.lower(*meta(args), **meta(kwargs)))
+        TALLY.lowered += 1
+        return _entry(lambda: self.fn(*meta(args), **meta(kwargs)))
+
+    def compile(self, *args: Any, **kwargs: Any) -> LoweringKernel:
+        """tltyped's own `compile` (nvcc, no GPU needed): its kernel is called with the tensors alone, as TileLang's."""
+        compiled: list[Any] = []
+
+        def build() -> Any:
+            compiled.append(self.fn.compile(*meta(args), **meta(kwargs)))
+            return self.fn.lower(*meta(args), **meta(kwargs))
+
+        return LoweringKernel(build, lambda *tensors: compiled[0](*meta(tensors)))
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn.lower(*meta(args), **meta(kwargs))
+
+    def get_kernel_source(self, *args: Any, **kwargs: Any) -> str:
+        return str(self.lower(*args, **kwargs).cuda_source)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fn, name)
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+def patch_tltyped() -> None:
+    import tltyped
+
+    real = tltyped.jit
+
+    def jit(fn: Any = None, /, **options: Any) -> Any:
+        if fn is None:
+            return lambda f: jit(f, **options)
+        return LoweringJit(real(**options)(fn) if options else real(fn))
+
+    tltyped.jit = jit  # type: ignore[assignment]
+
+
+class MigratingFinder(importlib.abc.MetaPathFinder):
+    """Imports of example modules (files under `directory`) load their migrated text, as the file itself is."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory.resolve()
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            return None
+        if self.directory not in Path(spec.origin).resolve().parents:
+            return None
+        spec.loader = MigratingLoader(name, spec.origin)
+        return spec
+
+
+class MigratingLoader(importlib.machinery.SourceFileLoader):
+    def get_code(self, fullname: str) -> Any:  # never a cached .pyc of the unmigrated file
+        path = self.get_filename(fullname)
+        return compile(migrate(Path(path).read_text()), path, "exec", dont_inherit=True)
+
+
+# --- running one file -------------------------------------------------------------------------------------------
+
+
+def run_main(path: Path, text: str) -> None:
+    """Run `text` as the script `path` (its `__main__` block): argv holds the file alone, cwd is its folder."""
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent))
+    os.chdir(path.parent)
+    module = ModuleType("__main__")
+    module.__file__ = str(path)
+    module.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    sys.modules["__main__"] = module
+    exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__)
+
+
+def run_file(file: str, mode: str) -> Result:
+    """Run one example in this process (a forked child), lowering its kernels; see the module's docstring."""
+    path = examples_dir().parent / file
+    result = Result(file, mode)
+    start = time.perf_counter()
+    _fake_cuda()
+    patch_tilelang()
+    text = path.read_text()
+    if mode == "tltyped":
+        patch_tltyped()
+        sys.meta_path.insert(0, MigratingFinder(examples_dir()))
+        text = migrate(text)
+        before = TALLY.lowered
+
+    try:
+        with meta_cuda_mode():
+            run_main(path, text)
+    except (Enough, SystemExit) as exc:
+        if isinstance(exc, SystemExit) and exc.code not in (0, None):
+            result.error, result.phase = f"SystemExit: {exc.code}", "before"
+    except BaseException as exc:  # noqa: BLE001  (an example may raise anything)
+        result.error = one_line(TALLY.failure or exc)
+        result.phase = "lower" if TALLY.failure is not None else "after" if TALLY.lowered else "before"
+    if TALLY.failure is not None and result.phase != "lower":  # a failure the example caught and went on from
+        result.error, result.phase = one_line(TALLY.failure), "lower"
+    result.lowered = TALLY.lowered
+    result.seconds = round(time.perf_counter() - start, 2)
+    return result
+
+
+LOG_DIR: Path | None = None
+"""Where a child's output goes, one `<file>.log` each (the GPU mode's); None: nowhere."""
+
+
+def _child(file: str, mode: str, conn: multiprocessing.connection.Connection) -> None:
+    if LOG_DIR is not None:
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        sink = os.open(LOG_DIR / (file.replace("/", "__") + ".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    else:
+        sink = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(sink, 1)
+    os.dup2(sink, 2)
+    try:
+        if mode == "gpu":
+            conn.send(asdict(run_for_real(file)))
+        else:
+            conn.send(asdict(run_file(file, mode)))
+    except BaseException as exc:  # noqa: BLE001
+        conn.send(asdict(Result(file, mode, error=one_line(exc), phase="before")))
+    finally:
+        os._exit(0)
+
+
+def warm_imports() -> None:
+    """What every child needs, imported once in the parent (forks inherit it), to lower for sm_90a."""
+    os.environ.setdefault("TLTYPED_TARGET", "sm_90a")
+    os.environ.setdefault("TVM_NUM_THREADS", "1")
+    scratch = Path(tempfile.mkdtemp(prefix="tltyped-corpus-"))  # caches of this run only
+    os.environ.setdefault("TLTYPED_CACHE_DIR", str(scratch / "tltyped"))
+    os.environ.setdefault("TILELANG_CACHE_DIR", str(scratch / "tilelang"))
+    import torch  # noqa: F401
+    import tilelang  # noqa: F401
+    import tilelang.autotuner.tuner  # noqa: F401
+    import tilelang.language  # noqa: F401
+    import tilelang.profiler  # noqa: F401
+
+    import tltyped  # noqa: F401
+    import tltyped.language  # noqa: F401
+
+
+def run_all(
+    files: Sequence[str], modes: Sequence[str] = ("tilelang", "tltyped"), jobs: int = 2, timeout: float = TIMEOUT,
+    progress: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """Each (file, mode) in a forked child, `jobs` at a time, each within `timeout` seconds.
+
+    On CPU the parent imports what every child needs first; on a GPU it imports nothing, since a child forked
+    from a process that has initialised CUDA (TileLang's import does) cannot use it."""
+    if "gpu" not in modes:
+        warm_imports()
+    ctx = multiprocessing.get_context("fork")
+    todo = [(f, m) for f in files for m in modes]
+    running: dict[Any, tuple[str, str, Any, float]] = {}
+    results: list[Result] = []
+    while todo or running:
+        while todo and len(running) < jobs:
+            file, mode = todo.pop(0)
+            receive, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(file, mode, send), daemon=True)
+            proc.start()
+            send.close()
+            running[receive] = (file, mode, proc, time.perf_counter())
+        ready = multiprocessing.connection.wait(list(running), timeout=1.0)
+        now = time.perf_counter()
+        for conn in list(running):
+            file, mode, proc, started = running[conn]
+            result = None
+            if conn in ready:
+                try:
+                    result = Result(**conn.recv())
+                except EOFError:
+                    result = Result(file, mode, error=f"the child died (exit code {proc.exitcode})", phase="before")
+            elif now - started > timeout:
+                proc.kill()
+                result = Result(file, mode, error=f"timed out after {timeout:.0f} s", phase="timeout", seconds=timeout)
+            if result is not None:
+                proc.join(5)
+                conn.close()
+                del running[conn]
+                results.append(result)
+                if progress:
+                    progress(result)
+    order = {(f, m): i for i, (f, m) in enumerate((f, m) for f in files for m in modes)}
+    return sorted(results, key=lambda r: order[(r.file, r.mode)])
+
+
+# --- CORPUS.md ----------------------------------------------------------------------------------------------------
+
+
+def by_file(results: Sequence[Result]) -> dict[str, dict[str, Result]]:
+    table: dict[str, dict[str, Result]] = {}
+    for r in results:
+        table.setdefault(r.file, {})[r.mode] = r
+    return table
+
+
+def reason(error: str | None, limit: int = 140) -> str:
+    """An error shortened for a table cell: one line, the tltyped kernel-name prefix kept, pipes escaped."""
+    text = (error or "").replace("|", "\\|").replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def group(error: str | None) -> str:
+    """An error's group for the summary: its type and the message up to the first detail (a name, a number...)."""
+    import re
+
+    text = error or "no kernel lowered"
+    kind, _, message = text.partition(": ")
+    message = re.sub(r"^[\w.]+: ", "", message)  # tltyped's "kernel: " prefix
+    message = re.sub(r"'[^']*'|\"[^\"]*\"|\d+", "_", message)
+    return f"{kind}: {message[:90]}"
+
+
+def summary(results: Sequence[Result]) -> tuple[int, int, list[tuple[str, int]]]:
+    """(files TileLang lowers, of those the files tltyped lowers, failure groups by count)."""
+    table = by_file(results)
+    theirs = [f for f, r in table.items() if r["tilelang"].lowers]
+    ours = [f for f in theirs if r_lowers(table[f].get("tltyped"))]
+    groups = Counter(group(table[f]["tltyped"].error if "tltyped" in table[f] else None) for f in theirs if f not in ours)
+    return len(theirs), len(ours), groups.most_common()
+
+
+def r_lowers(r: Result | None) -> bool:
+    return r is not None and r.lowers
+
+
+def render(results: Sequence[Result], seconds: float) -> str:
+    table = by_file(results)
+    theirs, ours, groups = summary(results)
+    pct = 100.0 * ours / theirs if theirs else 0.0
+    both = sum(1 for r in table.values() if r_lowers(r.get("tltyped")))
+    lines = [
+        "# TileLang's examples, lowered by TileLang and by tltyped",
+        "",
+        f"Generated by `{COMMAND}` (tests/upstream/corpus.py says how) from tile-ai/tilelang@{COMMIT[:12]}:",
+        f"every `examples/**/*.py` but `test_*.py` and `conftest.py` ({len(table)} files), each run from its",
+        "`__main__` block for sm_90a on CPU with CUDA as the meta device: once as written under TileLang (compilation",
+        "replaced by lowering), once migrated to tltyped (decorator and `tilelang.language` import rewritten, `@autotune`",
+        f"dropped). At most {CAP} kernels per file; {TIMEOUT:.0f} s per file and mode. The run took {seconds / 60:.1f} min.",
+        "",
+        f"**Of the {theirs} files TileLang lowers, tltyped lowers {ours} ({pct:.1f}%).** "
+        f"tltyped lowers {both} files in all.",
+        "",
+        "A cell is the number of kernels lowered; `after` marks a file that stopped after lowering at a step that needs",
+        "a GPU or data (not a failure), `FAIL` a kernel that failed to build, `before` a file that stopped before any",
+        "kernel (an import, a package), `timeout` a file that ran past the limit. Reasons are the first error, shortened.",
+        "",
+        "## Why tltyped does not lower what TileLang lowers, grouped",
+        "",
+        "| files | first error (details elided) |",
+        "|---:|---|",
+        *(f"| {n} | {reason(g, 200)} |" for g, n in groups),
+        "",
+        "## Every file",
+        "",
+        "| file | TileLang | tltyped | reason (TileLang lowers, tltyped does not) |",
+        "|---|---|---|---|",
+    ]
+
+    def cell(r: Result | None) -> str:
+        if r is None:
+            return "-"
+        mark = {"lower": " FAIL", "after": " after", "before": " before", "timeout": " timeout"}.get(r.phase or "", "")
+        return f"{r.lowered}{mark}"
+
+    for file, r in sorted(table.items()):
+        ours_r, theirs_r = r.get("tltyped"), r.get("tilelang")
+        why = reason(ours_r.error if ours_r else "not run") if r_lowers(theirs_r) and not r_lowers(ours_r) else ""
+        lines.append(f"| {file.removeprefix('examples/')} | {cell(theirs_r)} | {cell(ours_r)} | {why} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+# `file` + the tltyped cell, for the regression guard (test_corpus.py)
+def lowered_by_tltyped(text: str) -> list[str]:
+    """The files a CORPUS.md lists as lowered by tltyped (a kernel count, no FAIL/timeout), in its order."""
+    files = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].endswith(".py"):
+            count, _, mark = cells[2].partition(" ")
+            if count.isdigit() and int(count) > 0 and mark in ("", "after", "before"):
+                files.append("examples/" + cells[0])
+    return files
+
+
+# --- on a GPU: the examples' own checks, for real ---------------------------------------------------------------
+
+
+def run_for_real(file: str) -> Result:
+    """Run the migrated example's `__main__` block on the GPU through tltyped (its own checks), in this process."""
+    path = examples_dir().parent / file
+    result = Result(file, "gpu")
+    start = time.perf_counter()
+    sys.meta_path.insert(0, MigratingFinder(examples_dir()))
+    try:
+        run_main(path, migrate(path.read_text()))
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            result.error, result.phase = f"SystemExit: {exc.code}", "check"
+    except BaseException as exc:  # noqa: BLE001
+        result.error, result.phase = one_line(exc), "check"
+        traceback.print_exc()  # into the file's log
+    result.seconds = round(time.perf_counter() - start, 2)
+    return result
+
+
+def gpu_files(corpus_md: Path = CORPUS_MD) -> list[str]:
+    """The files to run on a GPU: every file CORPUS.md lists as lowered by tltyped."""
+    return lowered_by_tltyped(corpus_md.read_text()) if corpus_md.exists() else []
+
+
+def gpu_report(results: Sequence[Result]) -> tuple[dict[str, Any], str]:
+    """(summary.json's object, summary.md's text) of a GPU run."""
+    passed = [r for r in results if r.error is None]
+    data = {
+        "commit": COMMIT, "files": len(results), "passed": len(passed),
+        "results": [asdict(r) for r in results],
+    }
+    lines = [
+        "# TileLang's examples run through tltyped on a GPU",
+        "",
+        f"tile-ai/tilelang@{COMMIT[:12]}: {len(passed)} of {len(results)} files pass their own checks.",
+        "",
+        "| file | result | seconds |",
+        "|---|---|---:|",
+        *(f"| {r.file.removeprefix('examples/')} | {'pass' if r.error is None else reason(r.error)} | {r.seconds} |" for r in results),
+        "",
+    ]
+    return data, "\n".join(lines)
+
+
+def run_gpu(out: Path, files: Sequence[str], timeout: float = 600.0, jobs: int = 1) -> list[Result]:
+    """Run `files` for real, `jobs` at a time (sharing the GPU: their checks hold, their timings do not); OUT gets
+    summary.json, summary.md, logs/."""
+    global LOG_DIR
+    os.environ.setdefault("TLTYPED_CACHE_DIR", str(out / "cache"))
+    out.mkdir(parents=True, exist_ok=True)
+    LOG_DIR = out / "logs"
+    results = run_all(files, modes=("gpu",), jobs=jobs, timeout=timeout, progress=_print)
+    data, text = gpu_report(results)
+    (out / "summary.json").write_text(json.dumps(data, indent=1))
+    (out / "summary.md").write_text(text)
+    return results
+
+
+# --- the command ----------------------------------------------------------------------------------------------------
+
+
+def _print(r: Result) -> None:
+    print(f"{r.mode:8} {r.lowered:3} {r.phase or 'ok':8} {r.seconds:6.1f}s {r.file}  {r.error or ''}"[:220], flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    global CAP, TIMEOUT
+    parser = argparse.ArgumentParser(prog="python -m tests.upstream.corpus", description=__doc__.split("\n")[0])
+    parser.add_argument("files", nargs="*", help="examples to run (paths under TileLang's root); default: all")
+    parser.add_argument("--write", action="store_true", help=f"rewrite {CORPUS_MD.name} (with every file)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=float, default=TIMEOUT)
+    parser.add_argument("--cap", type=int, default=CAP)
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--gpu", type=Path, metavar="OUT_DIR", help="run the files CORPUS.md lists as lowered by tltyped on a GPU")
+    args = parser.parse_args(argv)
+    CAP, TIMEOUT = args.cap, args.timeout
+    if args.gpu:
+        results = run_gpu(args.gpu, args.files or gpu_files(), timeout=args.timeout, jobs=args.jobs)
+        return 0 if all(r.error is None for r in results) else 1
+    files = args.files or example_files()
+    start = time.perf_counter()
+    results = run_all(files, jobs=args.jobs, timeout=args.timeout, progress=_print)
+    seconds = time.perf_counter() - start
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    theirs, ours, groups = summary(results)
+    print(f"\n{len(files)} files in {seconds:.0f} s; of the {theirs} TileLang lowers, tltyped lowers {ours}"
+          f" ({100.0 * ours / max(theirs, 1):.1f}%)")
+    for g, n in groups:
+        print(f"{n:4}  {g}")
+    if args.write:
+        CORPUS_MD.write_text(render(results, seconds))
+        print(f"wrote {CORPUS_MD.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""TileLang's examples (corpus.py): what CORPUS.md lists as lowered by tltyped still lowers, and the harness itself.
+
+The regression guard runs, on CPU, the examples CORPUS.md lists as lowered by
+tltyped (a kernel count, not FAIL or timeout): every one with
+TLTYPED_CORPUS=all, else a deterministic subset that keeps CI within its
+budget: every CI_STRIDE-th of them in CORPUS.md's (sorted) order, starting at
+the first. `python -m tests.upstream.corpus --write` runs them all and
+rewrites CORPUS.md.
+"""
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.upstream import corpus
+from tests.upstream.corpus import CORPUS_MD, Result
+from tests.upstream.source import migrate, root
+
+CI_STRIDE = 4
+"""CI lowers every CI_STRIDE-th file CORPUS.md lists as lowered (about 4 minutes on 2 cores; see CORPUS.md's time)."""
+
+
+def selection() -> list[str]:
+    listed = corpus.lowered_by_tltyped(CORPUS_MD.read_text()) if CORPUS_MD.exists() else []
+    return listed if os.environ.get("TLTYPED_CORPUS") == "all" else listed[::CI_STRIDE]
+
+
+def test_what_corpus_md_lists_as_lowered_still_lowers() -> None:
+    files = selection()
+    if not files:
+        pytest.skip("CORPUS.md lists no file as lowered by tltyped")
+    results = corpus.run_all(files, modes=("tltyped",), jobs=os.cpu_count() or 1)
+    broken = [f"{r.file}: {r.lowered} kernels, {r.phase}: {r.error}" for r in results if not r.lowers]
+    assert not broken, "no longer lowered by tltyped:\n" + "\n".join(broken)
+
+
+# --- the harness's own logic ---------------------------------------------------------------------------------------
+
+
+def test_the_corpus_is_every_example_but_checks() -> None:
+    files = corpus.example_files()
+    assert files and all(f.startswith("examples/") and f.endswith(".py") for f in files)
+    assert not any(Path(f).name.startswith("test_") or Path(f).name == "conftest.py" for f in files)
+    assert files == sorted(files)
+
+
+def test_migration_keeps_every_line_and_rewrites_only_the_decorators_and_imports() -> None:
+    text = '''import torch
+import tilelang as tl
+from tilelang import jit
+from tilelang import language as T
+from tilelang.autotuner import autotune
+
+
+@autotune(
+    configs=[{"b": 1}],
+)
+@tl.jit(
+    out_idx=[-1],
+    verbose=True,
+)
+def f(M, b):
+    @T.prim_func
+    def k(A: T.Tensor((M,), "float32")):
+        pass
+    return k
+
+
+def outer():
+    @jit
+    def g(A):
+        pass
+    return tl.compile(g)
+'''
+    out = migrate(text)
+    assert out.count("\n") == text.count("\n")
+    ast.parse(out)
+    assert out.splitlines()[0] == "import torch; import tltyped"
+    assert "import tltyped.language as T" in out
+    assert "@tltyped.jit(out_idx=[-1])" in out and "verbose" not in out  # TileLang's logging keyword dropped
+    assert "autotune(" not in out.replace("import autotune", "")
+    assert "    @tltyped.jit\n" in out
+    assert "tl.compile(g)" in out  # calls stay TileLang's
+    assert out.splitlines()[14] == "def f(M, b):"  # same line as upstream
+
+
+def test_every_example_migrates_to_valid_python_of_the_same_lines() -> None:
+    for file in corpus.example_files():
+        text = (corpus.examples_dir().parent / file).read_text()
+        out = migrate(text)
+        assert out.count("\n") == text.count("\n"), file
+        ast.parse(out)
+
+
+def test_cuda_is_the_meta_device() -> None:
+    with corpus.meta_cuda_mode():
+        tensors = [
+            torch.randn(2, 3, device="cuda"),
+            torch.empty(4, device=torch.device("cuda", 0)),
+            torch.zeros(2).cuda(),
+            torch.ones(2).to("cuda"),
+            torch.ones(2).to(device="cuda:0"),
+            torch.ones(2, dtype=torch.float16).to(torch.device("cuda"), torch.float32),
+        ]
+        cpu = torch.ones(2)
+    assert all(t.is_meta for t in tensors), [t.device for t in tensors]
+    assert tensors[-1].dtype == torch.float32 and not cpu.is_meta
+    torch.testing.assert_close(tensors[0], torch.empty(2, 3, device="meta"))  # passes: shapes only
+
+
+def test_meta_outputs_bind_dyn_dims_from_the_inputs() -> None:
+    import tilelang.language as T
+
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def k(A: T.Tensor((n, 8), "float16"), B: T.Tensor((n * 2, 8), "float32")):  # no __future__ import here: TileLang reads these
+        with T.Kernel(1) as _:
+            pass
+
+    a = torch.empty(5, 8, dtype=torch.float16, device="meta")
+    (b,) = corpus.meta_outputs(k, {0: a}, [1])
+    assert b.shape == (10, 8) and b.dtype == torch.float32 and b.is_meta
+
+
+def test_lowered_files_are_read_back_from_the_table() -> None:
+    text = "\n".join([
+        "| file | TileLang | tltyped | reason (TileLang lowers, tltyped does not) |",
+        "|---|---|---|---|",
+        "| a/x.py | 2 | 2 after |  |",
+        "| a/y.py | 1 | 0 FAIL | TypeError: no |",
+        "| a/z.py | 0 before | 0 before |  |",
+        "| b/w.py | 1 | 3 |  |",
+        "| b/v.py | 1 | 1 FAIL | LoweringError: a |",
+    ])
+    assert corpus.lowered_by_tltyped(text) == ["examples/a/x.py", "examples/b/w.py"]
+
+
+def test_results_render_with_the_share_tltyped_lowers() -> None:
+    results = [
+        Result("examples/a.py", "tilelang", 1), Result("examples/a.py", "tltyped", 1, "RuntimeError: item", "after"),
+        Result("examples/b.py", "tilelang", 2), Result("examples/b.py", "tltyped", 0, "LoweringError: k: bad | x", "lower"),
+        Result("examples/c.py", "tilelang", 0, "ModuleNotFoundError: triton", "before"),
+        Result("examples/c.py", "tltyped", 0, "ModuleNotFoundError: triton", "before"),
+    ]
+    assert corpus.summary(results)[:2] == (2, 1)
+    text = corpus.render(results, 60.0)
+    assert "tltyped lowers 1 (50.0%)" in text
+    assert "| b.py | 2 | 0 FAIL | LoweringError: k: bad \\| x |" in text
+    assert corpus.lowered_by_tltyped(text) == ["examples/a.py"]
+
+
+def test_an_empty_corpus_renders() -> None:
+    assert "tltyped lowers 0 (0.0%)" in corpus.render([], 0.0)
+
+
+def test_gpu_mode_reports_json_and_markdown(tmp_path: Path) -> None:
+    results = [Result("examples/a.py", "gpu", seconds=1.5), Result("examples/b.py", "gpu", error="AssertionError: x", phase="check")]
+    data, text = corpus.gpu_report(results)
+    assert data["files"] == 2 and data["passed"] == 1 and data["results"][1]["error"] == "AssertionError: x"
+    assert "1 of 2 files pass" in text and "| b.py | AssertionError: x |" in text
+    md = tmp_path / "CORPUS.md"
+    md.write_text("| file | TileLang | tltyped | reason |\n| g/a.py | 1 | 1 |  |\n")
+    assert corpus.gpu_files(md) == ["examples/g/a.py"]
+    assert corpus.gpu_files(tmp_path / "none.md") == []
+
+
+def test_sources_default_to_the_shared_folder() -> None:
+    if os.environ.get("TILELANG_SRC"):
+        pytest.skip("TILELANG_SRC overrides the default")
+    assert root() == Path(__file__).resolve().parents[3] / "shared" / "tilelang-a35008a"

@@ -1,0 +1,152 @@
+"""A lazy-style jit function: a factory whose calls give kernel objects (see frontend/lazy.py).
+
+    kernel = matmul(1024, 1024, 1024, 128, 128, 32)   # Factory.__call__: the kernel object for these values
+    c = kernel(a, b)                                   # the kernel's own fast path, as an eager kernel's
+
+A factory call binds the factory's arguments (consts: hashable, each set of
+values one kernel) and returns the kernel object made for those values the
+first time, in this process. Making one needs the kernel's signature: from
+the disk cache's factory record, keyed like a launch record by the values
+the factory reads (its code, closure, globals) and its arguments, or by
+running the factory (which imports TileLang) and reading the PrimFunc it
+returns, then recording it. So a warm process gets its kernel objects, and
+then its kernels (launch records), without running a factory or importing
+TileLang.
+
+The kernel object is a FactoryDispatcher's fast path, carrying what
+TileLang's kernel objects offer (`get_kernel_source`, `get_profiler`) beside
+tltyped's inspection (`lower`, `compile`, `signature`, `cache_info`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tltyped.backend import records
+from tltyped.backend import target as targets
+from tltyped.backend.options import BuildOptions
+from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
+from tltyped.errors import Error
+from tltyped.frontend.binding import Bound
+from tltyped.frontend.fingerprint import Reader, fingerprint
+from tltyped.frontend.lazy import bind_factory, signature_from_json, signature_to_json
+from tltyped.frontend.signature import KernelSignature, Specialization
+
+if TYPE_CHECKING:
+    from tltyped.backend.compiler import KernelBuilder
+
+logger = logging.getLogger(__name__)
+
+OutIdx = int | Sequence[int] | None
+
+
+class Factory:
+    """What `@tl.jit` returns for a lazy-style function: call it with the factory's arguments for their kernel."""
+
+    def __init__(self, fn: Callable[..., Any], out_idx: OutIdx, target: targets.TargetLike, options: BuildOptions) -> None:
+        if target is not None:
+            targets.normalize(target)  # reject a malformed target at decoration
+        self.fn = fn
+        self.out_idx = out_idx
+        self.target = target
+        self.options = options
+        self.parameters = inspect.signature(fn)
+        self.kernels: dict[tuple[str, ...], Any] = {}  # the factory's arguments, as texts -> their kernel object
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        arguments = bind_factory(self.fn, self.parameters, args, kwargs)
+        reader = Reader()  # equal values (two `T.dynamic("m")`s too) make one kernel; others by identity, held here
+        key = tuple(reader.text(value) for value in arguments.values())
+        kernel = self.kernels.get(key)
+        if kernel is None:
+            with self._lock:
+                kernel = self.kernels.get(key)
+                if kernel is None:
+                    kernel = self.kernels[key] = self._kernel(arguments)
+        return kernel
+
+    def _kernel(self, arguments: dict[str, Any]) -> Any:
+        dispatcher = FactoryDispatcher(self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx)
+        return dispatcher.exposed()
+
+    def signature(self, arguments: dict[str, Any]) -> KernelSignature:
+        """The signature of the factory's kernel for these arguments: recorded, or read from the PrimFunc it returns."""
+        key = self._record_key(arguments)
+        record = records.read(records.FactoryRecord, key) if key is not None else None
+        if record is not None:
+            try:
+                return signature_from_json(record.signature)
+            except (KeyError, TypeError, ValueError, AttributeError, Error):
+                logger.info("%s: factory record %s does not parse; running the factory", self.fn.__qualname__, key)
+        from tltyped.frontend.prim_func import read_signature, run_factory  # imports TileLang
+
+        signature, _ = read_signature(self.fn.__name__, run_factory(self.fn, arguments), self.out_idx)
+        if key is not None:
+            records.write(key, records.FactoryRecord(f"{self.fn.__module__}.{self.fn.__qualname__}", signature_to_json(signature)))
+        return signature
+
+    def _record_key(self, arguments: dict[str, Any]) -> str | None:
+        """The factory record's key: what the factory reads and its arguments, by value; None where one has no stable text."""
+        function = fingerprint(self.fn)
+        reader = Reader()
+        values = {name: reader.text(value) for name, value in arguments.items()}
+        if not (function.stable and reader.stable):
+            return None
+        out_idx = self.out_idx if self.out_idx is None or isinstance(self.out_idx, int) else list(self.out_idx)
+        return records.kernel_key(function.digest, {"arguments": values, "out_idx": out_idx}, {}, self.options.describe(), "factory")
+
+    def cache_info(self) -> CacheInfo:
+        """The kernels' counts, summed over every kernel object the factory has made."""
+        infos = [kernel.cache_info() for kernel in self.kernels.values()]
+        return CacheInfo(*(sum(column) for column in zip(*infos))) if infos else CacheInfo(0, 0, 0, 0, 0)
+
+
+class FactoryDispatcher(Dispatcher):
+    """The Dispatcher of one kernel a factory made: its consts are the factory's arguments, and
+    elaborating it runs the factory (frontend/prim_func.py)."""
+
+    def __init__(
+        self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike, options: BuildOptions,
+        arguments: dict[str, Any], out_idx: OutIdx,
+    ) -> None:
+        self.arguments = arguments
+        self.out_idx = out_idx
+        super().__init__(fn, signature, target, options)
+
+    @functools.cached_property
+    def builder(self) -> KernelBuilder:
+        from tltyped.backend.compiler import KernelBuilder
+        from tltyped.frontend.prim_func import FactoryElaboration
+
+        return KernelBuilder(self.signature, self.options, FactoryElaboration(self.fn, self.arguments, self.out_idx, self.signature))
+
+    def consts(self, bound: Bound) -> dict[str, Any]:
+        return dict(self.arguments)
+
+    def bind_for_inspection(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Specialization, dict[str, Any]]:
+        """`kernel.lower()` / `kernel.compile()` with no arguments: a factory's kernel has one specialisation per
+        target (its dims are literal or dyn, its dtypes fixed), for `TLTYPED_TARGET` or the current GPU."""
+        if args or kwargs:
+            return super().bind_for_inspection(args, kwargs)
+        dtypes = {p.name: p.tensor.dtype.fixed for p in (*self.signature.params, *self.signature.outputs)
+                  if p.tensor is not None and p.tensor.dtype.fixed is not None}
+        spec = Specialization(dict(self.arguments), {}, dtypes, {p.name: None for p in self.signature.tensors})
+        return spec, targets.resolve(self.target, None)
+
+    def get_profiler(self, tensor_supply_type: Any = None) -> Any:
+        """TileLang's Profiler of this kernel (`assert_allclose`, `do_bench`), calling it through its fast path."""
+        return self.compile().get_profiler(tensor_supply_type)
+
+    def exposed(self) -> Any:
+        kernel = expose(self.fast_path.call, self.fn, self)  # its get_kernel_source() compiles the one specialisation
+        kernel.get_profiler = self.get_profiler
+        kernel.arguments = self.arguments
+        return kernel
+

@@ -1,0 +1,135 @@
+"""A TileLang PrimFunc read as a KernelSignature: the kernels lazy-style factories return.
+
+The PrimFunc a factory returns fixes everything a signature states: each
+buffer parameter is a tensor of a fixed dtype whose dims are ints (literal
+dims), TIR variables (`T.dynamic("m")`: dyn dims, named as the variable is)
+or expressions of them (derived dims); a buffer declared with strides other
+than the compact ones (`T.StridedTensor`) binds its strides as dims too; a
+scalar parameter is a dyn scalar (`T.int32`, `T.float32`) or a raw pointer
+(`T.handle`); `out_idx` names the tensors the call allocates and returns.
+
+`FactoryElaboration` is how a factory's kernels are elaborated: by running
+the factory with its arguments at the true miss that builds a kernel
+(TileLang parses a body in milliseconds, next to seconds of nvcc), so a
+kernel is always built from the values the factory reads now. If the
+factory's kernel no longer has the signature its kernel object was made
+with (a global it reads was rebound since), the build is refused rather
+than launched with a mismatched layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from tilelang import tvm
+from tvm.tirx.stmt_functor import post_order_visit
+
+from tltyped.errors import ArgumentValueError, DefinitionError, KernelBuildError
+from tltyped.frontend import dims as dimlib
+from tltyped.frontend.elaborate import Elaborated, outputs_last
+from tltyped.frontend.lazy import out_indices
+from tltyped.frontend.prelude import to_dim
+from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
+from tltyped.types.dtypes import as_dtype
+from tltyped.types.values import describe
+
+tirx = tvm.tirx
+
+
+def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+    """The PrimFunc the factory returns for these arguments."""
+    result = fn(**arguments)
+    if not isinstance(result, tirx.PrimFunc):
+        raise DefinitionError(
+            f"{fn.__name__}: a lazy-style factory returns the @T.prim_func it defines; it returned {describe(result)}"
+        )
+    return result
+
+
+def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | None) -> tuple[KernelSignature, dict[str, Any]]:
+    """The kernel's signature, and the TIR variable of each of its dyn dims."""
+    params = list(prim_func.params)
+    buffers = prim_func.buffer_map
+    outputs = out_indices(name, len(params), out_idx)
+    for index in outputs:
+        if params[index] not in buffers:
+            raise DefinitionError(f"{name}: out_idx names {params[index].name!r}, which is not a tensor parameter")
+    variables = _dim_variables(name, [buffers[p] for p in params if p in buffers])
+    declared = {var_name: dimlib.symbol(var_name) for var_name in variables}
+    read = [_param(var, buffers.get(var), declared) for var in params]
+    scalar_dims = tuple(p.name for p in read if p.kind is Kind.DYN and p.name in variables)
+    signature = KernelSignature(
+        name=name,
+        params=tuple(p for i, p in enumerate(read) if i not in outputs),
+        dims=dict.fromkeys(variables, True),
+        outputs=tuple(read[i] for i in outputs),
+        scalar_dims=scalar_dims,
+    )
+    return signature, variables
+
+
+def _dim_variables(name: str, buffers: list[Any]) -> dict[str, Any]:
+    """Every TIR variable the buffers' shapes and strides name, by name (each name one variable)."""
+    found: dict[str, Any] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.Var):
+            known = found.setdefault(node.name, node)
+            if not known.same_as(node):
+                raise DefinitionError(f"{name}: two different dim variables are both named {node.name!r}")
+
+    for buffer in buffers:
+        for expr in (*buffer.shape, *buffer.strides):
+            post_order_visit(expr, visit)
+    return found
+
+
+def _param(var: Any, buffer: Any, declared: Mapping[str, dimlib.Dim]) -> Param:
+    if buffer is None:
+        dtype = str(var.dtype)
+        return Param(var.name, Kind.PTR if dtype == "handle" else Kind.DYN, scalar=dtype)
+    dims = tuple(to_dim(size, declared) for size in buffer.shape)
+    strides = None if _is_compact(buffer) else tuple(to_dim(stride, declared) for stride in buffer.strides)
+    return Param(buffer.name, Kind.TENSOR, tensor=TensorSpec(DTypeSpec(fixed=as_dtype(str(buffer.dtype))), dims, strides))
+
+
+def _is_compact(buffer: Any) -> bool:
+    """The buffer's strides are those of a contiguous tensor of its shape (or left for TVM to make so)."""
+    if not buffer.strides:
+        return True
+    analyzer = tvm.arith.Analyzer()
+    step: Any = tirx.const(1, "int64")
+    for size, stride in zip(reversed(list(buffer.shape)), reversed(list(buffer.strides))):
+        if not analyzer.can_prove_equal(stride, step):
+            return False
+        step = step * size
+    return True
+
+
+class FactoryElaboration:
+    """The elaboration of a factory's kernel: run the factory with its arguments, check what it returned."""
+
+    def __init__(self, fn: Callable[..., Any], arguments: Mapping[str, Any], out_idx: int | Sequence[int] | None,
+                 signature: KernelSignature) -> None:
+        self.fn = fn
+        self.arguments = arguments
+        self.out_idx = out_idx
+        self.signature = signature
+
+    def __call__(self, spec: Specialization) -> Elaborated:
+        name = self.signature.name
+        for p in self.signature.tensors:
+            if spec.strides.get(p.name) is not None:
+                raise ArgumentValueError(
+                    f"{name}: argument {p.name!r} must be contiguous (the factory's kernel is built for a contiguous "
+                    f"{p.name}; its strides are {spec.strides[p.name]}); pass {p.name}.contiguous()"
+                )
+        prim_func = run_factory(self.fn, self.arguments)
+        signature, variables = read_signature(name, prim_func, self.out_idx)
+        if signature != self.signature:
+            raise KernelBuildError(
+                f"{name}: the factory now returns a kernel with signature {signature}, not {self.signature} as when "
+                f"this kernel object was made (a value it reads has changed); call {name}(...) again for a new kernel"
+            )
+        return Elaborated(outputs_last(prim_func, [p.name for p in signature.outputs]), variables)

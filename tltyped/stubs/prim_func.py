@@ -1,0 +1,116 @@
+"""What a lazy-style factory's kernel takes, read from the `@T.prim_func` in its source.
+
+    @tl.jit(out_idx=[-1])
+    def matmul(M, N, K, dtype=T.float16):
+        @T.prim_func
+        def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), "float32")): ...
+        return main
+
+The runtime learns the kernel's signature by running the factory; a type
+checker cannot, and neither do the stubs (running it imports TileLang and
+needs the factory's arguments). What the source states is kept: a tensor's
+rank where its shape is a tuple or list literal, an int dim, and a dtype
+written as a name (`"float32"`, `T.float16`). Dims and dtypes given by the
+factory's arguments (`M`, `dtype`) are a value per kernel object, unknown
+here. The stub generator (tltyped/stubs) and the mypy plugin
+(mypy_plugin/lazy.py) both read prim_funcs with this module, so that pyright
+with the stubs and mypy with the plugin type a kernel object alike. It
+imports neither torch nor mypy.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tltyped.types.dtypes import BY_NAME
+
+_DTYPE_POSITION = {"Tensor": 1, "Buffer": 1, "StridedTensor": 2}
+"""A prim_func's tensor annotations (any other is a scalar's), and where each takes its dtype: after the
+shape (`T.Tensor((M, K), dtype)`), or after the shape and strides (`T.StridedTensor(shape, strides, dtype)`)."""
+
+
+@dataclass(frozen=True)
+class PrimFuncParam:
+    """One parameter of a prim_func. For a tensor, `dims` holds each dim's size where the source writes an int
+    (else None), or is None itself when the rank is not written literally; `dtype` is the name of a
+    tltyped dtype class (`float16`, `bool_`) where the source names one."""
+
+    name: str
+    is_tensor: bool
+    dims: tuple[int | None, ...] | None = None
+    dtype: str | None = None
+
+    @property
+    def scalar(self) -> str | None:
+        """A scalar's Python type (`T.int32`: int, `T.float32`: float); None for a tensor or an unknown scalar."""
+        if self.is_tensor or self.dtype is None:
+            return None
+        return "float" if self.dtype.startswith(("float", "bfloat")) else "bool" if self.dtype == "bool_" else "int"
+
+
+def returned_prim_func(factory: ast.FunctionDef) -> ast.FunctionDef | None:
+    """The `@T.prim_func` (or `@prim_func`) the factory defines at the top of its body and returns by name."""
+    defined = {
+        stmt.name: stmt
+        for stmt in factory.body
+        if isinstance(stmt, ast.FunctionDef) and any(_names_prim_func(d) for d in stmt.decorator_list)
+    }
+    for stmt in factory.body:
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id in defined:
+            return defined[stmt.value.id]
+    return None
+
+
+def _names_prim_func(decorator: ast.expr) -> bool:
+    return _last_name(decorator.func if isinstance(decorator, ast.Call) else decorator) == "prim_func"
+
+
+def params(prim_func: ast.FunctionDef) -> list[PrimFuncParam]:
+    """The prim_func's parameters, in order."""
+    return [read_param(arg.arg, arg.annotation) for arg in prim_func.args.args]
+
+
+def read_param(name: str, annotation: ast.expr | None) -> PrimFuncParam:
+    """A parameter from its annotation: a tensor in TileLang's call form (`T.Tensor((M, K), dtype)`, float32
+    when no dtype is given, as in TileLang) or subscript form (`T.Tensor[(M, K), dtype]`), else a scalar
+    (`T.int32`)."""
+    if isinstance(annotation, ast.Call):
+        args: dict[int | str, ast.expr] = {**dict(enumerate(annotation.args)), **{k.arg or "": k.value for k in annotation.keywords}}
+        tensor_class, default_dtype = _last_name(annotation.func), ast.Constant("float32")
+    elif isinstance(annotation, ast.Subscript):
+        parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        args, tensor_class, default_dtype = dict(enumerate(parts)), _last_name(annotation.value), None
+    else:
+        return PrimFuncParam(name, False, dtype=_dtype(annotation))
+    position = _DTYPE_POSITION.get(tensor_class or "")
+    if position is None:
+        return PrimFuncParam(name, False, dtype=_dtype(annotation))
+    dtype = args.get(position, args.get("dtype", default_dtype))
+    return PrimFuncParam(name, True, _dims(args.get(0, args.get("shape"))), _dtype(dtype))
+
+
+def _dims(shape: ast.expr | None) -> tuple[int | None, ...] | None:
+    if not isinstance(shape, (ast.Tuple, ast.List)):
+        return None
+    return tuple(
+        d.value if isinstance(d, ast.Constant) and type(d.value) is int else None for d in shape.elts
+    )
+
+
+def _dtype(dtype: ast.expr | None) -> str | None:
+    """The dtype class a dtype written as a name denotes (`"float32"`, `T.float16`, `tl.bfloat16`)."""
+    named = dtype.value if isinstance(dtype, ast.Constant) and isinstance(dtype.value, str) else (
+        dtype.attr if isinstance(dtype, ast.Attribute) else None
+    )
+    found = BY_NAME.get(named) if named is not None else None
+    return None if found is None else found.__name__
+
+
+def _last_name(expr: ast.expr | None) -> str | None:
+    """`prim_func` of `T.prim_func` or of `prim_func`; None for anything but a name or attribute."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return None

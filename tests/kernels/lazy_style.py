@@ -105,3 +105,20 @@ def widened(N):
                     Y[bx * 128 + i] = X[(bx * 128 + i) * WIDTH]
 
     return main
+
+
+@tl.jit(out_idx=-1)
+def with_workspace(N):
+    """TileLang's in-kernel workspace (flash_decoding's `glse`): lowers, has no launch yet."""
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        scratch = T.alloc_global([N], "float32")
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                scratch[bx * 128 + i] = X[bx * 128 + i] * 2
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                Y[bx * 128 + i] = scratch[bx * 128 + i]
+
+    return main

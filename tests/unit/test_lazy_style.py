@@ -134,3 +134,11 @@ def test_the_compiled_kernel_answers_what_tilelang_s_does(sm90) -> None:
     assert profiler.result_idx == []
     with pytest.raises(tl.ArgumentTypeError, match="split_pad: the compiled kernel takes X; got 2 arguments"):
         compiled(meta(200, dtype=F32), meta(200, dtype=F32))
+
+
+@needs_nvcc
+def test_an_in_kernel_workspace_is_a_clear_error_at_build(sm90) -> None:
+    kernel = ks.with_workspace(1024)
+    assert "__global__" in kernel.lower().cuda_source
+    with pytest.raises(tl.LoweringError, match="with_workspace: TileLang.s host code .*T.alloc_global. workspace"):
+        kernel.compile()

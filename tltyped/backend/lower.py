@@ -123,12 +123,18 @@ class LoweredKernel:
 
     @cached_property
     def wrapper(self) -> Any:
-        with tvm.target.Target(self.target):
-            module = tvm.IRModule({self.prim_func.attrs["global_symbol"]: self.prim_func})
-            return _HostWrapper(
-                module, self.cuda_source, tvm.target.Target(self.target),
-                device_mod=self.artifact.device_mod, host_mod=self.artifact.host_mod, pass_configs=self.pass_configs,
-            )
+        try:
+            with tvm.target.Target(self.target):
+                module = tvm.IRModule({self.prim_func.attrs["global_symbol"]: self.prim_func})
+                return _HostWrapper(
+                    module, self.cuda_source, tvm.target.Target(self.target),
+                    device_mod=self.artifact.device_mod, host_mod=self.artifact.host_mod, pass_configs=self.pass_configs,
+                )
+        except AssertionError as exc:  # TileLang's wrapper asserts that each device function gets its arguments
+            raise LoweringError(
+                f"{self.name}: TileLang's host code for the kernel cannot be made ({exc}); a `T.alloc_global` "
+                "workspace inside a lazy-style T.prim_func is not supported yet: make it a parameter"
+            ) from None
 
     @property
     def host_source(self) -> str:

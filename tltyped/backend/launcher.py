@@ -28,6 +28,7 @@ from tltyped.backend import build
 from tltyped.backend.kernel import CUBIN, CUDA_SOURCE, LAUNCHER_SOURCE, MODULE, CompiledKernel, OutputSpec, load
 from tltyped.backend.lower import HOST_SCALARS, LoweredKernel
 from tltyped.errors import ABIError
+from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.templates import render
 from tltyped.types.dtypes import ALL_DTYPES, as_dtype, bool_
@@ -214,7 +215,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
     written = lowered.written_params
     arguments = tuple(
         CTensor(name, args[index].value(index), as_dtype(str(buffer.dtype)).bits, sizes.of(buffer.shape),
-                sizes.of(buffer.strides or _compact_strides(buffer.shape)), index in written)
+                sizes.of(buffer.strides or compact_strides(buffer.shape)), index in written)
         for index, name, buffer in tensor_args
     )
     return ABI(tuple(args), tuple(outputs), tuple(call_args), returns, tuple(tensors), arguments)
@@ -261,15 +262,6 @@ casts are dropped, every size being 64-bit."""
 def _render(expr: Any, names: Mapping[Any, str], floor_div: str) -> str:
     renamed = substitute(expr, {var: tvm.tirx.Var(name, var.dtype) for var, name in names.items()})
     return str(pythonic_expr(renamed, ignore_cast=True, floor_div_op=floor_div))
-
-
-def _compact_strides(shape: Any) -> list[Any]:
-    """The strides, in elements, of a buffer TVM lays out compactly (its strides left empty)."""
-    strides, step = [], tvm.tirx.const(1, "int64")
-    for size in reversed(list(shape)):
-        strides.append(step)
-        step = step * size
-    return strides[::-1]
 
 
 def _output(label: str, buffer: Any, sizes: _Sizes) -> COutput:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin
+from typing import Any, get_origin
 
 import torch
 
@@ -25,7 +25,7 @@ from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
-from tltyped.types.tensor import Tensor
+from tltyped.types.tensor import Tensor, shape_and_dtype
 from tltyped.types.values import describe
 
 _DYN_DIM_MAX = 2**31 - 1  # dyn dims reach the kernel as int32
@@ -312,9 +312,11 @@ def _placeholder(
 ) -> torch.Tensor:
     """A meta tensor for a tensor parameter described by `T.Tensor(shape, dtype)` or by its dims' names."""
     if value is not _MISSING:
-        shape_arg, dtype_arg = get_args(value)
-        dtype = as_dtype(getattr(dtype_arg, "__forward_arg__", dtype_arg))
-        return torch.empty(tuple(int(s) for s in shape_arg), dtype=to_torch(dtype), device="meta")
+        stated = shape_and_dtype(value)
+        if stated is None:  # the bare class `T.Tensor`
+            raise ArgumentTypeError(f"{name}: argument {p.name!r}: T.Tensor describes a tensor by a shape and a dtype")
+        shape_arg, dtype_arg = stated
+        return torch.empty(tuple(int(s) for s in shape_arg), dtype=to_torch(as_dtype(dtype_arg)), device="meta")
     spec = p.tensor
     assert spec is not None
     missing = sorted({s for d in spec.all_dims for s in d.symbols if s not in dims})

@@ -99,12 +99,16 @@ def _is_compact(buffer: Any) -> bool:
     if not buffer.strides:
         return True
     analyzer = tvm.arith.Analyzer()
-    step: Any = tirx.const(1, "int64")
-    for size, stride in zip(reversed(list(buffer.shape)), reversed(list(buffer.strides))):
-        if not analyzer.can_prove_equal(stride, step):
-            return False
+    return all(analyzer.can_prove_equal(a, b) for a, b in zip(buffer.strides, compact_strides(buffer.shape)))
+
+
+def compact_strides(shape: Any) -> list[Any]:
+    """The strides, in elements, of a contiguous tensor of `shape` (TIR expressions, as TVM lays a buffer out)."""
+    strides, step = [], tirx.const(1, "int64")
+    for size in reversed(list(shape)):
+        strides.append(step)
         step = step * size
-    return True
+    return strides[::-1]
 
 
 class FactoryElaboration:

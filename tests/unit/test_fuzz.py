@@ -221,7 +221,8 @@ def run(case: Case, args: dict[str, Any], route: str, by_keyword: bool) -> None:
             if name not in args:
                 break
             positional.append(args[name])
-    target(*positional, **dict(list(args.items())[len(positional):]))
+    given = list(inspect.signature(case.fn.__wrapped__).parameters)[: len(positional)]
+    target(*positional, **{name: value for name, value in args.items() if name not in given})
 
 
 def names_a_parameter(text: str, candidates: set[str]) -> bool:

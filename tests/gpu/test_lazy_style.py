@@ -43,6 +43,13 @@ def test_out_parameters_a_dyn_scalar_and_outputs_before_the_input() -> None:
     assert hi.dtype == torch.float16 and rel_err(hi, expected_hi) < 1e-3
 
 
+def test_an_in_kernel_workspace_carries_results_from_one_launch_to_the_next() -> None:
+    x = torch.randn(4096, device="cuda")
+    poison_allocator(((4096,), torch.float32), ((4096,), torch.float32))
+    y = ks.with_workspace(4096)(x)
+    assert rel_err(y, x.double() * 2) == 0
+
+
 def test_wrong_calls_are_clear_errors() -> None:
     kernel = ks.matmul(256, 256, 128, 64, 64, 32)
     a = torch.randn(256, 128, dtype=torch.float16, device="cuda")

@@ -109,7 +109,7 @@ def widened(N):
 
 @tl.jit(out_idx=-1)
 def with_workspace(N):
-    """TileLang's in-kernel workspace (flash_decoding's `glse`): lowers, has no launch yet."""
+    """TileLang's in-kernel workspace (flash_decoding's `glse`), written by one launch and read by the next."""
 
     @T.prim_func
     def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):

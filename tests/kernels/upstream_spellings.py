@@ -57,6 +57,23 @@ def matmul_dynamic_mnk(A, B, block_M, block_N, block_K, trans_A, trans_B, in_dty
 
 
 @tl.jit
+def grouped_rows(X, H, kv_group=1):
+    """A const parameter read, then rebound, before the annotations (dsa_sparse_finetune's `H = H_kv`)."""
+    S = T.dynamic("S")
+    H_kv = H // kv_group
+    x_shape = [S, H]
+    H = H_kv
+    X: T.Tensor(x_shape, T.float32)
+    Y = T.empty([S, H], T.float32)
+
+    with T.Kernel(S, threads=32) as bx:
+        for j in T.serial(H):
+            Y[bx, j] = X[bx, j * kv_group]
+
+    return Y
+
+
+@tl.jit
 def both_orders(A, B):
     """Two-element subscriptions read both ways: tltyped's `[dtype, dim]` and TileLang's `[shape, dtype]`."""
     N = T.const("N")

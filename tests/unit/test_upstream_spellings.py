@@ -56,6 +56,14 @@ def test_a_computed_shape_is_checked_naming_the_parameter() -> None:
         fn.lower(meta(256, 128, dtype=F32), meta(128, 64), trans_A=False, trans_B=False, **GEMM)
 
 
+def test_a_const_read_before_the_body_rebinds_it_keeps_its_parameter_value() -> None:
+    signature = resolved(ks.grouped_rows, H=8, kv_group=2)
+    assert str(signature.param("X").tensor) == "Tensor[float32, S, 8]"
+    prim_func = ks.grouped_rows.lower(meta(5, 8, dtype=F32), 8, 2).prim_func
+    (output,) = [prim_func.buffer_map[v] for v in prim_func.params[1:] if v in prim_func.buffer_map]
+    assert int(output.shape[1]) == 4  # H rebound to H // kv_group after X's shape was computed
+
+
 def test_a_two_element_subscription_is_read_in_the_order_its_values_say() -> None:
     fn = ks.both_orders
     assert {p.name: str(p.tensor) for p in fn.signature.tensors} == {"A": "Tensor[float32, N]", "B": "Tensor[float32, N, 2]"}

@@ -131,10 +131,7 @@ class LoweredKernel:
                     device_mod=self.artifact.device_mod, host_mod=self.artifact.host_mod, pass_configs=self.pass_configs,
                 )
         except AssertionError as exc:  # TileLang's wrapper asserts that each device function gets its arguments
-            raise LoweringError(
-                f"{self.name}: TileLang's host code for the kernel cannot be made ({exc}); a `T.alloc_global` "
-                "workspace inside a lazy-style T.prim_func is not supported yet: make it a parameter"
-            ) from None
+            raise LoweringError(f"{self.name}: TileLang's host code for the kernel cannot be made ({exc})") from None
 
     @property
     def host_source(self) -> str:

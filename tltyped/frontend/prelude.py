@@ -46,25 +46,35 @@ class Prelude:
         self.module_names = module_names  # what the kernel's module assigns at top level, maybe after the kernel
 
     def _slice(self, names: set[str], before: int) -> list[ast.stmt]:
-        """The statements before line `before` that (transitively) bind `names`, in source order."""
+        """The statements that (transitively) bind `names` as they are at line `before`, in source order.
+
+        Each name a chosen statement loads is looked for before that statement,
+        so `H_kv = H // g` later followed by `H = H_kv` reads the parameter `H`.
+        """
         chosen: dict[int, ast.stmt] = {}
-        todo = set(names)
-        seen: set[str] = set()
+        todo = [(name, before) for name in names]
+        seen: set[tuple[str, int]] = set()
         while todo:
-            name = todo.pop()
-            seen.add(name)
+            name, line = todo.pop()
+            if (name, line) in seen:
+                continue
+            seen.add((name, line))
             for stmt in reversed(self.body.statements):
-                if stmt.lineno < before and id(stmt) not in chosen and name in _stored_in(stmt):
-                    chosen[id(stmt)] = stmt
-                    todo |= _loaded(stmt) - seen
+                if stmt.lineno < line and name in _stored_in(stmt):
+                    if id(stmt) not in chosen:
+                        chosen[id(stmt)] = stmt
+                        todo += [(loaded, stmt.lineno) for loaded in _loaded(stmt)]
                     break
         return sorted(chosen.values(), key=lambda s: (s.lineno, s.col_offset))
 
     def evaluate(self, node: ast.expr, line: int, consts: Mapping[str, Any] | None) -> Any:
         """The value of `node` as written at `line`; `Deferred` if it needs consts and none are given."""
         statements = self._slice(_loaded(node), line)
-        stored = set().union(*(_stored_in(s) for s in statements), _stored_in(node))
-        free = _loaded(node).union(*(_loaded(s) for s in statements)) - stored
+        free: set[str] = set()  # names loaded before any chosen statement binds them: from outside the body
+        stored: set[str] = set()
+        for part in (*statements, node):
+            free |= _loaded(part) - stored
+            stored |= _stored_in(part)
         needed = free & self.const_params
         if consts is None and needed:
             raise Deferred(frozenset(needed))

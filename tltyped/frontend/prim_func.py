@@ -11,7 +11,10 @@ scalar parameter is a dyn scalar (`T.int32`, `T.float32`) or a raw pointer
 `FactoryElaboration` is how a factory's kernels are elaborated: by running
 the factory with its arguments at the true miss that builds a kernel
 (TileLang parses a body in milliseconds, next to seconds of nvcc), so a
-kernel is always built from the values the factory reads now. If the
+kernel is always built from the values the factory reads now. A
+`T.alloc_global` workspace the PrimFunc allocates at its top level (as
+flash decoding's split results) becomes a parameter the call allocates, as
+eager `T.alloc_global` scratch is, so the launcher passes it. If the
 factory's kernel no longer has the signature its kernel object was made
 with (a global it reads was rebound since), the build is refused rather
 than launched with a mismatched layout.
@@ -136,4 +139,33 @@ class FactoryElaboration:
                 f"{name}: the factory now returns a kernel with signature {signature}, not {self.signature} as when "
                 f"this kernel object was made (a value it reads has changed); call {name}(...) again for a new kernel"
             )
-        return Elaborated(outputs_last(prim_func, [p.name for p in signature.outputs]), variables)
+        outputs = [p.name for p in signature.outputs]
+        return Elaborated(outputs_last(workspaces_as_params(prim_func), outputs), variables)
+
+
+def workspaces_as_params(prim_func: Any) -> Any:
+    """The PrimFunc with its top-level global buffers (`T.alloc_global`) as parameters after the others.
+
+    TileLang allocates such a workspace in its host code (TVM's workspace
+    allocator); tltyped's launcher allocates every parameter after the
+    runtime arguments instead, as for eager kernels, and `tilelang_out_idx`
+    (counted from the end) still names the same returned outputs once
+    `outputs_last` has moved those behind the workspaces.
+    """
+    realize = prim_func.body
+    if not isinstance(realize, tirx.SBlockRealize):
+        return prim_func
+    block = realize.block
+    workspaces = [b for b in block.alloc_buffers if b.scope() == "global"]
+    if not workspaces:
+        return prim_func
+    kept = [b for b in block.alloc_buffers if b.scope() != "global"]
+    body = tirx.SBlockRealize(realize.iter_values, realize.predicate, tirx.SBlock(
+        block.iter_vars, block.reads, block.writes, block.name_hint, block.body, block.init, kept,
+        block.match_buffers, block.annotations,
+    ))
+    handles = [tirx.Var(f"{b.name}_handle", "handle") for b in workspaces]
+    return tirx.PrimFunc(
+        [*prim_func.params, *handles], body, prim_func.ret_type,
+        {**prim_func.buffer_map, **dict(zip(handles, workspaces))}, prim_func.attrs,
+    )

@@ -150,3 +150,14 @@ def test_compile_fullgraph_dynamic_traces_symbolic_shapes(fake: FakeTensorMode) 
     assert tuple(out.shape) == (21,)
     kernel_out = seen[0][0]
     assert str(kernel_out.shape[0]).startswith("2*s") and kernel_out.dtype == torch.float32
+
+
+@pytest.mark.parametrize("program, shapes, expected", [
+    (scaled_plus_one, [(10,)], (10,)), (interleaved, [(10,), (10,)], (21,)), (accumulated, [(8,), (8,)], (8,)),
+    (halves, [(6, 4)], ()), (doubled, [(10,)], (10,)),
+])
+def test_compile_fullgraph_with_the_eager_backend_runs_the_kernel_on_fake_tensors(fake, program, shapes, expected) -> None:
+    compiled = torch.compile(program, fullgraph=True, backend="eager")
+    with fake:
+        out = compiled(*(cuda(fake, *shape) for shape in shapes))
+    assert tuple(out.shape) == expected

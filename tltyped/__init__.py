@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from tltyped.errors import (
         ArgumentTypeError,
         ArgumentValueError,
+        AutogradError,
         CacheWarning,
         CompileError,
         DefinitionError,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
         TargetError,
         TuningError,
     )
-    from tltyped.jit import JitFunction, KernelObject, jit
+    from tltyped.jit import JitFunction, KernelObject, jit, register_autograd
     from tltyped.types import (
         DType,
         Tensor,
@@ -59,14 +60,14 @@ if TYPE_CHECKING:
     from tltyped.types import bool_ as bool  # noqa: A004  (`tl.bool`, the element type)
 
 __all__ = [
-    "ArgumentTypeError", "ArgumentValueError", "CacheInfo", "CacheWarning", "CompileError", "DType", "DefinitionError",
+    "ArgumentTypeError", "ArgumentValueError", "AutogradError", "CacheInfo", "CacheWarning", "CompileError", "DType", "DefinitionError",
     "DimSyntaxError", "Error", "JitFunction", "KernelBuildError", "KernelObject", "LaunchError", "LoweringError", "TargetError", "Tensor",
     "Tune", "TuningError", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
-    "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "tune", "uint8",
+    "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "register_autograd", "tune", "uint8",
     "uint16", "uint32", "uint64",
 ]
 
-_ERRORS = ("ArgumentTypeError", "ArgumentValueError", "CacheWarning", "CompileError", "DefinitionError", "DimSyntaxError",
+_ERRORS = ("ArgumentTypeError", "ArgumentValueError", "AutogradError", "CacheWarning", "CompileError", "DefinitionError", "DimSyntaxError",
            "Error", "KernelBuildError", "LaunchError", "LoweringError", "TargetError", "TuningError")
 _HOME = {  # public name -> the module defining it
     **{name: "tltyped.errors" for name in _ERRORS},
@@ -74,6 +75,7 @@ _HOME = {  # public name -> the module defining it
     "JitFunction": "tltyped.jit",
     "KernelObject": "tltyped.jit",
     "jit": "tltyped.jit",
+    "register_autograd": "tltyped.jit",
 }
 
 

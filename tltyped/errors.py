@@ -73,6 +73,11 @@ class LaunchError(Error, RuntimeError):
     driver refuses."""
 
 
+class AutogradError(Error, RuntimeError):
+    """A call that autograd would record (grad mode on, an input requiring grad) to a kernel with no registered
+    backward: never run silently without gradients."""
+
+
 class CacheWarning(Error, UserWarning):
     """The kernel cache held something unusable, or cannot be used; tltyped rebuilt or fell back."""
 

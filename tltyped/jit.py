@@ -58,6 +58,8 @@ class JitFunction(Protocol[P, R_co]):
 
     def get_kernel_source(self, *args: P.args, **kwargs: P.kwargs) -> str: ...
 
+    def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None: ...
+
 
 class KernelObject(JitFunction[P, R_co], Protocol):
     """What a lazy-style factory's call returns: its kernel for those values, called like a JitFunction, with the
@@ -86,6 +88,7 @@ def jit(
     pass_configs: Mapping[str, Any] | None = None,
     compile_flags: str | Sequence[str] | None = None,
     out_idx: int | Sequence[int] | None = None,
+    op: str | None = None,
 ) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
 
 
@@ -97,20 +100,29 @@ def jit(
     pass_configs: Mapping[str, Any] | None = None,
     compile_flags: str | Sequence[str] | None = None,
     out_idx: int | Sequence[int] | None = None,
+    op: str | None = None,
 ) -> Any:
     """Make a kernel: `@tl.jit`, or with TileLang's keywords `@tl.jit(target="sm_90a", pass_configs={...},
     compile_flags=[...], out_idx=[-1])` (`out_idx`: the tensor parameters the kernel allocates and returns
-    rather than takes)."""
+    rather than takes); `op="mylib::rms_norm"` names the torch op tracers see (callpath/torch_op.py)."""
     options = BuildOptions.of(pass_configs, compile_flags)
     target = targets.explicit(target)
 
     def decorate(fn: Callable[..., Any]) -> Any:
         if is_factory(fn):
-            return Factory(fn, out_idx, target, options)
+            return Factory(fn, out_idx, target, options, op)
         analysis = analyze(fn, out_idx)
         if analysis.signature.is_resolved:
-            return Dispatcher(fn, analysis.signature, target, options).exposed()
-        router = Router(analysis, target, options)
+            return Dispatcher(fn, analysis.signature, target, options, op).exposed()
+        router = Router(analysis, target, options, op)
         return expose(router.call, fn, router)
 
     return decorate if fn is None else decorate(fn)
+
+
+def register_autograd(
+    kernel: JitFunction[P, R], backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None,
+) -> None:
+    """`kernel.register_autograd(backward, setup_context=...)`, as `torch.library.register_autograd(op, ...)` is
+    spelled: calls that autograd records then go through the kernel's torch op, and its backward."""
+    kernel.register_autograd(backward, setup_context)

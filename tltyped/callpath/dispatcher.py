@@ -32,12 +32,13 @@ from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, LaunchError
-from tltyped.frontend.binding import Binder, Bound, inspection_arguments
+from tltyped.frontend.binding import Binder, Bound, inspection_arguments, without_data
 from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
     from tltyped.backend.compiler import KernelBuilder
     from tltyped.backend.lower import LoweredKernel
+    from tltyped.callpath.torch_op import Autograd, KernelOp
 
 logger = logging.getLogger(__name__)
 
@@ -61,11 +62,14 @@ class Dispatcher:
 
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike,
-        options: BuildOptions = BuildOptions(),
+        options: BuildOptions = BuildOptions(), op: str | None = None,
     ) -> None:
         if target is not None:
             targets.normalize(target)  # reject a malformed target at decoration
         self.fn = fn
+        self.op = op  # the torch op's name, `tl.jit(op=...)` (torch_op.py)
+        self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
+        self.autograd: Autograd | None = None  # the backward `register_autograd` gave
         self.target = target
         self.options = options
         self.signature = signature
@@ -100,9 +104,18 @@ class Dispatcher:
     def slow(self, *args: Any) -> Any:
         self.misses += 1
         self.load_helpers()
+        given = [a for p, a in zip(self.signature.params, args) if p.kind is Kind.TENSOR and issubclass(type(a), torch.Tensor)]
+        if torch.is_grad_enabled() and any(t.requires_grad for t in given):
+            from tltyped.callpath import torch_op
+
+            return torch_op.autograd_call(self, args)
+        if any(without_data(t) and t.device.type != "meta" for t in given):  # a tracer's tensors: the kernel's op
+            from tltyped.callpath import torch_op
+
+            return torch_op.traced_call(self, args)
         bound = self.binder.bind(args, allow_meta=True)
         if bound.device is not None and bound.device.type == "meta":
-            return self.on_meta(bound)
+            return unpack(self.outputs(bound))
         if bound.device is None:  # no tensor says where: the current device, as the fast path's facts say
             if not torch.cuda.is_available():
                 raise LaunchError(f"{self.signature.name}: no CUDA device is available to run the kernel on")
@@ -122,9 +135,10 @@ class Dispatcher:
                     self.building.pop(key, None)  # threads still waiting hold the lock object itself
         return launch(*self.launch_args(bound), stream, device)
 
-    def on_meta(self, bound: Bound) -> Any:
-        """A call with meta tensors, as a torch op takes them: nothing runs, and the outputs come back on meta,
-        shaped as the kernel of the call's specialisation would allocate them (read from its elaboration)."""
+    def outputs(self, bound: Bound) -> list[torch.Tensor]:
+        """The outputs a call allocates and returns, made with no data (on meta, or fake under a tracer), shaped as
+        the kernel of the call's specialisation allocates them (read from its elaboration): a call with meta
+        tensors returns them, and they are the fake implementation of the kernel's torch op (torch_op.py)."""
         from tltyped.frontend.elaborate import returned_shapes  # imports TileLang
         from tltyped.types.dtypes import to_torch
 
@@ -134,9 +148,8 @@ class Dispatcher:
         elaborated = self.builder.elaborate(self.specialization(bound, consts))
         inputs = sum(p.is_runtime for p in self.signature.params)
         sizes = {d: bound.dims[d] for d in self.signature.dyn_dims}
-        outputs = [torch.empty(shape, dtype=to_torch(dtype), device="meta")
-                   for shape, dtype in returned_shapes(elaborated, inputs, sizes)]
-        return None if not outputs else outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return [torch.empty(shape, dtype=to_torch(dtype), device=bound.device)
+                for shape, dtype in returned_shapes(elaborated, inputs, sizes)]
 
     def stream(self, bound: Bound) -> int:
         """The raw current stream of the call's device, read by the same facts function as the fast path."""
@@ -215,7 +228,7 @@ class Dispatcher:
         return {p.name: bound.values[p.name] for p in self.signature.params if p.kind is Kind.CONST}
 
     def specialization(self, bound: Bound, consts: dict[str, Any]) -> Specialization:
-        const_dims = {d: v for d, v in bound.dims.items() if not self.signature.dims[d]}
+        const_dims = {d: int(v) for d, v in bound.dims.items() if not self.signature.dims[d]}  # a traced size: specialised
         return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
 
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
@@ -226,10 +239,13 @@ class Dispatcher:
 
     def bind_for_inspection(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Specialization, dict[str, Any]]:
         """The specialisation and target a call with these arguments (meta tensors allowed) would use."""
-        bound = self.binder.bind(inspection_arguments(self.signature, args, kwargs, self.binder.env), allow_meta=True)
+        return self.inspected(self.binder.bind(inspection_arguments(self.signature, args, kwargs, self.binder.env), allow_meta=True))
+
+    def inspected(self, bound: Bound) -> tuple[Specialization, dict[str, Any]]:
+        """The specialisation and target of a bound call, the first candidate of any tuning space standing for all."""
         consts = self.consts(bound)
         for name, space in bound.tuned.items():
-            consts[name] = space.values[0]  # inspection shows the first candidate of a tuning space
+            consts[name] = space.values[0]
         return self.specialization(bound, consts), targets.resolve(self.target, bound.device)
 
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
@@ -262,6 +278,14 @@ class Dispatcher:
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self.fast_path.hits(), self.misses, self.kernels.compiles, self.kernels.disk_hits, len(self.launches))
 
+    def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
+        """Give the kernel a backward, as `torch.library.register_autograd` takes one: `setup_context(ctx, inputs,
+        output)` with the kernel's runtime arguments and its result, `backward(ctx, *grads)` returning a gradient
+        (or None) per runtime argument. Calls autograd records then go through the kernel's torch op."""
+        from tltyped.callpath import torch_op
+
+        torch_op.register_autograd(self, backward, setup_context)
+
     def exposed(self) -> Any:
         """The fast path as users hold it (see `expose`)."""
         return expose(self.fast_path.call, self.fn, self)
@@ -279,20 +303,52 @@ class Inspectable(Protocol):
 
     def cache_info(self) -> CacheInfo: ...
 
+    def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None: ...
+
 
 def expose(call: Any, fn: Callable[..., Any], owner: Inspectable) -> Any:
     """`call` (the fast path: the C cached call or a generated function) named like `fn`, carrying `owner`'s
-    `signature`, `fast_path_source`, `lower`, `compile`, `cache_info` and TileLang's `get_kernel_source` as
-    attributes, so that a cached call costs one call and no more."""
+    `signature`, `fast_path_source`, `lower`, `compile`, `cache_info`, `register_autograd` and TileLang's
+    `get_kernel_source` as attributes, so that a cached call costs one call and no more; and Dynamo's hook."""
     functools.update_wrapper(call, fn)
     call.signature = owner.signature
     call.fast_path_source = owner.fast_path_source
     call.lower = owner.lower
     call.compile = owner.compile
     call.cache_info = owner.cache_info
+    call.register_autograd = owner.register_autograd
     call.get_kernel_source = functools.partial(_kernel_source, owner)
     call._dispatcher = owner
+    _hook_dynamo(call)
     return call
+
+
+def _hook_dynamo(call: Any) -> None:
+    """Let Dynamo trace calls of `call`, which it cannot trace into, as one call in its graph (torch_op.py says how):
+    the attributes of torch's script-if-tracing wrappers make Dynamo trace `traced` instead, whose `register`
+    Dynamo runs for real, as a function of constant result, before it reaches `entry`. Nothing is imported here."""
+
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        return call(*args, **kwargs)
+
+    def register() -> None:
+        from tltyped.callpath.torch_op import allow_in_graph
+
+        allow_in_graph(entry)
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        register()
+        return entry(*args, **kwargs)
+
+    register._dynamo_marked_constant = True  # type: ignore[attr-defined]  # torch._dynamo.assume_constant_result
+    functools.update_wrapper(entry, call)
+    setattr(call, "__script_if_tracing_wrapper", True)
+    setattr(call, "__original_fn", traced)
+
+
+def unpack(outputs: list[torch.Tensor]) -> Any:
+    """A list of outputs (the torch op's) as the kernel returns them: None, one tensor, or a tuple."""
+    return None if not outputs else outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def _kernel_source(owner: Inspectable, *args: Any, **kwargs: Any) -> str:

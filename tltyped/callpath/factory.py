@@ -48,10 +48,13 @@ OutIdx = int | Sequence[int] | None
 class Factory:
     """What `@tl.jit` returns for a lazy-style function: call it with the factory's arguments for their kernel."""
 
-    def __init__(self, fn: Callable[..., Any], out_idx: OutIdx, target: targets.TargetLike, options: BuildOptions) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], out_idx: OutIdx, target: targets.TargetLike, options: BuildOptions, op: str | None = None,
+    ) -> None:
         if target is not None:
             targets.normalize(target)  # reject a malformed target at decoration
         self.fn = fn
+        self.op = op  # every kernel object's op is named from it, with the digest of its arguments (torch_op.py)
         self.out_idx = out_idx
         self.target = target
         self.options = options
@@ -73,7 +76,7 @@ class Factory:
         return kernel
 
     def _kernel(self, arguments: dict[str, Any]) -> Any:
-        dispatcher = FactoryDispatcher(self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx)
+        dispatcher = FactoryDispatcher(self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx, self.op)
         return dispatcher.exposed()
 
     def signature(self, arguments: dict[str, Any]) -> KernelSignature:
@@ -114,11 +117,11 @@ class FactoryDispatcher(Dispatcher):
 
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike, options: BuildOptions,
-        arguments: dict[str, Any], out_idx: OutIdx,
+        arguments: dict[str, Any], out_idx: OutIdx, op: str | None = None,
     ) -> None:
         self.arguments = arguments
         self.out_idx = out_idx
-        super().__init__(fn, signature, target, options)
+        super().__init__(fn, signature, target, options, op)
 
     @functools.cached_property
     def builder(self) -> KernelBuilder:

@@ -34,12 +34,14 @@ if TYPE_CHECKING:
 class Router:
     """One jit function with deferred annotations: a Dispatcher per value of the consts they depend on."""
 
-    def __init__(self, analysis: Analysis, target: targets.TargetLike, options: BuildOptions) -> None:
+    def __init__(self, analysis: Analysis, target: targets.TargetLike, options: BuildOptions, op: str | None = None) -> None:
         if target is not None:
             targets.normalize(target)
         self.analysis = analysis
         self.target = target
         self.options = options
+        self.op = op
+        self.backward: tuple[Callable[..., Any], Callable[..., Any] | None] | None = None  # given to every Dispatcher
         self.signature: KernelSignature = analysis.signature
         self.children: dict[Hashable, Dispatcher] = {}
         self.calls: dict[Hashable, Callable[..., Any]] = {}
@@ -72,7 +74,9 @@ class Router:
             dispatcher = self.children.get(key)
             if dispatcher is None:
                 signature = self.analysis.resolve(consts)
-                dispatcher = self.children[key] = Dispatcher(self.analysis.fn, signature, self.target, self.options)
+                dispatcher = self.children[key] = Dispatcher(self.analysis.fn, signature, self.target, self.options, self.op)
+                if self.backward is not None:
+                    dispatcher.register_autograd(*self.backward)
                 self.calls[key] = dispatcher.fast_path.call
         return dispatcher
 
@@ -92,6 +96,13 @@ class Router:
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
         return self.child(self._consts(args, kwargs)).compile(*args, **kwargs)
+
+    def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
+        """Dispatcher.register_autograd, for every resolved signature's Dispatcher, now and later."""
+        with self._lock:
+            self.backward = (backward, setup_context)
+            for dispatcher in self.children.values():
+                dispatcher.register_autograd(backward, setup_context)
 
     def cache_info(self) -> CacheInfo:
         infos = [d.cache_info() for d in self.children.values()]

@@ -57,6 +57,9 @@ _current_raw_stream: Callable[[int], int] = getattr(torch._C, "_cuda_getCurrentR
 """torch's raw current stream of a device: its private 0.1 us getter, or the public 4 us one where that is gone."""
 
 
+_PYTHON_KEY = torch._C.DispatchKey.Python  # a tensor subclass torch dispatches to Python: a tracer's FakeTensor, ...
+
+
 def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
     device = tensors[0].get_device() if tensors and tensors[0].is_cuda else -1
@@ -66,6 +69,8 @@ def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     for rank, t in zip(ranks, tensors):
         if t.dim() != rank:
             raise ArgumentValueError("rank mismatch")
+        if (t.requires_grad and torch.is_grad_enabled()) or torch._C._dispatch_keys(t).has(_PYTHON_KEY):
+            raise ArgumentValueError("autograd, or a tracer's tensor")  # the slow path's to handle (dispatcher.py)
         cuda = t.is_cuda
         data = t.data_ptr() if cuda or t.is_cpu else 0
         out += [data, _signature(t, cuda, data), *t.shape]

@@ -13,6 +13,7 @@ address.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_origin
@@ -83,8 +84,8 @@ class Binder:
                     ArgumentValueError, f"argument {name!r} = {bound.values[name]}, but it is dim {name} of "
                     f"{bound.dim_origin[name]}, which is {bound.dims[name]}",
                 )
-        for dim in self.signature.dyn_dims:
-            if bound.dims[dim] > _DYN_DIM_MAX:
+        for dim in self.signature.dyn_dims:  # a traced size (a SymInt) is left to the real call: no guard on it
+            if type(bound.dims[dim]) is int and bound.dims[dim] > _DYN_DIM_MAX:
                 raise self._fail(
                     ArgumentValueError, f"dim {dim} = {bound.dims[dim]} (from {bound.dim_origin[dim]}) is too large for a dyn dim "
                     f"(int32, at most {_DYN_DIM_MAX}); declare it const to specialise on it",
@@ -139,7 +140,7 @@ class Binder:
         if not issubclass(type(t), torch.Tensor):  # never `t.__class__`, which a value may fake
             raise self._fail(ArgumentTypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
         self._check_device(p, t, bound, allow_meta)
-        if t.device.type != "meta" and t.numel() and not _has_memory(t):
+        if not without_data(t) and t.numel() and not _has_memory(t):
             raise self._fail(
                 ArgumentValueError, f"argument {p.name!r} is a {type(t).__qualname__} with no memory of its own "
                 f"(a tensor subclass without storage); kernels take tensors whose data is on the device",
@@ -162,7 +163,7 @@ class Binder:
                     raise self._fail(ArgumentValueError, f"dim {dim.text}: {seen} (from {origin}) vs {size} (from {p.name}, {where})")
         bound.dtypes[p.name] = dtype
         bound.strides[p.name] = None if t.is_contiguous() or spec.strides is not None else strides
-        if t.device.type != "meta" and t.data_ptr() % ALIGNMENT:
+        if not without_data(t) and t.data_ptr() % ALIGNMENT:
             raise self._fail(
                 ArgumentValueError,
                 f"argument {p.name!r}: data pointer is not {ALIGNMENT}-byte aligned "
@@ -221,6 +222,17 @@ class Binder:
                 if expected != size:
                     where = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in dim.symbols)
                     raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected} ({where}), got {size}")
+
+
+def without_data(t: torch.Tensor) -> bool:
+    """A tensor that stands for one: on meta, or a tracer's (torch's FakeTensor, FunctionalTensor), whose
+    modules exist once something has made such tensors."""
+    if t.device.type == "meta":
+        return True
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    functional = sys.modules.get("torch._subclasses.functional_tensor")
+    return (fake is not None and isinstance(t, fake.FakeTensor)) or (
+        functional is not None and isinstance(t, functional.FunctionalTensor))
 
 
 def _has_memory(t: torch.Tensor) -> bool:

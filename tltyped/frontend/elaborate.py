@@ -20,6 +20,7 @@ there; `tilelang_out_idx` then names, from the end, the ones returned.
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -33,7 +34,7 @@ from tilelang.language.eager import ast as tl_ast
 from tilelang.language.eager import builder as tl_builder
 from tilelang.language.eager.utils import construct_strides
 
-from tltyped.errors import KernelBuildError
+from tltyped.errors import ArgumentValueError, KernelBuildError
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
 from tltyped.templates.names import c_names, identifier
@@ -240,25 +241,45 @@ def outputs_last(prim_func: Any, outputs: list[str]) -> Any:
     return moved.with_attr("tilelang_out_idx", [i - len(outputs) for i in range(len(outputs))])
 
 
-def returned_shapes(elaborated: Elaborated, inputs: int, sizes: Mapping[str, int]) -> list[tuple[tuple[int, ...], str]]:
+def returned_shapes(elaborated: Elaborated, inputs: int, sizes: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
     """The shape and dtype of each output the kernel returns, in return order, for these dyn dims' sizes.
 
     The outputs are the parameters after the `inputs` runtime ones; `tilelang_out_idx` says, from the end,
-    which are returned (what the launcher returns, and a call with meta tensors gives back).
+    which are returned (what the launcher returns, and a call with meta tensors gives back). A size is an
+    int, or torch's symbolic size where the dyn dims' are (a traced call): each output's shape is evaluated
+    over them, so it stays symbolic.
     """
     prim_func = elaborated.prim_func
     params = list(prim_func.params)
     attrs = prim_func.attrs
     returned = [int(i) for i in attrs["tilelang_out_idx"]] if attrs and "tilelang_out_idx" in attrs else []
-    values = {elaborated.dyn_vars[name]: tirx.IntImm("int32", size) for name, size in sizes.items() if name in elaborated.dyn_vars}
-    analyzer = tvm.arith.Analyzer()
+    values = {elaborated.dyn_vars[name].name: size for name, size in sizes.items() if name in elaborated.dyn_vars}
     shapes = []
     for index in returned:
         buffer = prim_func.buffer_map[params[len(params) + index]]
-        shape = tuple(int(analyzer.simplify(tirx.stmt_functor.substitute(size, values))) for size in buffer.shape)
-        shapes.append((shape, str(buffer.dtype)))
+        shapes.append((tuple(_evaluate(size, values) for size in buffer.shape), str(buffer.dtype)))
     assert all(len(params) + i >= inputs for i in returned), "an input is never returned"
     return shapes
+
+
+_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "FloorDiv": operator.floordiv,
+    "FloorMod": operator.mod, "Min": min, "Max": max,
+}
+
+
+def _evaluate(expr: Any, values: Mapping[str, Any]) -> Any:
+    """An integer TIR expression over dyn dims' variables (by name), evaluated on their sizes (ints or SymInts)."""
+    kind = type(expr).__name__
+    if kind == "IntImm":
+        return int(expr.value)
+    if kind == "Var":
+        return values[expr.name]
+    if kind == "Cast":
+        return _evaluate(expr.value, values)
+    if kind in _ARITHMETIC:
+        return _ARITHMETIC[kind](_evaluate(expr.a, values), _evaluate(expr.b, values))
+    raise ArgumentValueError(f"an output's size `{expr}` is not integer arithmetic of dims")
 
 
 def _buffer(p: Param, spec: Specialization, dims: Mapping[str, Any]) -> Any:

@@ -12,7 +12,7 @@
  * non-contiguous tensor's signature is a tuple (int, *strides) so that every
  * layout gets its own cache key. `ranks` (bytes) holds each tensor's expected
  * rank. Anything this cannot handle (a non-tensor, a meta tensor, a rank
- * mismatch, a tensor without memory) is handed to the Python fallback
+ * mismatch, a tensor without memory, one that requires grad) is handed to the Python fallback
  * registered with set_fallback() (callpath/tensors.py's `python_facts`),
  * which computes the same tuple (or fails, sending the call to the slow path).
  *
@@ -35,9 +35,22 @@ static PyObject* fallback = NULL;
 typedef int (*read_fn)(PyObject* tensor, DLTensor* out);
 static read_fn reader = NULL;  // torch_direct.cpp's READ, or NULL
 
-// A tensor's DLTensor, 0, or -1 with a Python error set where the exchange API fails.
+// A tensor's DLTensor, 0; or -1 (a Python error may be set) where the exchange API fails, or where no
+// launch may take the tensor: one that requires grad with grad mode on (autograd is the slow path's), or a
+// tracer's, READ tells (for any tensor); without READ, any tensor that requires grad.
+static PyObject* requires_grad_name = NULL;
+
 static int read_tensor(PyObject* tensor, DLTensor* out) {
-  return reader != NULL && reader(tensor, out) == 0 ? 0 : api->dltensor_from_py_object_no_sync(tensor, out);
+  if (reader != NULL) {
+    const int read = reader(tensor, out);
+    if (read >= 0) return read == 0 ? 0 : -1;
+    return api->dltensor_from_py_object_no_sync(tensor, out);
+  }
+  if (api->dltensor_from_py_object_no_sync(tensor, out) != 0) return -1;
+  PyObject* grad = PyObject_GetAttr(tensor, requires_grad_name);
+  const int requires_grad = grad == NULL || PyObject_IsTrue(grad);
+  Py_XDECREF(grad);
+  return requires_grad ? -1 : 0;
 }
 
 // Whether a tensor read into `t` has memory behind its elements: a tensor subclass without storage of its
@@ -129,6 +142,7 @@ static PyObject* set_reader(PyObject* self, PyObject* capsule) {
 
 // torch's DLPack exchange API and tensor type, found once when the module is imported; -1 with an error set.
 static int tensors_init(void) {
+  if ((requires_grad_name = PyUnicode_InternFromString("requires_grad")) == NULL) return -1;
   PyObject* torch = PyImport_ImportModule("torch");
   if (torch == NULL) return -1;
   PyObject* type = PyObject_GetAttrString(torch, "Tensor");

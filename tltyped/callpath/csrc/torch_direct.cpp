@@ -20,8 +20,12 @@
  * gives for a plain CUDA tensor (dense, no conjugate or negative bit, no
  * subclass dispatch, made outside inference mode), read from its TensorImpl in
  * a tenth of the time; -1, with no Python error set, for any other tensor,
- * which the caller then reads through the API. The cached call (csrc/cached_call.c)
- * reads its tensors with it. It relies on where a torch.Tensor object keeps
+ * which the caller then reads through the API; and first, for any tensor, 1
+ * where no launch may take it: it requires grad while grad mode is on (the
+ * slow path raises tltyped's AutogradError, or runs the op of the kernel's
+ * registered backward), or torch's Python dispatch handles it (a tracer's
+ * FakeTensor or FunctionalTensor, which the slow path hands to the kernel's
+ * torch op). The cached call (csrc/cached_call.c) reads its tensors with it. It relies on where a torch.Tensor object keeps
  * its TensorImpl, and takes dtypes from the exchange API itself: both are
  * established when the module is imported, and where either is not as
  * expected, READ is None.
@@ -36,6 +40,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/dlpack.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
@@ -77,6 +82,8 @@ static bool known[dtype_count];                       // ... where it gives one
 static int read_tensor(PyObject* tensor, DLTensor* out) {
   const c10::TensorImpl* impl = *reinterpret_cast<c10::TensorImpl* const*>(reinterpret_cast<const char*>(tensor) + impl_offset);
   const int dtype = static_cast<int>(impl->dtype().toScalarType());
+  // a tracer's tensor (fake, functional), or one autograd would record: never read
+  if (impl->key_set().has(c10::DispatchKey::Python) || (impl->requires_grad() && c10::GradMode::is_enabled())) return 1;
   if (impl->key_set() != plain_cuda || dtype < 0 || dtype >= dtype_count || !known[dtype]) return -1;
   try {
     out->data = const_cast<c10::TensorImpl*>(impl)->mutable_data();

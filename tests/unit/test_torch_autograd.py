@@ -1,0 +1,98 @@
+"""Autograd never silent: a call autograd would record needs the kernel's registered backward.
+
+On CPU: the check on the fast path (C and Python, around a hand-filled cache), the AutogradError of the
+slow path, and a registered backward run end to end on meta tensors, its backward calling a kernel too.
+"""
+
+from typing import Any
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import tltyped as tl
+from tests.kernels import torch_ops as kernels
+from tltyped.callpath import fastpath, tensors
+
+pytestmark = pytest.mark.usefixtures("sm90")
+
+
+def launched(*args: Any) -> str:
+    return "launched"
+
+
+def slow(*args: Any) -> str:
+    return "slow"
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_the_fast_path_leaves_a_tensor_requiring_grad_to_the_slow_path(in_c: bool) -> None:
+    """A hit is launched only while autograd would not record the call: grad mode off, or no input requiring grad."""
+    tensors.load_helpers()
+    dispatcher = kernels.add_into._dispatcher
+    launches: dict[Any, Any] = {}
+    path = fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, slow, in_c=in_c)
+    a, out = torch.randn(8, requires_grad=True), torch.zeros(8)
+    with torch.no_grad():
+        launches[path.key(a, out, 128)] = launched
+        assert path.call(a, out) == "launched"
+    assert path.call(a, out) == "slow"
+    assert path.call(a.detach(), out) == "launched"
+
+
+def test_a_kernel_without_backward_refuses_a_call_autograd_would_record() -> None:
+    a = torch.empty(10, device="meta", requires_grad=True)
+    b = torch.empty(10, device="meta")
+    with pytest.raises(tl.AutogradError, match=r"interleave: argument 'A' requires grad, and the kernel has no backward"):
+        kernels.interleave(a, b)
+    with pytest.raises(RuntimeError, match="no backward"):  # still a RuntimeError, as torch's own autograd errors are
+        kernels.interleave(b, a.detach().requires_grad_())
+    with torch.no_grad():
+        assert tuple(kernels.interleave(a, b).shape) == (21,)
+    assert tuple(kernels.interleave(a.detach(), b).shape) == (21,)
+
+
+def test_the_error_comes_at_trace_time_too() -> None:
+    mode = FakeTensorMode()
+    with mode:
+        a = torch.empty(6, 4, device="cuda", requires_grad=True)
+    with mode, pytest.raises(tl.AutogradError, match=r"split: argument 'A' requires grad"):
+        kernels.split(a)
+    with pytest.raises(Exception, match=r"split: argument 'A' requires grad"):
+        torch._dynamo.explain(lambda x: kernels.split(x)[0])(a)
+
+
+# `scale`'s backward: d(A * factor)/dA = factor, computed by the kernel itself.
+
+
+def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.factor = inputs[1]
+
+
+def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    return kernels.scale(grad, ctx.factor), None
+
+
+@pytest.fixture(scope="module")
+def scale_with_backward() -> Any:
+    tl.register_autograd(kernels.scale, backward, setup_context=setup_context)
+    return kernels.scale
+
+
+def test_a_registered_backward_is_recorded_and_runs(scale_with_backward: Any) -> None:
+    a = torch.empty(10, device="meta", requires_grad=True)
+    out = scale_with_backward(a, 3.0)
+    assert out.requires_grad and out.grad_fn is not None and tuple(out.shape) == (10,)
+    out.sum().backward()
+    assert a.grad is not None and tuple(a.grad.shape) == (10,) and a.grad.device.type == "meta"
+
+
+def test_a_registered_backward_traces_under_fake_tensors(scale_with_backward: Any) -> None:
+    """Fake meta tensors: autograd's engine, given fake CUDA ones, wants a CUDA device (which CPU machines lack)."""
+    with FakeTensorMode():
+        a = torch.empty(10, device="meta", requires_grad=True)
+        out = scale_with_backward(a, 3.0)
+        out.sum().backward()
+        assert tuple(a.grad.shape) == (10,)
+    (op,) = kernels.scale._dispatcher.torch_ops.values()
+    assert op.qualname == "tltyped::tests_kernels_torch_ops_scale"

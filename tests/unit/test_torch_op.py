@@ -1,0 +1,163 @@
+"""Kernels inside PyTorch programs, on CPU: traced with meta and fake tensors, by torch.export and Dynamo.
+
+Nothing runs a kernel: tracing needs the kernel's types (and TileLang's lowering, for which tensors it
+writes), never nvcc or a GPU. Fake CUDA tensors stand for the GPU's.
+"""
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.export import Dim
+
+import tltyped as tl
+from tests.kernels import torch_ops as kernels
+
+pytestmark = pytest.mark.usefixtures("sm90")
+
+
+@pytest.fixture
+def fake() -> FakeTensorMode:
+    return FakeTensorMode(allow_non_fake_inputs=False)
+
+
+def cuda(mode: FakeTensorMode, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    with mode:
+        return torch.empty(shape, dtype=dtype, device="cuda")
+
+
+class One(torch.nn.Module):
+    """A module calling `fn` on one input, for torch.export."""
+
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, a):
+        return self.fn(a)
+
+
+class Two(One):
+    def forward(self, a, b):
+        return self.fn(a, b)
+
+
+def scaled_plus_one(a):
+    return kernels.scale(a, 2.0) + 1
+
+
+def interleaved(a, b):
+    return kernels.interleave(a, b) * 2
+
+
+def accumulated(a, out):
+    kernels.add_into(a, out)
+    return out + 0
+
+
+def halves(a):
+    first, half = kernels.split(a)
+    return first.sum() + half.float().sum()
+
+
+lazy = kernels.lazy_double()
+
+
+def doubled(x):
+    return lazy(x) - 1
+
+
+# -- meta and fake tensors --------------------------------------------------------------
+
+
+def test_meta_call_returns_meta_outputs() -> None:
+    out = kernels.interleave(torch.empty(10, device="meta"), torch.empty(10, device="meta"))
+    assert (out.device.type, tuple(out.shape), out.dtype) == ("meta", (21,), torch.float32)
+
+
+def test_fake_tensors_get_outputs_from_the_types(fake: FakeTensorMode) -> None:
+    a = cuda(fake, 10)
+    with fake:
+        out = kernels.scale(a, 2.0)
+        first, half = kernels.split(cuda(fake, 6, 4))
+        doubled = lazy(a)
+    assert (out.device.type, tuple(out.shape), out.dtype) == ("cuda", (10,), torch.float32)
+    assert (tuple(first.shape), first.dtype, tuple(half.shape), half.dtype) == ((6,), torch.float32, (6, 4), torch.float16)
+    assert tuple(doubled.shape) == (10,)
+
+
+def test_fake_call_with_disagreeing_dims_names_the_argument(fake: FakeTensorMode) -> None:
+    with fake, pytest.raises(tl.ArgumentValueError, match=r"interleave: dim N: 10 \(from A, axis 0\) vs 9 \(from B, axis 0\)"):
+        kernels.interleave(cuda(fake, 10), cuda(fake, 9))
+
+
+# -- torch.export -----------------------------------------------------------------------
+
+
+def test_export_has_one_op_and_symbolic_shapes(fake: FakeTensorMode) -> None:
+    n = Dim("n")
+    ep = torch.export.export(Two(interleaved), (cuda(fake, 10), cuda(fake, 10)), dynamic_shapes=({0: n}, {0: n}))
+    ops = [node.target for node in ep.graph.nodes if node.op == "call_function"]
+    assert torch.ops.tltyped_tests.interleave.default in ops
+    (output,) = [node for node in ep.graph.nodes if node.op == "output"][0].args[0]
+    size = str(output.meta["val"].shape[0])
+    assert size.startswith("2*s") and size.endswith("+ 1")
+
+
+def test_export_keeps_the_write_of_an_out_parameter(fake: FakeTensorMode) -> None:
+    ep = torch.export.export(Two(accumulated), (cuda(fake, 8), cuda(fake, 8))).run_decompositions({})
+    mutated = {spec.target for spec in ep.graph_signature.output_specs if spec.kind.name == "USER_INPUT_MUTATION"}
+    assert mutated == {"b"}  # the module's second input, which the kernel's Out writes
+    schema = str(next(op for op in kernels.add_into._dispatcher.torch_ops.values()).overload._schema)
+    assert "Tensor(a0!) Out" in schema and "Tensor A" in schema
+
+
+def test_export_two_outputs_and_a_lazy_kernel_object(fake: FakeTensorMode) -> None:
+    torch.export.export(One(halves), (cuda(fake, 6, 4),), dynamic_shapes=({1: Dim("n")},))
+    with pytest.raises(torch._dynamo.exc.UserError, match="specialized it to be a constant"):  # M is a const dim
+        torch.export.export(One(halves), (cuda(fake, 6, 4),), dynamic_shapes=({0: Dim("m")},))
+    ep = torch.export.export(One(doubled), (cuda(fake, 10),), dynamic_shapes=({0: Dim("l")},))
+    assert any(str(node.target).startswith("tltyped.tests_kernels_torch_ops_lazy_double_") for node in ep.graph.nodes)
+
+
+def test_export_refuses_disagreeing_dims_naming_the_argument(fake: FakeTensorMode) -> None:
+    with pytest.raises(tl.ArgumentValueError, match=r"interleave: dim N: 10 \(from A, axis 0\) vs 9 \(from B, axis 0\)"):
+        torch.export.export(Two(interleaved), (cuda(fake, 10), cuda(fake, 9)))
+
+
+# -- Dynamo ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program, shapes", [
+    (scaled_plus_one, [(10,)]), (interleaved, [(10,), (10,)]), (accumulated, [(8,), (8,)]), (halves, [(6, 4)]),
+    (doubled, [(10,)]),
+])
+def test_dynamo_sees_one_call_and_no_graph_break(fake: FakeTensorMode, program, shapes) -> None:
+    args = [cuda(fake, *shape) for shape in shapes]
+    explanation = torch._dynamo.explain(program)(*args)
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def test_compile_fullgraph_dynamic_traces_symbolic_shapes(fake: FakeTensorMode) -> None:
+    seen = []
+
+    def backend(gm: torch.fx.GraphModule, example_inputs):
+        seen.append([node.meta["example_value"] for node in gm.graph.nodes if node.op == "call_function"])
+        return gm.forward
+
+    compiled = torch.compile(interleaved, fullgraph=True, backend=backend, dynamic=True)
+    with fake:
+        out = compiled(cuda(fake, 10), cuda(fake, 10))
+    assert tuple(out.shape) == (21,)
+    kernel_out = seen[0][0]
+    assert str(kernel_out.shape[0]).startswith("2*s") and kernel_out.dtype == torch.float32
+
+
+@pytest.mark.parametrize("program, shapes, expected", [
+    (scaled_plus_one, [(10,)], (10,)), (interleaved, [(10,), (10,)], (21,)), (accumulated, [(8,), (8,)], (8,)),
+    (halves, [(6, 4)], ()), (doubled, [(10,)], (10,)),
+])
+def test_compile_fullgraph_with_the_eager_backend_runs_the_kernel_on_fake_tensors(fake, program, shapes, expected) -> None:
+    compiled = torch.compile(program, fullgraph=True, backend="eager")
+    with fake:
+        out = compiled(*(cuda(fake, *shape) for shape in shapes))
+    assert tuple(out.shape) == expected

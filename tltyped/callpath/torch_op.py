@@ -1,0 +1,201 @@
+"""Kernels inside PyTorch programs: a jit function as a torch custom op, for tracers only.
+
+An eager call never comes here: it takes the fast path, and a launch. The
+slow path imports this module when a call's tensors carry no data (torch's
+FakeTensor and FunctionalTensor, which `torch.compile`, `torch.export` and
+FakeTensorMode pass), or when autograd would record the call; Dynamo imports
+it through the hook `dispatcher.expose` sets. Here the call becomes one call
+of the kernel's op, which the tracer records as one opaque node.
+
+Op naming. `tl.jit(op="mylib::rms_norm")` names the op; without it the name
+is `tltyped::<module>_<qualname>`, sanitised. A kernel's consts are not op
+arguments (a const is any hashable Python value, most of which a schema
+cannot type): each set of const values (a lazy-style kernel object's
+factory arguments are its consts) is its own op, fixed into its
+implementation. The op of the consts' defaults has the plain name; any other
+set appends the digest of the values' stable texts
+(`mylib::rms_norm_3fa2b7c1`). An op is defined the first time a traced call
+needs it, in this process; an exported program naming it runs where the
+kernel has been traced with those consts.
+
+Schema. The op takes the kernel's runtime parameters in order: tensors
+(`Tensor`, or `Tensor(a!)` for those the kernel writes, read from its
+lowering for the specialisation of the first traced call, so that
+functionalization and export keep the write), dyn ints as `SymInt`, dyn
+floats and bools as `float`/`bool`. It returns what the kernel allocates
+and returns: `()`, `Tensor` or a tuple of them (counted from the
+elaboration of that first call). `ptr` parameters are not traceable.
+
+Fake implementation: `Dispatcher.outputs`, the same function a call with
+meta tensors runs, after the binder has checked the call against the types
+(naming the argument whose dims disagree): outputs are shaped from the
+declared and derived dims, evaluated over the dyn dims' sizes, symbolic
+ones included, and typed by the annotations. Const dims are specialised on
+(a symbolic size there becomes an int, as the kernel needs).
+
+Dynamo. The jit function is a C object (or a generated function) Dynamo
+cannot trace into. It carries the attributes torch gives `torch.jit`'s
+script-if-tracing wrappers: Dynamo then traces `__original_fn` instead, a
+plain function that first calls a function marked as Dynamo's
+`assume_constant_result` (which Dynamo runs for real, at trace time: it
+registers the kernel's entry with `torch._dynamo.allow_in_graph`), then that
+entry. So the Dynamo graph holds one call of the kernel, its fake
+propagation and AOTAutograd run the kernel on fake tensors (the op here),
+and the eager backend calls the jit function itself (the fast path). Nothing
+of Dynamo is imported before Dynamo runs.
+
+Autograd. A call with grad mode on and an input requiring grad takes the
+slow path (the fast path's tensor reader refuses such tensors). Without a
+registered backward it raises `tl.AutogradError`; with one
+(`kernel.register_autograd(backward, setup_context=...)`, as
+`torch.library.register_autograd`) it calls the op, whose autograd kernel
+records the backward and runs the kernel with grad mode off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tltyped.callpath.dispatcher import unpack
+from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
+from tltyped.frontend.fingerprint import Reader
+from tltyped.frontend.signature import Kind, Param
+from tltyped.templates.names import identifier
+
+if TYPE_CHECKING:
+    from tltyped.callpath.dispatcher import Dispatcher
+    from tltyped.frontend.binding import Bound
+
+
+@dataclass(frozen=True)
+class Autograd:
+    """A kernel's registered backward, as `torch.library.register_autograd` takes it."""
+
+    backward: Callable[..., Any]
+    setup_context: Callable[..., Any] | None
+
+
+@dataclass(frozen=True)
+class KernelOp:
+    """One op of a kernel: for one set of const values."""
+
+    qualname: str
+    overload: Any  # torch's OpOverload
+    library: Any  # torch.library.Library, which must outlive the op
+
+
+def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
+    """A call whose tensors carry no data (a tracer's), or that autograd records: one call of the kernel's op."""
+    op = kernel_op(dispatcher, args)
+    return op.overload(*(a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime))
+
+
+def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
+    """A call autograd would record: through the op, if the kernel has a backward; refused otherwise."""
+    if dispatcher.autograd is None:
+        needing = [p.name for p, a in zip(dispatcher.signature.params, args)
+                   if p.kind is Kind.TENSOR and issubclass(type(a), torch.Tensor) and a.requires_grad]
+        raise AutogradError(
+            f"{dispatcher.signature.name}: argument {needing[0]!r} requires grad, and the kernel has no backward; "
+            f"register one with {dispatcher.signature.name}.register_autograd(backward, setup_context=...), "
+            "or call it under torch.no_grad() or with detached tensors"
+        )
+    return traced_call(dispatcher, args)
+
+
+def register_autograd(dispatcher: Dispatcher, backward: Callable[..., Any], setup_context: Callable[..., Any] | None) -> None:
+    """Give the kernel a backward: its ops made so far, and every one made later, get it."""
+    dispatcher.autograd = Autograd(backward, setup_context)
+    for op in dispatcher.torch_ops.values():
+        _register_autograd(dispatcher, op)
+
+
+def allow_in_graph(entry: Callable[..., Any]) -> None:
+    """Let Dynamo put `entry` in its graph as one call (run by Dynamo while it traces: see the module's docstring)."""
+    torch._dynamo.allow_in_graph(entry)  # type: ignore[no-untyped-call]
+
+
+# -- making ops ---------------------------------------------------------------------------
+
+
+def kernel_op(dispatcher: Dispatcher, args: tuple[Any, ...]) -> KernelOp:
+    """The op of the call's const values, defined on first use from the call's (traced) tensors."""
+    bound = dispatcher.binder.bind(args, allow_meta=True)
+    consts = dispatcher.consts(bound)
+    qualname = op_name(dispatcher, consts)
+    op = dispatcher.torch_ops.get(qualname)
+    if op is None:
+        op = dispatcher.torch_ops[qualname] = _define(dispatcher, qualname, bound, consts)
+    return op
+
+
+def op_name(dispatcher: Dispatcher, consts: dict[str, Any]) -> str:
+    """`ns::name` as the decorator names it (or from the kernel's module and qualname), with the digest of any
+    const values other than the defaults."""
+    base = dispatcher.op or f"tltyped::{identifier(f'{dispatcher.fn.__module__}_{dispatcher.fn.__qualname__}')}"
+    if "::" not in base:
+        raise DefinitionError(f"{dispatcher.signature.name}: op {base!r} must be named `namespace::name`")
+    reader = Reader()
+    texts = [f"{name}={reader.text(value)}" for name, value in consts.items()]
+    defaults = [f"{p.name}={reader.text(p.default)}" for p in dispatcher.signature.params if p.kind is Kind.CONST]
+    if texts == defaults:
+        return base
+    return f"{base}_{hashlib.sha256(chr(0).join(texts).encode()).hexdigest()[:8]}"
+
+
+def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[str, Any]) -> KernelOp:
+    namespace, name = qualname.split("::", 1)
+    params = dispatcher.signature.params
+    runtime = [p for p in params if p.is_runtime]
+    written = _written(dispatcher, bound, runtime)
+    schema = ", ".join(_schema_arg(dispatcher, p, written) for p in runtime)
+    outputs = len(dispatcher.outputs(bound))
+    returns = "Tensor" if outputs == 1 else f"({', '.join(['Tensor'] * outputs)})"
+    library = torch.library.Library(namespace, "FRAGMENT")  # type: ignore[no-untyped-call]
+    library.define(f"{name}({schema}) -> {returns}")  # type: ignore[no-untyped-call]
+
+    def full(values: tuple[Any, ...]) -> list[Any]:
+        given = dict(zip((p.name for p in runtime), values))
+        return [given[p.name] if p.is_runtime else consts[p.name] for p in params]
+
+    def run(*values: Any) -> Any:  # real tensors: the kernel itself (under autograd, with grad mode off)
+        return dispatcher.fast_path.call(*full(values))
+
+    def fake(*values: Any) -> Any:
+        return unpack(dispatcher.outputs(dispatcher.binder.bind(full(values), allow_meta=True)))
+
+    library.impl(name, run, "CUDA")  # type: ignore[no-untyped-call]
+    torch.library.register_fake(qualname, fake, lib=library)
+    op = KernelOp(qualname, getattr(getattr(torch.ops, namespace), name).default, library)
+    _register_autograd(dispatcher, op)
+    return op
+
+
+def _schema_arg(dispatcher: Dispatcher, p: Param, written: list[str]) -> str:
+    if p.kind is Kind.TENSOR:
+        return f"Tensor(a{written.index(p.name)}!) {p.name}" if p.name in written else f"Tensor {p.name}"
+    scalar = p.scalar or ""
+    if p.kind is Kind.DYN and scalar == "bool":
+        return f"bool {p.name}"
+    if p.kind is Kind.DYN and scalar.startswith(("float", "bfloat")):
+        return f"float {p.name}"
+    if p.kind is Kind.DYN:
+        return f"SymInt {p.name}"
+    raise ArgumentTypeError(f"{dispatcher.signature.name}: ptr parameter {p.name!r} cannot be traced (an address has no tensor to trace)")
+
+
+def _written(dispatcher: Dispatcher, bound: Bound, runtime: list[Param]) -> list[str]:
+    """The tensor parameters the kernel writes, from its lowering (TileLang's, no nvcc) for this call's specialisation."""
+    lowered = dispatcher.builder.lower(*dispatcher.inspected(bound))
+    return [runtime[i].name for i in sorted(lowered.written_params) if i < len(runtime) and runtime[i].kind is Kind.TENSOR]
+
+
+def _register_autograd(dispatcher: Dispatcher, op: KernelOp) -> None:
+    autograd = dispatcher.autograd
+    if autograd is not None:
+        torch.library.register_autograd(op.qualname, autograd.backward, setup_context=autograd.setup_context, lib=op.library)

@@ -7,7 +7,9 @@ launch. Three cases separate the fixed cost from the per-argument cost:
   (a) C = A + B          3 tensors          (the anchors' case)
   (b) B = A * alpha      2 tensors, a dyn float
   (c) h = a + ... + g    8 tensors
-  (d) C = A + B          2 tensors in, the output allocated by the call and returned
+  (d) C = A + B          2 tensors in, the output allocated by the call and returned; also inside a
+                         torch.compile'd function (tltyped's kernel as an op, beside torch's A + B
+                         compiled), and wrapped by hand in torch.library.custom_op
 
 Every competitor is built, called once (its result checked against torch)
 and warmed up first; then the rows are timed in ROUNDS interleaved rounds,
@@ -282,6 +284,33 @@ class Competitors:
             raise NotLaunched(f"compiled for {DRY_TARGET}; not launched (dry run)")
         return self._bench(case, kernel)
 
+    def compiled(self, who: str) -> Bench:
+        """(d) called inside a `torch.compile`d function (inductor, fullgraph): tltyped's kernel, one op in the
+        graph, beside torch's own `A + B` compiled the same way."""
+        if self.dry_run:
+            raise NotLaunched("torch.compile runs on the GPU; not run (dry run)")
+        if who == "tltyped":
+            kernel = tltyped_kernels()["d"]  # its own kernel: tracing takes its slow path, not the (d) row's
+            return self._bench("d", torch.compile(lambda A, B: kernel(A, B), fullgraph=True, dynamic=False))
+        return self._bench("d", torch.compile(lambda A, B: A + B, fullgraph=True, dynamic=False))
+
+    def custom_op(self) -> Bench:
+        """(d) tltyped's kernel wrapped by hand in `torch.library.custom_op` with a fake implementation, called
+        eagerly: what a user writes today to get a kernel into torch.compile, and what it costs every call."""
+        kernel = tltyped_kernels()["d"]
+        if self.dry_run:
+            raise NotLaunched("not launched (dry run)")
+
+        @torch.library.custom_op("tltyped_bench::add_new", mutates_args=())
+        def add_new(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+            return kernel(A, B)
+
+        @add_new.register_fake
+        def _(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+            return torch.empty_like(A)
+
+        return self._bench("d", add_new)
+
     def _tilelang_jit(self, case: str) -> Any:
         if self._tilelang is None:
             self._tilelang = tilelang_kernels({"kind": "cuda", "arch": DRY_TARGET} if self.dry_run else None)
@@ -354,6 +383,9 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
                 (case, "tltyped lazy", f"lazy-style kernel object {c.inputs.call(case, 'k')}", lambda case=case: c.tltyped_lazy(case)),
                 (case, "TileLang jit", f"@tilelang.jit {shown}", lambda case=case: c.tilelang_jit(case)),
                 (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
+                (case, "tltyped compiled", "torch.compile(lambda A, B: f(A, B))(A, B)", lambda: c.compiled("tltyped")),
+                (case, "torch compiled", "torch.compile(lambda A, B: A + B)(A, B)", lambda: c.compiled("torch")),
+                (case, "custom_op", "f wrapped in torch.library.custom_op (+ fake) by hand", c.custom_op),
             ]
             continue
         rows += [

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.skipif(facts.load_helpers() is None, reason="the C tens
 
 
 def read() -> Callable[[torch.Tensor], int]:
-    """torch_direct's READ, called on a tensor: 0 where it reads it, -1 where it leaves it to the exchange API
-    (called with the GIL held, and raising if it left a Python error set)."""
+    """torch_direct's READ, called on a tensor: 0 where it reads it, -1 where it leaves it to the exchange API,
+    1 where no launch may take it (autograd's or a tracer's: the slow path's) (called with the GIL held, and
+    raising if it left a Python error set)."""
     capsule = torch_direct.tensor_reader()
     assert capsule is not None, "torch_direct's READ is not available with this torch"
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -51,8 +52,11 @@ def test_plain_cuda_tensors_are_read_directly_and_agree_with_the_python_facts(dt
         assert reads(t) == 0, (dtype, shape, strides)
         both_ways(t)
     param = torch.nn.Parameter(torch.zeros(6, device="cuda").to(dtype), requires_grad=dtype.is_floating_point)
-    assert reads(param) == 0
-    both_ways(param)
+    with torch.no_grad():
+        assert reads(param) == 0
+        both_ways(param)
+    if param.requires_grad:  # with grad mode on, autograd would record the call: the slow path's
+        assert reads(param) == 1
 
 
 KERNEL_DTYPES = {to_torch(d) for d in ALL_DTYPES}
@@ -83,11 +87,13 @@ def test_other_tensors_are_left_to_the_exchange_api_and_agree_too(make: Callable
         assert facts.tensor_facts()(ranks, t) == python
 
 
-def test_a_dispatch_subclass_is_left_to_the_exchange_api() -> None:
+def test_a_dispatch_subclass_is_left_to_the_slow_path() -> None:
+    """A tensor torch dispatches to Python (a tracer's FakeTensor, FunctionalTensor) is never launched here."""
+
     class Logged(torch.Tensor):
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             return func(*args, **(kwargs or {}))
 
     t = torch.Tensor._make_subclass(Logged, torch.randn(8, device="cuda"))
-    assert read()(t) == -1
+    assert read()(t) == 1

@@ -17,6 +17,7 @@ import functools
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -323,6 +324,10 @@ def expose(call: Any, fn: Callable[..., Any], owner: Inspectable) -> Any:
     return call
 
 
+_EXPOSED: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Every exposed jit function, for Dynamo to take as what it is (torch_op.allow_in_graph) once it runs."""
+
+
 def _hook_dynamo(call: Any) -> None:
     """Let Dynamo trace calls of `call`, which it cannot trace into, as one call in its graph (torch_op.py says how):
     the attributes of torch's script-if-tracing wrappers make Dynamo trace `traced` instead, whose `register`
@@ -334,12 +339,13 @@ def _hook_dynamo(call: Any) -> None:
     def register() -> None:
         from tltyped.callpath.torch_op import allow_in_graph
 
-        allow_in_graph(entry)
+        allow_in_graph(entry, _EXPOSED)
 
     def traced(*args: Any, **kwargs: Any) -> Any:
         register()
         return entry(*args, **kwargs)
 
+    _EXPOSED.add(call)
     register._dynamo_marked_constant = True  # type: ignore[attr-defined]  # torch._dynamo.assume_constant_result
     functools.update_wrapper(entry, call)
     setattr(call, "__script_if_tracing_wrapper", True)

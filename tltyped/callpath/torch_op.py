@@ -55,7 +55,7 @@ records the backward and runs the kernel with grad mode off.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -115,9 +115,18 @@ def register_autograd(dispatcher: Dispatcher, backward: Callable[..., Any], setu
         _register_autograd(dispatcher, op)
 
 
-def allow_in_graph(entry: Callable[..., Any]) -> None:
-    """Let Dynamo put `entry` in its graph as one call (run by Dynamo while it traces: see the module's docstring)."""
+def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
+    """Let Dynamo put `entry` in its graph as one call (run by Dynamo while it traces: see the module's docstring).
+
+    Dynamo takes any wrapper with a `cache_info` attribute for a `functools.lru_cache` wrapper, and warns that
+    tracing through its cache may be wrong: every jit function is told apart here, the first time Dynamo traces
+    one (so only that first call may warn, where torch has no earlier hook).
+    """
     torch._dynamo.allow_in_graph(entry)  # type: ignore[no-untyped-call]
+    allow = getattr(torch._dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)  # torch >= 2.11
+    if allow is not None:
+        for call in list(exposed):
+            allow(call)
 
 
 # -- making ops ---------------------------------------------------------------------------
@@ -137,7 +146,10 @@ def kernel_op(dispatcher: Dispatcher, args: tuple[Any, ...]) -> KernelOp:
 def op_name(dispatcher: Dispatcher, consts: dict[str, Any]) -> str:
     """`ns::name` as the decorator names it (or from the kernel's module and qualname), with the digest of any
     const values other than the defaults."""
-    base = dispatcher.op or f"tltyped::{identifier(f'{dispatcher.fn.__module__}_{dispatcher.fn.__qualname__}')}"
+    # no leading `__` (a kernel of `__main__`): inductor's generated code names the op inside a class body,
+    # where Python would mangle it
+    derived = identifier(f"{dispatcher.fn.__module__}_{dispatcher.fn.__qualname__}").lstrip("_")
+    base = dispatcher.op or f"tltyped::{derived}"
     if "::" not in base:
         raise DefinitionError(f"{dispatcher.signature.name}: op {base!r} must be named `namespace::name`")
     reader = Reader()

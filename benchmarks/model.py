@@ -1,0 +1,157 @@
+"""A transformer block from tltyped kernels against the same block in torch, eager and under torch.compile.
+
+The block (pre-norm, fp16, forward):
+
+    h   = x + Wo(attention(split_heads(Wqkv(rms_norm(x)))))
+    out = h + W2(silu(W1(rms_norm(h))))
+
+tltyped: `examples/rms_norm.py`, the tuned `examples/flash_attention.py`, and
+`linear` below, a GEMM with its epilogue fused (bias, and SiLU where the MLP
+wants it). torch: `F.rms_norm`, `F.linear` (cuBLAS), `F.silu`, and
+`F.scaled_dot_product_attention` (its own BHSD transposes). Each block runs
+eager and under `torch.compile` (inductor); the table gives the time per
+forward step (CUDA events, median of the rounds) and the number of graphs
+and graph breaks Dynamo made of it (`torch._dynamo.explain`): a tltyped
+kernel is one op in the graph, so the compiled tltyped block is one graph.
+
+    python3 benchmarks/model.py [--batch 8] [--seq 1024] [--out table.md]
+
+It needs a GPU.
+"""
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
+
+import tltyped as tl  # noqa: E402
+import tltyped.language as T  # noqa: E402
+from examples.flash_attention import attention  # noqa: E402
+from examples.rms_norm import rms_norm  # noqa: E402
+
+
+@tl.jit(op="tltyped_bench::linear")
+def linear(X, W, bias, silu: bool = False, block_M: int = 128, block_N: int = 128, block_K: int = 64,
+           num_stages: int = 3):
+    """Y = X W^T + bias, then SiLU if `silu`: nn.Linear's layout, the epilogue on the accumulator in registers."""
+    M = T.dynamic("M")
+    N, K = T.const("N, K")
+    X: T.Tensor[[M, K], T.float16]
+    W: T.Tensor[[N, K], T.float16]
+    bias: T.Tensor[[N], T.float16]
+    Y = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+        X_shared = T.alloc_shared((block_M, block_K), T.float16)
+        W_shared = T.alloc_shared((block_N, block_K), T.float16)
+        acc = T.alloc_fragment((block_M, block_N), T.float32)
+        out_shared = T.alloc_shared((block_M, block_N), T.float16)
+        T.clear(acc)
+        for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(X[by * block_M, ko * block_K], X_shared)
+            T.copy(W[bx * block_N, ko * block_K], W_shared)
+            T.gemm(X_shared, W_shared, acc, transpose_B=True)
+        for i, j in T.Parallel(block_M, block_N):
+            acc[i, j] = acc[i, j] + bias[bx * block_N + j]
+            if silu:
+                acc[i, j] = acc[i, j] / (1.0 + T.exp(-acc[i, j]))
+        T.copy(acc, out_shared)
+        T.copy(out_shared, Y[by * block_M, bx * block_N])
+    return Y
+
+
+class Block(torch.nn.Module):
+    def __init__(self, dim: int, heads: int, hidden: int, tltyped_kernels: bool) -> None:
+        super().__init__()
+        self.heads, self.tltyped_kernels = heads, tltyped_kernels
+        self.norm1, self.norm2 = (torch.nn.Parameter(torch.rand(dim, dtype=torch.float16) + 0.5) for _ in range(2))
+        self.qkv = torch.nn.Linear(dim, 3 * dim, dtype=torch.float16)
+        self.out = torch.nn.Linear(dim, dim, dtype=torch.float16)
+        self.up = torch.nn.Linear(dim, hidden, dtype=torch.float16)
+        self.down = torch.nn.Linear(hidden, dim, dtype=torch.float16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq, dim = x.shape
+        rows = x.reshape(batch * seq, dim)
+        if self.tltyped_kernels:
+            qkv = linear(rms_norm(rows, self.norm1, 1e-6)[0], self.qkv.weight, self.qkv.bias)
+            q, k, v = (t.contiguous() for t in qkv.view(batch, seq, 3, self.heads, -1).unbind(2))
+            attended = attention(q, k, v).view(batch * seq, dim)
+            h = rows + linear(attended, self.out.weight, self.out.bias)
+            mlp = linear(linear(rms_norm(h, self.norm2, 1e-6)[0], self.up.weight, self.up.bias, True),
+                         self.down.weight, self.down.bias)
+        else:
+            qkv = F.linear(F.rms_norm(rows, (dim,), self.norm1, 1e-6), self.qkv.weight, self.qkv.bias)
+            q, k, v = qkv.view(batch, seq, 3, self.heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
+            attended = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(batch * seq, dim)
+            h = rows + F.linear(attended, self.out.weight, self.out.bias)
+            mlp = F.linear(F.silu(F.linear(F.rms_norm(h, (dim,), self.norm2, 1e-6), self.up.weight, self.up.bias)),
+                           self.down.weight, self.down.bias)
+        return (h + mlp).view(batch, seq, dim)
+
+
+def step_ms(fn, x: torch.Tensor, rounds: int, steps: int) -> float:
+    """Median over rounds of the milliseconds per forward step, `steps` steps per round between CUDA events."""
+    times = []
+    for _ in range(rounds):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(steps):
+            fn(x)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / steps)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=1024)
+    parser.add_argument("--dim", type=int, default=1024)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("benchmarks/model.py needs a CUDA GPU")
+    torch.manual_seed(0)
+    ours = Block(args.dim, args.heads, 4 * args.dim, tltyped_kernels=True).cuda()
+    theirs = Block(args.dim, args.heads, 4 * args.dim, tltyped_kernels=False).cuda()
+    theirs.load_state_dict(ours.state_dict())
+    x = torch.randn(args.batch, args.seq, args.dim, dtype=torch.float16, device="cuda")
+    rows = []
+    with torch.no_grad():
+        expected = theirs(x).double()
+        error = float((ours(x).double() - expected).norm() / expected.norm())
+        print(f"tltyped block vs torch block: relative error {error:.2e}")
+        assert error < 2e-2
+        for name, block in (("tltyped", ours), ("torch", theirs)):
+            torch._dynamo.reset()
+            explained = torch._dynamo.explain(block)(x)
+            compiled = torch.compile(block)
+            for _ in range(3):
+                compiled(x)
+                block(x)
+            eager, inductor = step_ms(block, x, args.rounds, args.steps), step_ms(compiled, x, args.rounds, args.steps)
+            rows.append(f"| {name} | {eager:.3f} | {inductor:.3f} | {explained.graph_count} | "
+                        f"{explained.graph_break_count} |")
+    table = "\n".join([
+        f"transformer block forward, B{args.batch} S{args.seq} D{args.dim} H{args.heads}, fp16",
+        "",
+        "| block | eager ms/step | torch.compile ms/step | graphs | graph breaks |",
+        "|---|---|---|---|---|",
+        *rows,
+    ])
+    print(table)
+    if args.out:
+        args.out.write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,7 +9,7 @@ tltyped's dtype classes (`tl.float16`). `T.dtype`, as an annotation
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import torch
 from typing_extensions import TypeAlias, Unpack
@@ -24,8 +24,13 @@ from tltyped.types.tensor import Tensor as _Tensor
 dtype: TypeAlias = TileLangDType | type[DType]
 """What tltyped's language functions accept as a dtype: TileLang's dtypes, torch dtypes, tltyped's classes."""
 
+@overload
 def empty(shape: Sequence[_int], dtype: dtype = "float32") -> _Tensor[Any, Unpack[tuple[Any, ...]]]:
     """Declare an output tensor of the kernel; return it from the kernel."""
+
+@overload
+def empty(*shape: _int, dtype: dtype = "float32") -> _Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """TileLang's spelling, `T.empty(M, N, dtype=...)`: the dims one by one, the dtype by name."""
 
 def alloc_global(shape: Sequence[_int], dtype: dtype) -> _Tensor[Any, Unpack[tuple[Any, ...]]]:
     """An output tensor, as `empty`."""

@@ -53,6 +53,19 @@ def rows(A, B: tl.Tensor[tl.float16, L64]):
     return Out
 
 
+@tl.jit
+def widen(A):
+    """TileLang's spelling of an output through tltyped's language: `T.empty(M, N, dtype=...)`."""
+    M = T.const("M")
+    N = T.dynamic("N")
+    A: T.Tensor[[M, N], T.float16]
+    Out = T.empty(M, N, dtype=T.float32)
+    with T.Kernel(M, threads=128) as bx:
+        for j in T.Parallel(N):
+            Out[bx, j] = A[bx, j]
+    return Out
+
+
 @tl.jit(out_idx=[-1])
 def add_rows(A, B, C):
     """TileLang's out_idx: called without C, returns it (out_idx_calls.py calls it)."""
@@ -87,3 +100,4 @@ def callers(a: tl.Tensor[tl.float32, Literal[8], Literal[16]], h: tl.Tensor[tl.f
     convert(h, torch.empty(100, dtype=torch.float16), T.float16)
     first = rows(torch.empty(32, 64, dtype=torch.float16), torch.empty(64, dtype=torch.float16))
     print(first.float().sum())
+    print(widen(torch.empty(8, 16, dtype=torch.float16)).float().sum())

@@ -28,10 +28,12 @@ from mypy.nodes import (
     CallExpr,
     Expression,
     FuncDef,
+    MemberExpr,
     NameExpr,
     Statement,
     StrExpr,
     TempNode,
+    TupleExpr,
     TypeParam,
 )
 from mypy.types import AnyType, CallableType, Instance, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
@@ -112,6 +114,7 @@ class KernelRewrite:
         self.dims: dict[str, int] = {}  # declared in the body -> the line declaring it
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
+        self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
         self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
         self.signature_changed = False
@@ -172,8 +175,15 @@ class KernelRewrite:
             return
         if isinstance(value, CallExpr) and called_name(value) in names.DIM_DECLARATION_CALLS:
             self.declare_dims(stmt, value, targets)
+        elif isinstance(value, TupleExpr) and len(value.items) == len(targets) and all(
+            isinstance(item, CallExpr) and called_name(item) in names.DIM_DECLARATION_CALLS for item in value.items
+        ):  # `R, C = T.dynamic("R"), T.dynamic("C")`: one declaration each
+            for target, item in zip(targets, value.items):
+                assert isinstance(item, CallExpr)
+                self.declare_dims(stmt, item, [target])
         elif len(targets) == 1 and targets[0] not in self.params:
             self.declare_alias(targets[0], value)
+            self.declare_dtype_name(targets[0], value)
 
     def declare_dims(self, stmt: AssignmentStmt, call: CallExpr, targets: list[str]) -> None:
         spelled = dotted_name(call.callee) or called_name(call) or "T.const"
@@ -209,6 +219,14 @@ class KernelRewrite:
             self.aliases[name] = dim_grammar.normalise_source(source, self.resolve_dim)
         except DimSyntaxError:
             self.aliases.pop(name, None)
+
+    def declare_dtype_name(self, name: str, value: Expression) -> None:
+        """`dtype = T.bfloat16`: a name for a dtype, usable in annotations (a dotted name only; last binding wins)."""
+        spelled = dotted_name(value) if isinstance(value, MemberExpr) else None
+        if spelled is None:
+            self.dtype_names.pop(name, None)
+        else:
+            self.dtype_names[name] = spelled
 
     def resolve_dim(self, name: str) -> str | None:
         """For the dim grammar's normalise: a declared dim is itself, a derived name its expression."""
@@ -289,6 +307,8 @@ class KernelRewrite:
         """A dtype naming a const parameter (`out_dtype`) is the one each call gives it (dtype_params.py)."""
         if isinstance(typ, UnboundType) and not typ.args and typ.name in self.params:
             return parameter_dtype(self.func, typ.name, typ.line, typ.column)
+        if isinstance(typ, UnboundType) and not typ.args and typ.name in self.dtype_names:
+            return UnboundType(self.dtype_names[typ.name], line=typ.line, column=typ.column)
         return typ
 
     def body_dim(self, typ: Type) -> Type:
@@ -299,6 +319,8 @@ class KernelRewrite:
                 return typ
             if typ.name in self.aliases:
                 return derived_dim(self.aliases[typ.name], typ.line, typ.column)
+            if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim
+                return RawExpressionType(self.found.int_constants[typ.name], "builtins.int", line=typ.line, column=typ.column)
             self.fail(
                 typ.line, typ.column,
                 f'Dim "{typ.name}" is used but never declared; declare it with '

@@ -18,11 +18,13 @@ from mypy.plugin import FunctionContext, FunctionSigContext
 from mypy.types import (
     AnyType,
     FunctionLike,
+    Instance,
     LiteralType,
     TupleType,
     Type,
     TypeOfAny,
     UnpackType,
+    get_proper_type,
 )
 
 from tltyped.mypy_plugin import names
@@ -61,15 +63,23 @@ def output_tensor(ctx: FunctionContext, *, star_shape: bool = False) -> Type:
 def _mapped_shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[list[Expression] | None, Expression | None]:
     shape: list[Expression] | None = None
     dtype: Expression | None = None
-    for name, exprs, kinds in zip(ctx.callee_arg_names, ctx.args, ctx.arg_kinds):
+    for name, exprs, kinds, types in zip(ctx.callee_arg_names, ctx.args, ctx.arg_kinds, ctx.arg_types):
         if name == "shape" and exprs and all(k == ARG_POS for k in kinds):
-            if star_shape:
+            # tltyped's `T.empty` takes either spelling (two overloads): ints one by one are TileLang's.
+            if star_shape or all(_is_int(t) for t in types):
                 shape = list(exprs)
             elif len(exprs) == 1 and isinstance(exprs[0], (TupleExpr, ListExpr)):
                 shape = list(exprs[0].items)
         elif name == "dtype" and len(exprs) == 1 and kinds[0] in (ARG_POS, ARG_NAMED):
             dtype = exprs[0]
     return shape, dtype
+
+
+def _is_int(t: Type) -> bool:
+    proper = get_proper_type(t)
+    if isinstance(proper, LiteralType):
+        proper = proper.fallback
+    return isinstance(proper, Instance) and proper.type.fullname == "builtins.int"
 
 
 def _named_dtype(ctx: FunctionContext, class_name: str) -> Type:

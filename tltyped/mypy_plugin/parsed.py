@@ -27,6 +27,7 @@ from mypy.nodes import (
     Import,
     ImportAll,
     ImportFrom,
+    IntExpr,
     ListExpr,
     MatchStmt,
     MemberExpr,
@@ -51,6 +52,7 @@ class ModuleNames:
     stored_jit: dict[str, CallExpr] = field(default_factory=dict)  # top-level names bound to `tl.jit(...)`, and that call
     typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
     other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
+    int_constants: dict[str, int] = field(default_factory=dict)  # top-level names bound to an int literal (`HIDDEN: Final = 256`)
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
 
@@ -98,6 +100,10 @@ def _read_assignment(name: str, value: Expression, found: ModuleNames) -> None:
         found.typevars.add(name)
     else:
         found.other_values.add(name)
+        if isinstance(value, IntExpr) and name not in found.int_constants:
+            found.int_constants[name] = value.value
+        else:  # bound twice, or to something else: not a constant
+            found.int_constants.pop(name, None)
 
 
 def _read_import(imp: Import, found: ModuleNames) -> None:

@@ -11,7 +11,7 @@ from typing import Literal
 import torch
 
 import tltyped as tl
-from tests.pyright.in_body_tltyped import convert, rows, scale_rows
+from tests.pyright.in_body_tltyped import convert, project, rows, scale_rows
 
 
 def wrong(
@@ -20,6 +20,8 @@ def wrong(
     v: tl.Tensor[tl.float16, Literal[100]],
     w: tl.Tensor[tl.float32, Literal[99]],
     t: torch.Tensor,
+    narrow: tl.Tensor[tl.bfloat16, Literal[4], Literal[32]],
+    half: tl.Tensor[tl.float16, Literal[4], Literal[64]],
 ) -> None:
     scale_rows(a, a, 2.0)  # wrong: count
     scale_rows(a, a, 2.0, 4, block=64)  # wrong: name
@@ -29,3 +31,5 @@ def wrong(
     convert(v, w)  # wrong: dim
     convert(a, t)  # wrong: rank
     rows(t, w)  # wrong: dtype
+    project(narrow, narrow)  # wrong: dim
+    project(half, half)  # wrong: dtype

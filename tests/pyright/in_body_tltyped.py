@@ -4,7 +4,7 @@ As in in_body_tilelang.py, pyright reports only the in-body annotations'
 redeclarations (`reportRedeclaration`).
 """
 
-from typing import Literal
+from typing import Final, Literal
 
 import torch
 
@@ -12,6 +12,7 @@ import tltyped as tl
 import tltyped.language as T
 
 L64 = Literal[64]
+HIDDEN: Final = 64
 
 
 @tl.jit
@@ -92,6 +93,20 @@ def halves(Lo, X, Hi, block: L64 = 64):
                 Hi[bx * block + i] = X[bx * block + i]
 
 
+@tl.jit
+def project(A, B):
+    """Names TileLang's examples bind: a tuple of declarations, a dtype bound to a name, a module constant as a dim."""
+    R, C = T.dynamic("R"), T.dynamic("C")
+    dtype = T.bfloat16
+    A: T.Tensor[[R, HIDDEN], dtype]
+    B: T.Tensor[[C, HIDDEN], dtype]
+    Out = T.empty((R, C), T.float32)
+    with T.Kernel(R, threads=128) as bx:
+        for j in T.serial(C):
+            Out[bx, j] = A[bx, 0] * B[j, 0]
+    return Out
+
+
 def callers(a: tl.Tensor[tl.float32, Literal[8], Literal[16]], h: tl.Tensor[tl.float16, Literal[100]]) -> None:
     x = torch.randn(8, 16)
     scale_rows(x, torch.empty_like(x), 2.0, 16)
@@ -101,3 +116,4 @@ def callers(a: tl.Tensor[tl.float32, Literal[8], Literal[16]], h: tl.Tensor[tl.f
     first = rows(torch.empty(32, 64, dtype=torch.float16), torch.empty(64, dtype=torch.float16))
     print(first.float().sum())
     print(widen(torch.empty(8, 16, dtype=torch.float16)).float().sum())
+    print(project(torch.empty(4, 64, dtype=torch.bfloat16), torch.empty(5, 64, dtype=torch.bfloat16)).sum())

@@ -34,7 +34,7 @@ from mypy.checker import TypeChecker
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
-from mypy.nodes import ARG_STAR, ARG_STAR2, CallExpr, Context, Expression
+from mypy.nodes import ARG_NAMED, ARG_NAMED_OPT, ARG_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Context, Expression
 from mypy.plugin import CheckerPluginInterface, MethodContext, MethodSigContext
 from mypy.subtypes import is_subtype
 from mypy.type_visitor import TypeTranslator
@@ -107,15 +107,42 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
         return ctx.default_signature
     params = kernel.params
     signature = ctx.default_signature
+    anything: Type = AnyType(TypeOfAny.special_form)
+    kinds, names_, types = list(params.arg_kinds), list(params.arg_names), [anything for _ in params.arg_types]
+    if not returns_result:
+        dims = _dims_by_name(params)
+        keywords = set(ctx.context.arg_names) if isinstance(ctx.context, CallExpr) else set()
+        if keywords & set(dims):  # tensors described by dims
+            kinds = [
+                (ARG_OPT if k == ARG_POS else ARG_NAMED_OPT if k == ARG_NAMED else k) if tensor_parts(get_proper_type(t)) else k
+                for k, t in zip(kinds, params.arg_types)
+            ]
+        kinds += [ARG_NAMED_OPT] * len(dims)
+        names_ += dims
+        types += [ctx.api.named_generic_type("builtins.int", [])] * len(dims)
     return signature.copy_modified(
-        arg_types=[AnyType(TypeOfAny.special_form) for _ in params.arg_types],
-        arg_kinds=list(params.arg_kinds),
-        arg_names=list(params.arg_names),
+        arg_types=types,
+        arg_kinds=kinds,
+        arg_names=names_,
         ret_type=_Solution({}, {}).translate(kernel.returns) if returns_result else signature.ret_type,
         variables=[],
         name=kernel_name(ctx.context),
         definition=None,  # not JitFunction.__call__'s: mypy would point notes at tltyped.jit
     )
+
+
+def _dims_by_name(params: Parameters) -> list[str]:
+    """The dims `lower`/`compile` may be given by name instead of tensors (`gemm.compile(M=1024, N=1024,
+    K=512)`): each dim variable a tensor parameter names, unless a parameter has its name. A call that names
+    a dim may leave out tensors, which the run time then describes from the dims."""
+    dims: list[str] = []
+    for formal in params.arg_types:
+        parts = tensor_parts(get_proper_type(formal))
+        for dim in (parts[1] or []) if parts is not None else []:
+            found = get_proper_type(dim)
+            if isinstance(found, TypeVarType) and found.name not in dims and found.name not in params.arg_names:
+                dims.append(found.name)
+    return dims
 
 
 def call_return(ctx: MethodContext) -> Type:

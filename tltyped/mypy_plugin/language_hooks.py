@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from mypy.nodes import ARG_NAMED, ARG_POS, Expression, IntExpr, ListExpr, StrExpr, TupleExpr
+from mypy.nodes import ARG_NAMED, ARG_OPT, ARG_POS, ARG_STAR, ARG_STAR2, Expression, IntExpr, ListExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext, FunctionSigContext
 from mypy.types import (
     AnyType,
@@ -92,4 +92,19 @@ def tune_signature(ctx: FunctionSigContext) -> FunctionLike:
     signature = ctx.default_signature
     return signature.copy_modified(
         arg_types=[sequence] * len(signature.arg_types), ret_type=AnyType(TypeOfAny.special_form), variables=[]
+    )
+
+
+def tensor_call_signature(ctx: FunctionSigContext) -> FunctionLike:
+    """`T.Tensor((M, K), dtype)` as a value (`gemm.lower(T.Tensor(...))`, TileLang's call form): a function
+    of the shape and dtype giving a tensor of any dtype and dims, which every tensor parameter takes, not a
+    call of the Protocol class (which mypy refuses to instantiate)."""
+    anything = AnyType(TypeOfAny.special_form)
+    return ctx.default_signature.copy_modified(
+        arg_types=[anything, anything, anything, anything],
+        arg_kinds=[ARG_POS, ARG_OPT, ARG_STAR, ARG_STAR2],
+        arg_names=["shape", "dtype", None, None],
+        ret_type=tensor_type(ctx.api, anything, [UnpackType(ctx.api.named_generic_type("builtins.tuple", [anything]))]),
+        fallback=ctx.api.named_generic_type("builtins.function", []),
+        variables=[],
     )

@@ -123,6 +123,8 @@ class TLTypedPlugin(Plugin):
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname == names.TUNE:
             return language_hooks.tune_signature
+        if fullname == names.LANGUAGE_TENSOR:
+            return language_hooks.tensor_call_signature
         return None
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:

@@ -1,7 +1,8 @@
 """Parameter kinds a kernel signature can state: dyn, ptr, const and tune.
 
-`dyn[int]` and `ptr` mean `int` to a type checker (they are `Annotated`
-aliases), so a dyn dim TypeVar bound to `dyn[int]` still binds to sizes. The
+`dyn[int]` means `int` to a type checker and `ptr` an int or a torch tensor
+(they are `Annotated` aliases), so a dyn dim TypeVar bound to `dyn[int]`
+still binds to sizes. The
 runtime reads the marker out of the `Annotated` metadata. `dyn[int, "K"]`
 (the JITv2 spelling of a named dyn dim, used directly as a dim of
 `Tensor[...]`) carries its name as a `DimName` after the marker.
@@ -60,8 +61,13 @@ else:
     dyn = _Dyn()
 """A run-time scalar (`dyn[int]`, `dyn[float]`): passed to the kernel, never specialised on."""
 
-ptr = Annotated[int, PTR]
-"""A raw device pointer, e.g. `t.data_ptr()` (or a CUDA tensor, whose data pointer is passed); a dyn scalar."""
+if TYPE_CHECKING:
+    import torch
+
+    ptr = Annotated[int | torch.Tensor, PTR]
+else:
+    ptr = Annotated[int, PTR]  # the run-time marker; a tensor is accepted by the call (binding.py)
+"""A raw device pointer, e.g. `t.data_ptr()`, or a CUDA tensor, whose data pointer is passed; a dyn scalar."""
 
 const = Annotated[_T, CONST]
 """A compile-time value (the default kind): part of the cache key, must be hashable."""

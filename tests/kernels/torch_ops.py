@@ -1,5 +1,6 @@
 # pyright: reportRedeclaration=false
-"""Kernels called inside PyTorch programs (tests/unit/test_torch_op.py, test_torch_autograd.py).
+"""Kernels called inside PyTorch programs, and programs calling them (tests/unit/test_torch_op.py,
+test_torch_autograd.py, tests/gpu/test_torch_programs.py).
 
 No `from __future__ import annotations`: annotations are evaluated objects, as in user code that torch traces.
 """
@@ -85,3 +86,19 @@ def lazy_double(block=128):
                     Y[bx * block + i] = X[bx * block + i] * 2.0
 
     return main
+
+
+# -- programs calling them, as the tests trace and compile them ---------------------------------
+
+
+def scaled_plus_one(a):
+    return scale(a, 2.0) + 1
+
+
+def interleaved(a, b):
+    return interleave(a, b) * 2
+
+
+def accumulated(a, out):
+    add_into(a, out)
+    return out + 0

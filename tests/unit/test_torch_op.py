@@ -11,6 +11,7 @@ from torch.export import Dim
 
 import tltyped as tl
 from tests.kernels import torch_ops as kernels
+from tests.kernels.torch_ops import accumulated, interleaved, scaled_plus_one
 
 pytestmark = pytest.mark.usefixtures("sm90")
 
@@ -39,19 +40,6 @@ class One(torch.nn.Module):
 class Two(One):
     def forward(self, a, b):
         return self.fn(a, b)
-
-
-def scaled_plus_one(a):
-    return kernels.scale(a, 2.0) + 1
-
-
-def interleaved(a, b):
-    return kernels.interleave(a, b) * 2
-
-
-def accumulated(a, out):
-    kernels.add_into(a, out)
-    return out + 0
 
 
 def halves(a):

@@ -74,8 +74,8 @@ class LaunchError(Error, RuntimeError):
 
 
 class AutogradError(Error, RuntimeError):
-    """A call that autograd would record (grad mode on, an input requiring grad) to a kernel with no registered
-    backward: never run silently without gradients."""
+    """A gradient through a kernel with no registered backward (at `backward()`), or a call autograd would record
+    to a kernel that writes an argument (at the call): never a silently missing gradient."""
 
 
 class CacheWarning(Error, UserWarning):

@@ -141,12 +141,16 @@ def test_a_tiny_model_trains_with_tltyped_forward_and_backward_kernels(compiled:
         assert rel_err(p, q) < 1e-4
 
 
-def test_a_kernel_without_a_backward_refuses_inputs_that_require_grad() -> None:
+def test_a_kernel_without_a_backward_runs_and_refuses_the_gradient_through_it() -> None:
     import tltyped as tl
 
     a = torch.randn(100, device="cuda", requires_grad=True)
-    kernels.scale(a.detach(), 2.0)  # compiled and cached: the refusal is the fast path's, too
-    with pytest.raises(tl.AutogradError, match="argument 'A' requires grad"):
-        kernels.scale(a, 2.0)
+    kernels.scale(a.detach(), 2.0)  # compiled and cached: a call autograd records leaves the fast path for the op
+    out = kernels.scale(a, 2.0)
+    assert out.grad_fn is not None and rel_err(out, a.detach() * 2) == 0
+    with pytest.raises(tl.AutogradError, match="scale: backward through the kernel, which has no backward"):
+        out.sum().backward()
+    with pytest.raises(tl.AutogradError, match="argument 'A' requires grad, and the kernel writes its argument 'Out'"):
+        kernels.add_into(a, torch.randn(100, device="cuda"))
     with torch.no_grad():
         assert rel_err(kernels.scale(a, 2.0), a * 2) == 0

@@ -1,7 +1,8 @@
-"""Autograd never silent: a call autograd would record needs the kernel's registered backward.
+"""Autograd never silent: a gradient through a kernel needs the kernel's registered backward.
 
-On CPU: the check on the fast path (C and Python, around a hand-filled cache), the AutogradError of the
-slow path, and a registered backward run end to end on meta tensors, its backward calling a kernel too.
+On CPU: the check on the fast path (C and Python, around a hand-filled cache), the AutogradError at backward
+(or at the call of a kernel that writes an argument), and a registered backward run end to end on meta tensors,
+its backward calling a kernel too.
 """
 
 from typing import Any
@@ -40,26 +41,38 @@ def test_the_fast_path_leaves_a_tensor_requiring_grad_to_the_slow_path(in_c: boo
     assert path.call(a.detach(), out) == "launched"
 
 
-def test_a_kernel_without_backward_refuses_a_call_autograd_would_record() -> None:
+def test_a_kernel_without_backward_runs_and_refuses_the_gradient_through_it() -> None:
+    """As torch's custom ops: the forward runs on inputs requiring grad; backward through it raises."""
     a = torch.empty(10, device="meta", requires_grad=True)
     b = torch.empty(10, device="meta")
-    with pytest.raises(tl.AutogradError, match=r"interleave: argument 'A' requires grad, and the kernel has no backward"):
-        kernels.interleave(a, b)
+    out = kernels.interleave(a, b)
+    assert tuple(out.shape) == (21,) and out.grad_fn is not None
+    with pytest.raises(tl.AutogradError, match=r"interleave: backward through the kernel, which has no backward"):
+        out.sum().backward()
     with pytest.raises(RuntimeError, match="no backward"):  # still a RuntimeError, as torch's own autograd errors are
-        kernels.interleave(b, a.detach().requires_grad_())
+        kernels.interleave(b, a.detach().requires_grad_()).sum().backward()
     with torch.no_grad():
-        assert tuple(kernels.interleave(a, b).shape) == (21,)
-    assert tuple(kernels.interleave(a.detach(), b).shape) == (21,)
+        assert kernels.interleave(a, b).grad_fn is None
+    assert kernels.interleave(a.detach(), b).grad_fn is None
+
+
+def test_a_kernel_writing_an_argument_refuses_a_call_autograd_would_record() -> None:
+    """As torch refuses `out=` functions: autograd cannot record a write."""
+    a = torch.empty(10, device="meta", requires_grad=True)
+    out = torch.empty(10, device="meta")
+    with pytest.raises(tl.AutogradError, match=r"add_into: argument 'A' requires grad, and the kernel writes its argument 'Out'"):
+        kernels.add_into(a, out)
+    with torch.no_grad():
+        kernels.add_into(a, out)
 
 
 def test_the_error_comes_at_trace_time_too() -> None:
-    mode = FakeTensorMode()
-    with mode:
-        a = torch.empty(6, 4, device="cuda", requires_grad=True)
-    with mode, pytest.raises(tl.AutogradError, match=r"split: argument 'A' requires grad"):
-        kernels.split(a)
-    with pytest.raises(Exception, match=r"split: argument 'A' requires grad"):
-        torch._dynamo.explain(lambda x: kernels.split(x)[0])(a)
+    """Under fake tensors (a tracer's), the recorded call's backward raises the same error."""
+    with FakeTensorMode():
+        a = torch.empty(6, 4, device="meta", requires_grad=True)
+        first, half = kernels.split(a)
+        with pytest.raises(tl.AutogradError, match=r"split: backward through the kernel"):
+            (first.sum() + half.float().sum()).backward()
 
 
 # `scale`'s backward: d(A * factor)/dA = factor, computed by the kernel itself.

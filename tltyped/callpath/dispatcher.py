@@ -282,10 +282,10 @@ class Dispatcher:
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
         """Give the kernel a backward, as `torch.library.register_autograd` takes one: `setup_context(ctx, inputs,
         output)` with the kernel's runtime arguments and its result, `backward(ctx, *grads)` returning a gradient
-        (or None) per runtime argument. Calls autograd records then go through the kernel's torch op."""
-        from tltyped.callpath import torch_op
+        (or None) per runtime argument: the backward of the calls autograd records from now on (torch_op.py)."""
+        from tltyped.callpath.torch_op import Autograd
 
-        torch_op.register_autograd(self, backward, setup_context)
+        self.autograd = Autograd(backward, setup_context)
 
     def exposed(self) -> Any:
         """The fast path as users hold it (see `expose`)."""

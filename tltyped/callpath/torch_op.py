@@ -44,12 +44,16 @@ propagation and AOTAutograd run the kernel on fake tensors (the op here),
 and the eager backend calls the jit function itself (the fast path). Nothing
 of Dynamo is imported before Dynamo runs.
 
-Autograd. A call with grad mode on and an input requiring grad takes the
-slow path (the fast path's tensor reader refuses such tensors). Without a
-registered backward it raises `tl.AutogradError`; with one
-(`kernel.register_autograd(backward, setup_context=...)`, as
-`torch.library.register_autograd`) it calls the op, whose autograd kernel
-records the backward and runs the kernel with grad mode off.
+Autograd, as torch's own custom ops have it. A call with grad mode on and an
+input requiring grad takes the slow path (the fast path's tensor reader
+refuses such tensors) and calls the op, whose autograd kernel records the
+call and runs the kernel with grad mode off. Its backward is the one
+`kernel.register_autograd(backward, setup_context=...)` gave (as
+`torch.library.register_autograd` takes it) when the call was recorded;
+without one, the backward raises `tl.AutogradError`, so a forward kernel
+runs on inputs that require grad and only a gradient through it is refused.
+A kernel that writes one of its arguments is refused at the call, as torch
+refuses its `out=` functions: autograd cannot record a write.
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ class KernelOp:
     qualname: str
     overload: Any  # torch's OpOverload
     library: Any  # torch.library.Library, which must outlive the op
+    written: tuple[str, ...]  # the tensor parameters the kernel writes (`Tensor(a!)`); none: autograd records it
 
 
 def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
@@ -96,23 +101,17 @@ def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
 
 
 def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
-    """A call autograd would record: through the op, if the kernel has a backward; refused otherwise."""
-    if dispatcher.autograd is None:
+    """A call autograd records: through the op, unless the kernel writes an argument (autograd cannot record that)."""
+    op = kernel_op(dispatcher, args)
+    if op.written:
         needing = [p.name for p, a in zip(dispatcher.signature.params, args)
                    if p.kind is Kind.TENSOR and issubclass(type(a), torch.Tensor) and a.requires_grad]
         raise AutogradError(
-            f"{dispatcher.signature.name}: argument {needing[0]!r} requires grad, and the kernel has no backward; "
-            f"register one with {dispatcher.signature.name}.register_autograd(backward, setup_context=...), "
-            "or call it under torch.no_grad() or with detached tensors"
+            f"{dispatcher.signature.name}: argument {needing[0]!r} requires grad, and the kernel writes its argument "
+            f"{op.written[0]!r}, which autograd cannot record (as torch refuses out= functions); return outputs "
+            "instead (in-body T.empty, or out_idx), or call it under torch.no_grad() or with detached tensors"
         )
     return traced_call(dispatcher, args)
-
-
-def register_autograd(dispatcher: Dispatcher, backward: Callable[..., Any], setup_context: Callable[..., Any] | None) -> None:
-    """Give the kernel a backward: its ops made so far, and every one made later, get it."""
-    dispatcher.autograd = Autograd(backward, setup_context)
-    for op in dispatcher.torch_ops.values():
-        _register_autograd(dispatcher, op)
 
 
 def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
@@ -183,9 +182,9 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
 
     library.impl(name, run, "CUDA")  # type: ignore[no-untyped-call]
     torch.library.register_fake(qualname, fake, lib=library)
-    op = KernelOp(qualname, getattr(getattr(torch.ops, namespace), name).default, library)
-    _register_autograd(dispatcher, op)
-    return op
+    if not written:
+        _register_autograd(dispatcher, qualname, library)
+    return KernelOp(qualname, getattr(getattr(torch.ops, namespace), name).default, library, tuple(written))
 
 
 def _schema_arg(dispatcher: Dispatcher, p: Param, written: list[str]) -> str:
@@ -207,7 +206,24 @@ def _written(dispatcher: Dispatcher, bound: Bound, runtime: list[Param]) -> list
     return [runtime[i].name for i in sorted(lowered.written_params) if i < len(runtime) and runtime[i].kind is Kind.TENSOR]
 
 
-def _register_autograd(dispatcher: Dispatcher, op: KernelOp) -> None:
-    autograd = dispatcher.autograd
-    if autograd is not None:
-        torch.library.register_autograd(op.qualname, autograd.backward, setup_context=autograd.setup_context, lib=op.library)
+def _register_autograd(dispatcher: Dispatcher, qualname: str, library: Any) -> None:
+    """The op's autograd formula: the backward the kernel has when a call is recorded, or an AutogradError at
+    backward time (so one registration serves a backward given before or after the op is made)."""
+
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        ctx.tltyped_autograd = autograd = dispatcher.autograd
+        if autograd is not None and autograd.setup_context is not None:
+            autograd.setup_context(ctx, inputs, output)
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        autograd: Autograd | None = ctx.tltyped_autograd
+        if autograd is None:
+            name = dispatcher.signature.name
+            raise AutogradError(
+                f"{name}: backward through the kernel, which has no backward; register one with "
+                f"{name}.register_autograd(backward, setup_context=...), or call it under torch.no_grad() or with "
+                "detached tensors"
+            )
+        return autograd.backward(ctx, *grads)
+
+    torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=library)

@@ -152,6 +152,13 @@ class KernelLaunchFrame(Generic[_T]):
 
 @overload
 def Kernel(
+    *,
+    threads: _int | list[_int] | tuple[_int, ...] | None = None,
+    prelude: str | None = None,
+    cluster_dims: _int | tuple[_int, _int, _int] | list[_int] | None = None,
+) -> KernelLaunchFrame[tuple[()]]: ...
+@overload
+def Kernel(
     x: _int,
     /,
     *,

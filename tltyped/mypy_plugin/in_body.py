@@ -36,10 +36,20 @@ from mypy.nodes import (
     TupleExpr,
     TypeParam,
 )
-from mypy.types import AnyType, CallableType, Instance, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
+from mypy.types import (
+    AnyType,
+    CallableType,
+    Instance,
+    RawExpressionType,
+    TupleType,
+    Type,
+    TypeList,
+    TypeOfAny,
+    UnboundType,
+)
 
 from tltyped.errors import DimSyntaxError
-from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin import call_form, dimexpr, names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.outputs import inferred_return
@@ -115,6 +125,8 @@ class KernelRewrite:
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
+        self.bindings: dict[str, AssignmentStmt] = {}  # a name -> its last assignment so far (a computed shape)
+        self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
         self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
         self.signature_changed = False
@@ -125,6 +137,8 @@ class KernelRewrite:
     def run(self) -> KernelRecord:
         annotations = self.scan_body()
         moved = self.move_annotations(annotations)
+        for dim in self.determined - self.plain_dims:  # known to each call, unknown statically: Any, not a TypeVar
+            self.dims.pop(dim, None)
         for dim, line in self.dims.items():
             if dim in self.unbound_checked and dim not in self.plain_dims:
                 self.fail(
@@ -153,6 +167,8 @@ class KernelRewrite:
             kept.append(stmt)
             if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
                 self.read_assignment(stmt)
+                if isinstance(stmt.lvalues[0], NameExpr):
+                    self.bindings[stmt.lvalues[0].name] = stmt
         self.func.body.body = kept
         return annotations
 
@@ -165,6 +181,11 @@ class KernelRewrite:
         if typ is None or not (isinstance(stmt.rvalue, TempNode) and stmt.rvalue.no_rhs):
             return None
         if isinstance(target, NameExpr) and target.name in self.params:
+            if call_form.is_call_form(typ):  # TileLang's `T.Tensor((M, K), dtype)`
+                read = call_form.read(stmt, self.source.lines(), self.found, self.bindings.get)
+                if read is not None:
+                    typ = read.annotation
+                    self.determined.update(read.determined)
             return target.name, typ
         return None
 
@@ -194,11 +215,11 @@ class KernelRewrite:
         else:
             text = call.args[0].value
             declared = [n for n in text.replace(",", " ").split() if n]
-            if declared != targets:
+            if len(declared) != len(targets) or not all(d.isidentifier() for d in declared):  # as the runtime reads it
                 self.fail(
                     stmt.line, stmt.column,
                     f'{spelled}("{text}") declares {", ".join(declared) or "no dims"} but assigns to '
-                    f"{', '.join(targets)}; use the same names in the same order",
+                    f"{', '.join(targets)}; assign one variable per dim",
                     codes.DIM,
                 )
                 well_formed = False
@@ -227,6 +248,16 @@ class KernelRewrite:
             self.dtype_names.pop(name, None)
         else:
             self.dtype_names[name] = spelled
+
+    def resolve_dtype(self, spelled: str) -> Type | None:
+        """For outputs' dtypes: a dtype bound to a name in the body, or a tensor parameter's `A.dtype`."""
+        if spelled in self.dtype_names:
+            return UnboundType(self.dtype_names[spelled])
+        base, _, attr = spelled.rpartition(".")
+        typ = next((arg.type_annotation for arg in self.func.arguments if arg.variable.name == base), None)
+        if attr == "dtype" and isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name):
+            return _tensor_parts(typ)[0]
+        return None
 
     def resolve_dim(self, name: str) -> str | None:
         """For the dim grammar's normalise: a declared dim is itself, a derived name its expression."""
@@ -295,13 +326,27 @@ class KernelRewrite:
 
     def body_annotation(self, typ: Type) -> Type:
         """An in-body annotation as a parameter type: dims resolved, a dtype parameter made Any."""
+        if isinstance(typ, UnboundType) and typ.name.endswith("StridedTensor") and len(typ.args) == 3:
+            typ = self.strided(typ)
         if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and typ.args):
             return typ
         first = typ.args[0]
+        if isinstance(first, TupleType) and first.implicit:  # `T.Tensor[(M, N), dtype]`: the dims in a tuple
+            first = TypeList(first.items, line=first.line, column=first.column)
         if isinstance(first, TypeList):
             dims = TypeList([self.body_dim(d) for d in first.items], line=first.line, column=first.column)
             return typ.copy_modified(args=[dims, *(self.body_dtype(a) for a in typ.args[1:])])
         return typ.copy_modified(args=[self.body_dtype(first), *(self.body_dim(d) for d in typ.args[1:])])
+
+    def strided(self, typ: UnboundType) -> Type:
+        """`T.StridedTensor[[N, M], [N_, M_], dtype]` is a `T.Tensor[[N, M], dtype]` to callers (a tensor's type
+        has no strides); each stride dim is the call's, read from the tensor's strides."""
+        shape, strides, dtype = typ.args
+        if not (isinstance(shape, TypeList) and isinstance(strides, TypeList)):
+            return typ
+        self.plain_dims.update(d.name for d in strides.items if _is_bare_name(d) and isinstance(d, UnboundType))
+        tensor = typ.name[: -len("StridedTensor")] + "Tensor"
+        return UnboundType(tensor, [shape, dtype], line=typ.line, column=typ.column)
 
     def body_dtype(self, typ: Type) -> Type:
         """A dtype naming a const parameter (`out_dtype`) is the one each call gives it (dtype_params.py)."""
@@ -321,6 +366,9 @@ class KernelRewrite:
                 return derived_dim(self.aliases[typ.name], typ.line, typ.column)
             if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim
                 return RawExpressionType(self.found.int_constants[typ.name], "builtins.int", line=typ.line, column=typ.column)
+            if typ.name in self.params or typ.name in self.bindings:  # a const parameter's value (`def gemm(A, B,
+                # M, N, K)`), or a name the body computes from them (`head_kv = heads // groups`): known per call
+                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             self.fail(
                 typ.line, typ.column,
                 f'Dim "{typ.name}" is used but never declared; declare it with '
@@ -328,7 +376,7 @@ class KernelRewrite:
                 codes.DIM,
             )
             return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
-        if isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, int):
+        if isinstance(typ, AnyType) or (isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, int)):
             return typ
         if isinstance(typ, UnboundType) and typ.name in ("Literal", "typing.Literal", "typing_extensions.Literal"):
             return typ
@@ -382,7 +430,7 @@ class KernelRewrite:
             arg.type_annotation if arg.type_annotation is not None else AnyType(TypeOfAny.explicit)
             for arg in func.arguments
         ]
-        returns = ret if ret is not None else inferred_return(func, self.found, self.resolve_dim)
+        returns = ret if ret is not None else inferred_return(func, self.found, self.resolve_dim, self.resolve_dtype)
         typ = CallableType(
             arg_types,
             [arg.kind for arg in func.arguments],

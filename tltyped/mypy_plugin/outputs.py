@@ -34,12 +34,16 @@ from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar
 
 
-def inferred_return(func: FuncDef, found: ModuleNames, resolve_dim: Callable[[str], str | None]) -> Type:
+def inferred_return(
+    func: FuncDef, found: ModuleNames, resolve_dim: Callable[[str], str | None],
+    resolve_dtype: Callable[[str], Type | None],
+) -> Type:
+    """`resolve_dim` reads a name in a dim as the body declared it, `resolve_dtype` a dtype name (None: as spelled)."""
     returns, outputs = _returns_and_outputs(func)
     returned = next((r.expr for r in returns if r.expr is not None), None)
     if returned is None:
         return UnboundType("None", line=func.line)
-    reader = _OutputReader(func, found, resolve_dim, outputs)
+    reader = _OutputReader(func, found, resolve_dim, resolve_dtype, outputs)
     if isinstance(returned, TupleExpr):
         return TupleType([reader.type_of(i) for i in returned.items], Instance(MISSING_FALLBACK, []), line=returned.line)
     return reader.type_of(returned)
@@ -64,11 +68,13 @@ class _OutputReader:
         func: FuncDef,
         found: ModuleNames,
         resolve_dim: Callable[[str], str | None],
+        resolve_dtype: Callable[[str], Type | None],
         outputs: dict[str, CallExpr],
     ) -> None:
         self.func = func
         self.found = found
         self.resolve_dim = resolve_dim
+        self.resolve_dtype = resolve_dtype
         self.params = {arg.variable.name for arg in func.arguments}
         self.outputs = outputs
 
@@ -97,7 +103,7 @@ class _OutputReader:
             return AnyType(TypeOfAny.special_form)
         if spelled in self.params:  # chosen per call by a const parameter
             return parameter_dtype(self.func, spelled, dtype.line, dtype.column)
-        return UnboundType(spelled, line=dtype.line, column=dtype.column)
+        return self.resolve_dtype(spelled) or UnboundType(spelled, line=dtype.line, column=dtype.column)
 
     def dim(self, expr: Expression) -> Type:
         try:

@@ -1,0 +1,141 @@
+"""TileLang's call-form annotation, `A: T.Tensor((M, K), dtype)`, read as the subscription form.
+
+mypy's parser keeps an annotation that is a call only as "an invalid
+type" (its position, and a note suggesting `T.Tensor[...]`), which semantic
+analysis would report. The runtime reads both forms alike (the builder
+evaluates the call), so the in-body rewrite reads the statement's source
+and hands back what `T.Tensor[[M, K], dtype]` would have parsed to: the
+dims as names, int literals or expressions (the rewrite reads an
+expression's text at its position, as for the subscription form), the
+dtype as a dotted name, a bare name (a parameter or a dtype bound in the
+body), or a dtype string.
+
+The shape may be a name the body binds to a tuple or list
+(`q_shape = [batch, seq_len, heads, dim]`), read the same way; or to a
+choice of two of one length (`(K, M) if trans_A else (M, K)`): then the
+rank is known and each dim is the call's (Any), and the names in it are
+dims a call determines. Any other shape stays an invalid type.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mypy.nodes import AssignmentStmt
+from mypy.types import AnyType, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
+
+from tltyped.mypy_plugin.parsed import ModuleNames
+from tltyped.types import dtypes
+
+
+@dataclass(frozen=True)
+class CallForm:
+    """The annotation as the subscription form, and the dims a call determines that it does not name."""
+
+    annotation: UnboundType
+    determined: frozenset[str]
+
+
+def is_call_form(typ: Type) -> bool:
+    """Whether mypy parsed the annotation as an invalid type (an expression: a call, among others)."""
+    return isinstance(typ, RawExpressionType) and typ.literal_value is None
+
+
+def read(
+    stmt: AssignmentStmt, lines: list[str], found: ModuleNames, shape_binding: Callable[[str], AssignmentStmt | None]
+) -> CallForm | None:
+    """`A: T.Tensor(shape, dtype)` (`stmt`, in the module's source `lines`) as `T.Tensor[[dims], dtype]`;
+    `shape_binding` gives the body's last assignment to a name before `stmt`."""
+    parsed = _Statement.parse(stmt, lines)
+    call = parsed.node.annotation if parsed is not None and isinstance(parsed.node, ast.AnnAssign) else None
+    if parsed is None or not isinstance(call, ast.Call):
+        return None
+    name = _dotted(call.func)
+    given = {**dict(zip(("shape", "dtype"), call.args)), **{k.arg: k.value for k in call.keywords if k.arg}}
+    shape, dtype = given.get("shape"), given.get("dtype")
+    if name is None or not (name == "Tensor" or name.endswith(".Tensor")) or len(call.args) > 2 or dtype is None:
+        return None
+    dtype_type = _dtype(dtype, found, *parsed.place(dtype.lineno, dtype.col_offset))
+    if dtype_type is None:
+        return None
+    where: _Statement | None = parsed
+    determined = frozenset[str]()
+    if isinstance(shape, ast.Name):  # a shape the body computed
+        binding = shape_binding(shape.id)
+        where = _Statement.parse(binding, lines) if binding is not None else None
+        shape = where.node.value if where is not None and isinstance(where.node, ast.Assign) else None
+        if isinstance(shape, ast.IfExp):
+            shape, determined = _either(shape)
+    if where is None or not isinstance(shape, (ast.Tuple, ast.List)):
+        return None
+    dims: list[Type] = [AnyType(TypeOfAny.special_form) if determined else where.dim(d) for d in shape.elts]
+    line, column = where.place(shape.lineno, shape.col_offset)
+    annotation = UnboundType(name, [TypeList(dims, line=line, column=column), dtype_type], line=stmt.line, column=stmt.column)
+    return CallForm(annotation, determined)
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """One statement of the module, parsed by Python's `ast`, with its positions mapped back to the module."""
+
+    node: ast.stmt
+    line: int
+    indent: int
+
+    @classmethod
+    def parse(cls, stmt: AssignmentStmt, lines: list[str]) -> _Statement | None:
+        end = stmt.end_line or stmt.line
+        if stmt.line < 1 or end > len(lines):
+            return None
+        first = lines[stmt.line - 1]
+        try:
+            (node,) = ast.parse(textwrap.dedent("\n".join(lines[stmt.line - 1 : end]))).body
+        except (SyntaxError, ValueError):  # not the source mypy parsed, or more than one statement
+            return None
+        return cls(node, stmt.line, len(first) - len(first.lstrip()))
+
+    def place(self, lineno: int, col_offset: int) -> tuple[int, int]:
+        """ast counts lines from the statement, and its first line lost the indent."""
+        return self.line + lineno - 1, col_offset + (self.indent if lineno == 1 else 0)
+
+    def dim(self, dim: ast.expr) -> Type:
+        line, column = self.place(dim.lineno, dim.col_offset)
+        if isinstance(dim, ast.Name):
+            return UnboundType(dim.id, line=line, column=column)
+        if isinstance(dim, ast.Constant) and type(dim.value) is int:
+            return RawExpressionType(dim.value, "builtins.int", line, column)
+        expression = RawExpressionType(None, "builtins.str", line, column)  # the rewrite reads the text in between
+        expression.end_line, expression.end_column = self.place(dim.end_lineno or dim.lineno, dim.end_col_offset or 0)
+        return expression
+
+
+def _either(choice: ast.IfExp) -> tuple[ast.expr | None, frozenset[str]]:
+    """`(K, M) if trans_A else (M, K)`: one branch (for its rank) and every name of both, or None."""
+    branches = (choice.body, choice.orelse)
+    if not all(isinstance(b, (ast.Tuple, ast.List)) for b in branches):
+        return None, frozenset()
+    body, orelse = (b.elts for b in branches if isinstance(b, (ast.Tuple, ast.List)))
+    if len(body) != len(orelse):
+        return None, frozenset()
+    return choice.body, frozenset(n.id for d in (*body, *orelse) for n in ast.walk(d) if isinstance(n, ast.Name))
+
+
+def _dtype(expr: ast.expr, found: ModuleNames, line: int, column: int) -> Type | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):  # `"float16"`: spelled as the module spells dtypes
+        known = dtypes.BY_NAME.get(expr.value)
+        spelling = None if known is None else found.dtype_spelling(known.__name__)
+        return None if spelling is None else UnboundType(spelling, line=line, column=column)
+    name = _dotted(expr)
+    return None if name is None else UnboundType(name, line=line, column=column)
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = _dotted(expr.value)
+        return None if base is None else f"{base}.{expr.attr}"
+    return None

@@ -28,8 +28,9 @@ Conventions (why the types look the way they do):
   float16 tensor to it).
 - `T.Tensor[[M, K], T.float16]`, the in-body form's annotation, is a tensor
   whose arguments type checkers read only with the plugin: in-body dims are
-  variables, which no type expression may hold. The signature form's
-  `tl.Tensor[tl.float16, M, K]` is checked by every type checker.
+  variables, which no type expression may hold. `T.Tensor((M, K), T.float16)`
+  makes one (TileLang's call form, a tensor description). The signature
+  form's `tl.Tensor[tl.float16, M, K]` is checked by every type checker.
 - Buffers (`T.alloc_shared`, `T.alloc_fragment`, ...) are `Buffer`.
 """
 
@@ -93,16 +94,24 @@ uint: TypeAlias = builtins.int
 class PrimExpr:
     """A TIR expression or statement handle, as tile operations return it."""
 
-class Tensor(_Tensor[Any, Unpack[tuple[Any, ...]]], Protocol):
-    """`T.Tensor[[M, K], T.float16]`: a tensor parameter's in-body annotation.
+class Tensor(_Tensor[Any, Unpack[tuple[Any, ...]]]):
+    """`T.Tensor[[M, K], T.float16]`: a tensor parameter's in-body annotation; `T.Tensor((M, K), T.float16)`: the
+    same in TileLang's call form, or a tensor description `fn.lower` takes.
 
     A class that defines `__class_getitem__` and has no type parameters of its
     own: type checkers accept any subscript of it and read the result as this
-    class, tltyped's Tensor of any dtype and rank, which every torch tensor
-    fits (the plugin reads the subscript: annotation_hooks.py).
+    class, a tltyped Tensor of any dtype and rank (the plugin reads the
+    subscript: annotation_hooks.py). Not a Protocol, so that a call makes one.
     """
 
+    _grad_fn: Any
+    def __init__(self, shape: Any = None, dtype: Any = "float32", *view: Any, **options: Any) -> None: ...
     def __class_getitem__(cls, params: Any) -> Any: ...
+    def __getitem__(self, index: Any, /) -> Any: ...
+
+class StridedTensor(Tensor):
+    """`T.StridedTensor[[M, N], [sM, sN], T.float32]`: an in-body annotation of a tensor whose strides are dims too
+    (the plugin reads it as `T.Tensor[[M, N], T.float32]` to callers)."""
 
 class Buffer:
     """A TileLang buffer (`tir.Buffer`) in shared, fragment, local or global memory."""

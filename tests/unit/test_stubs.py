@@ -89,3 +89,74 @@ def test_docstrings_read_back_from_the_stub_as_written(tmp_path: Path) -> None:
     assert main([str(tmp_path / "quoted_kernels.py"), "-o", str(stub)]) == 0
     functions = [node for node in ast.parse(stub.read_text()).body if isinstance(node, ast.FunctionDef)]
     assert [ast.get_docstring(f, clean=False) for f in functions] == DOCSTRINGS
+
+
+SHARED_DIM_MODULE = '''\
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+N = TypeVar("N")
+R = TypeVar("R", bound=tl.dyn[int])
+
+
+@tl.jit
+def fixed(A: tl.Tensor[tl.float32, N]) -> None:
+    (n,) = A.shape
+
+
+@tl.jit
+def rows(A, B):
+    N = T.dynamic("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+
+
+@tl.jit
+def halves(A):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    Lo = T.empty((N // 2,), T.float32)
+    Hi = T.empty((N // 2,), T.float32)
+    return Lo, Hi
+'''
+
+CALLER = '''\
+from typing import TypeVar
+
+import torch
+
+import tltyped as tl
+from shared_dims import fixed, halves, rows
+
+D = TypeVar("D")
+
+
+def use(a: tl.Tensor[tl.float32, D], b: torch.Tensor) -> None:
+    fixed(a)  # a caller's own unbound dim fits the const kernel
+    rows(b, b)
+    lo, hi = halves(b)
+    lo.sum() + hi.sum()
+    rows(b)  # mistake
+'''
+
+
+def test_a_dim_dyn_in_one_kernel_and_const_in_another_keeps_each_bound_and_outputs_are_tensors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.pyright.checkers import pyright
+
+    (tmp_path / "shared_dims.py").write_text(SHARED_DIM_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stub = render_stub(importlib.import_module("shared_dims"))
+    assert 'N = TypeVar("N")\n' in stub and 'N_dyn = TypeVar("N_dyn", bound=int)' in stub
+    assert "A: tl.Tensor[tl.float32, N]," in stub and "A: tl.Tensor[tl.float32, N_dyn]," in stub
+    assert "-> tuple[tl.Tensor[Any, *tuple[Any, ...]], tl.Tensor[Any, *tuple[Any, ...]]]:" in stub
+    (tmp_path / "typings").mkdir()
+    (tmp_path / "typings" / "shared_dims.pyi").write_text(stub)
+    (tmp_path / "caller.py").write_text(CALLER)
+    (tmp_path / "pyrightconfig.json").write_text('{"stubPath": "typings"}')
+    errors = [d for d in pyright(tmp_path / "caller.py", config=tmp_path / "pyrightconfig.json") if d.severity == "error"]
+    mistakes = [n for n, line in enumerate(CALLER.splitlines(), start=1) if line.endswith("# mistake")]
+    assert [d.line for d in errors] == mistakes, errors

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
@@ -68,26 +69,27 @@ class _StubFactory:
     doc: str
 
 
-def tensor_type(spec: TensorSpec) -> str:
-    """`tl.Tensor[tl.float16, M, K]`, with literal dims as Literal and derived dims spelled out."""
+def tensor_type(spec: TensorSpec, typevars: Mapping[str, str]) -> str:
+    """`tl.Tensor[tl.float16, M, K]`, with literal dims as Literal, a dim symbol as its TypeVar (`typevars` names
+    those that differ), and derived dims spelled out."""
     if spec.dtype.fixed is not None:
         dtype = f"tl.{'bool_' if spec.dtype.fixed.name == 'bool' else spec.dtype.fixed.__name__}"
     else:
         dtype = spec.dtype.var or "Any"
-    return f"tl.Tensor[{', '.join([dtype, *(_dim(d) for d in spec.dims)])}]"
+    return f"tl.Tensor[{', '.join([dtype, *(_dim(d, typevars) for d in spec.dims)])}]"
 
 
-def _dim(dim: dimlib.Dim) -> str:
+def _dim(dim: dimlib.Dim, typevars: Mapping[str, str]) -> str:
     if dim.is_literal:
         return f"Literal[{dim.value}]"
     if dim.is_symbol:
-        return dim.text
+        return typevars.get(dim.text, dim.text)
     return f'Annotated[Any, "{dim.text}"]'
 
 
-def _param_type(p: Param) -> str:
+def _param_type(p: Param, typevars: Mapping[str, str]) -> str:
     if p.kind is Kind.TENSOR:
-        return _ANY_TENSOR if p.tensor is None else tensor_type(p.tensor)  # None: computed from consts
+        return _ANY_TENSOR if p.tensor is None else tensor_type(p.tensor, typevars)  # None: computed from consts
     if p.kind is Kind.PTR:
         return "tl.ptr"
     if p.kind is Kind.DYN:
@@ -106,17 +108,19 @@ def _const_type(p: Param) -> str:
     return "Any"
 
 
-def _returns(fn: tl.JitFunction[..., Any]) -> str:
+def _returns(fn: tl.JitFunction[..., Any], typevars: Mapping[str, str]) -> str:
     """The `jit(out_idx=...)` tensors (a tuple when several, as the call returns them); else the return
-    annotation, read through the same parser; else None when nothing is returned."""
-    outputs = [_param_type(p) for p in fn.signature.outputs]
+    annotation, read through the same parser; else the body's outputs (tensors of any dims); else None."""
+    outputs = [_param_type(p, typevars) for p in fn.signature.outputs]
     if outputs:
         return outputs[0] if len(outputs) == 1 else f"tuple[{', '.join(outputs)}]"
     node, _ = function_ast(fn.__wrapped__)
-    returns_value = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
+    returned = next((n.value for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None), None)
     annotation = node.returns
-    if annotation is None:
-        return "Any" if returns_value else "None"
+    if annotation is None:  # the body's outputs (the frontend refuses any other value): tensors, sized per call
+        if returned is None:
+            return "None"
+        return f"tuple[{', '.join([_ANY_TENSOR] * len(returned.elts))}]" if isinstance(returned, ast.Tuple) else _ANY_TENSOR
     text = ast.unparse(annotation)
     return text if all(part in text for part in ("tl.", "Tensor")) or text == "None" else "Any"
 
@@ -168,25 +172,31 @@ def render_stub(module: ModuleType) -> str:
     """The .pyi text for every jit function defined in `module`."""
     from tltyped.callpath.factory import Factory  # imports torch: not at import, the mypy plugin reads prim_func.py
 
-    functions = []
     factories = []
-    dims: dict[str, bool] = {}
+    kernels: list[tuple[str, tl.JitFunction[..., Any]]] = []
     for name, value in vars(module).items():
         if isinstance(value, Factory) and value.fn.__module__ == module.__name__ and name == value.fn.__name__:
             factory = _factory(name, value)
             if factory is not None:
                 factories.append(factory)
-            continue
-        if not isinstance(value, tl.JitFunction) or value.__module__ != module.__name__ or name != value.__name__:
-            continue
-        signature: KernelSignature = value.signature
-        for dim, is_dyn in signature.dims.items():
-            if dims.setdefault(dim, is_dyn) != is_dyn:
-                dims[dim] = False  # one TypeVar per name: unbound, the looser of the two
-        params = [_StubParam(p.name, _param_type(p), p.has_default) for p in signature.params]
-        doc = (value.__doc__ or "").strip().splitlines()[0] if value.__doc__ else f"Kernel {name}."
+        elif isinstance(value, tl.JitFunction) and value.__module__ == module.__name__ and name == value.__name__:
+            kernels.append((name, value))
+    # One TypeVar per dim name, bound to int when dyn; a name dyn in one kernel and const in another is two
+    # TypeVars, the dyn one `N_dyn`, so that each kernel keeps its own bound.
+    kinds: dict[str, set[bool]] = {}
+    for _, fn in kernels:
+        for dim, is_dyn in fn.signature.dims.items():
+            kinds.setdefault(dim, set()).add(is_dyn)
+    dyn_names = {dim: f"{dim}_dyn" for dim, found in kinds.items() if len(found) == 2}
+    functions = []
+    for name, fn in kernels:
+        signature: KernelSignature = fn.signature
+        typevars = {dim: dyn_names[dim] for dim, is_dyn in signature.dims.items() if is_dyn and dim in dyn_names}
+        params = [_StubParam(p.name, _param_type(p, typevars), p.has_default) for p in signature.params]
+        doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else f"Kernel {name}."
         doc += "".join(f" Checks {check.source}." for check in signature.checks)
-        functions.append(_StubFunction(name, params, _returns(value), _docstring(doc)))
+        functions.append(_StubFunction(name, params, _returns(fn, typevars), _docstring(doc)))
+    dims = {dim: found == {True} for dim, found in kinds.items()} | {typevar: True for typevar in dyn_names.values()}
     return render(
         "stub.pyi.j2", module=module.__name__, functions=functions, factories=factories,
         dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())],

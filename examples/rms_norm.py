@@ -26,12 +26,12 @@ N = TypeVar("N")
 
 @tl.jit(op="tltyped_examples::rms_norm")
 def rms_norm(
-    X: tl.Tensor[DT, M, N], W: tl.Tensor[DT, N], eps: tl.dyn[float] = 1e-6, rows: int = 4
+    X: tl.Tensor[DT, M, N], W: tl.Tensor[DT, N], eps: tl.dyn[float] = 1e-6, rows: int = 1, threads: int = 256
 ) -> tuple[tl.Tensor[DT, M, N], tl.Tensor[tl.float32, M]]:
     m, n = X.shape
     Y = T.empty((m, n), X.dtype)
     Rstd = T.empty((m,), tl.float32)
-    with T.Kernel(T.ceildiv(m, rows), threads=128) as bx:
+    with T.Kernel(T.ceildiv(m, rows), threads=threads) as bx:
         x = T.alloc_fragment((rows, n), tl.float32)
         squares = T.alloc_fragment((rows, n), tl.float32)
         rstd = T.alloc_fragment((rows,), tl.float32)

@@ -197,7 +197,11 @@ def render_stub(module: ModuleType) -> str:
         doc += "".join(f" Checks {check.source}." for check in signature.checks)
         functions.append(_StubFunction(name, params, _returns(fn, typevars), _docstring(doc)))
     dims = {dim: found == {True} for dim, found in kinds.items()} | {typevar: True for typevar in dyn_names.values()}
+    dtype_vars = {
+        p.tensor.dtype.var for _, fn in kernels for p in (*fn.signature.params, *fn.signature.outputs)
+        if p.tensor is not None and p.tensor.dtype.var is not None
+    }
     return render(
         "stub.pyi.j2", module=module.__name__, functions=functions, factories=factories,
-        dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())],
+        dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())], dtype_vars=sorted(dtype_vars),
     )

@@ -239,7 +239,7 @@ def test_alloc_passed_straight_into_a_call_is_rejected() -> None:
         tl.jit(kernel)
     message = str(info.value)
     assert f"{THIS_FILE}:{line_of('# <- alloc into call')}" in message
-    assert "T.alloc_fragment((128,), tl.float32)" in message
+    assert "T.alloc_fragment(...) is passed straight into a call" in message
     assert "assign it to a name" in message
 
 
@@ -374,7 +374,7 @@ def test_dim_declared_twice_is_rejected() -> None:
         M = T.dynamic("M")  # <- declared twice
         A: T.Tensor[[M], T.float16]
 
-    with pytest.raises(tl.DefinitionError, match="dim 'M' is declared twice") as info:
+    with pytest.raises(tl.DefinitionError, match='dim "M" is declared twice') as info:
         tl.jit(kernel)
     assert f":{line_of('# <- declared twice')}:" in str(info.value)
 

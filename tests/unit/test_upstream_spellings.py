@@ -89,7 +89,7 @@ def test_a_declaration_of_two_dims_for_one_name_is_refused_at_its_line() -> None
         tl.jit(ks.miscounted_declarations)
     message = str(info.value)
     assert f"{KERNELS}:{line_of('# <- two dims for one name')}:" in message
-    assert "T.dynamic('R, C') declares R, C but assigns to R" in message
+    assert 'T.dynamic("R, C") declares R, C but assigns to R' in message
 
 
 # -- 3. tltyped's dtype classes in TileLang's functions -------------------------------------

@@ -12,9 +12,13 @@ Reads the function's AST once, at decoration, without running it:
   A.shape[1] % 8 == 0`) at the top of the body, which become checks of every
   call (the signature form's derived dims) and facts the kernel assumes;
 - in-body parameter annotations: `A: T.Tensor[[M, K], T.float16]`, `n: T.int32`;
-- rule violations, reported with the user's file and line: a `T.alloc_*`
-  passed straight into a call, a `return` of a Python value (a literal or
-  arithmetic) rather than buffers or what a macro returns.
+- rule violations, reported with the user's file and line: a malformed
+  declaration, a `T.alloc_*` passed straight into a call, a `return` of a
+  Python value (a literal, arithmetic, a subscript) rather than buffers or
+  what a macro returns.
+Which spellings declare, make outputs or may be returned, and the messages,
+are the in-body grammar's (tltyped/types/in_body_grammar.py), which the mypy
+plugin reads by too.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tltyped.frontend import dims as dimlib
-from tltyped.errors import DefinitionError
+from tltyped.errors import DefinitionError, DimSyntaxError
+from tltyped.types import in_body_grammar as grammar
 
 
 @dataclass
@@ -114,11 +119,11 @@ def _dim_declarations(names: list[str], value: ast.expr) -> list[tuple[list[str]
     T.dynamic("R"), T.dynamic("C")` (TileLang's examples write both) is two
     calls, one name each, and may mix the kinds.
     """
-    if _call_name(value) in ("const", "dynamic"):
+    if grammar.is_dim_declaration(_call_name(value)):
         assert isinstance(value, ast.Call)
         return [(names, value)]
     calls = value.elts if isinstance(value, ast.Tuple) else []
-    if calls and len(calls) == len(names) and all(_call_name(c) in ("const", "dynamic") for c in calls):
+    if calls and len(calls) == len(names) and all(grammar.is_dim_declaration(_call_name(c)) for c in calls):
         return [([name], call) for name, call in zip(names, calls) if isinstance(call, ast.Call)]
     return None
 
@@ -129,7 +134,7 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         declarations = None if names is None else _dim_declarations(names, stmt.value)
         if declarations is not None:
             for declared, call in declarations:
-                _declare_dims(call, declared, _call_name(call) == "dynamic", stmt.lineno, info)
+                _declare_dims(call, declared, _call_name(call) == grammar.DYNAMIC_CALL, stmt.lineno, info)
             return
         if names is not None and len(names) == 1 and names[0] not in params:
             _declare_alias(names[0], stmt.value, info)
@@ -175,21 +180,18 @@ def _is_shape_relation(test: ast.expr, params: Mapping[str, object]) -> bool:
 
 
 def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, info: BodyInfo) -> None:
-    fn = "T.dynamic" if is_dyn else "T.const"
+    spelled = ast.unparse(call.func)
     if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
-        raise DefinitionError(f"{info.where(line)}: {fn}() takes the dim names as a string literal")
-    declared = call.args[0].value.replace(",", " ").split()
-    if len(declared) != len(names) or not all(d.isidentifier() for d in declared):
-        raise DefinitionError(
-            f"{info.where(line)}: {fn}({call.args[0].value!r}) declares {', '.join(declared)} "
-            f"but assigns to {', '.join(names)}; assign one variable per dim"
-        )
-    for name, dim in zip(names, declared):
-        if dim in info.dim_kinds:
-            raise DefinitionError(f"{info.where(line)}: dim {dim!r} is declared twice")
-        info.dim_kinds[dim] = is_dyn
-        info.dims[name] = dimlib.symbol(dim)
-        info.dim_vars[name] = dim
+        raise DefinitionError(f"{info.where(line)}: {grammar.not_a_literal(spelled)}")
+    try:
+        declared = grammar.declared_names(spelled, call.args[0].value, names)
+        for name, dim in zip(names, declared):
+            grammar.check_declared_once(name, dim, info.dim_vars)
+            info.dim_kinds[dim] = is_dyn
+            info.dims[name] = dimlib.symbol(dim)
+            info.dim_vars[name] = dim
+    except DimSyntaxError as exc:
+        raise DefinitionError(f"{info.where(line)}: {exc}") from None
 
 
 def _declare_alias(name: str, value: ast.expr, info: BodyInfo) -> None:
@@ -228,21 +230,16 @@ def _check_rules(fn_node: ast.FunctionDef, info: BodyInfo) -> None:
     for node in _walk_own(fn_node):
         if isinstance(node, ast.Call):
             for arg in [*node.args, *(k.value for k in node.keywords)]:
-                name = _call_name(arg)
-                if name is not None and (name.startswith("alloc_") or name == "empty"):
-                    raise DefinitionError(
-                        f"{info.where(arg.lineno)}: `{ast.unparse(arg)}` is passed straight into a call; "
-                        f"assign it to a name first (buf = T.{name}(...))"
-                    )
+                if isinstance(arg, ast.Call) and grammar.is_buffer_call(_call_name(arg)):
+                    raise DefinitionError(f"{info.where(arg.lineno)}: {grammar.passed_straight(ast.unparse(arg.func))}")
         if isinstance(node, ast.Return) and node.value is not None:
             info.returns = True
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
             for value in values:
-                if isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.JoinedStr)):
-                    raise DefinitionError(
-                        f"{info.where(node.lineno)}: a kernel returns global buffers (T.empty / T.alloc_global) "
-                        f"only, not the Python value `{ast.unparse(value)}`"
-                    )
+                if not grammar.may_return(
+                    is_name=isinstance(value, ast.Name), is_call=isinstance(value, ast.Call), called=_call_name(value)
+                ):
+                    raise DefinitionError(f"{info.where(node.lineno)}: {grammar.returned_value(ast.unparse(value))}")
 
 
 def _walk_own(fn_node: ast.FunctionDef) -> list[ast.AST]:

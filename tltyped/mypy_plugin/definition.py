@@ -1,7 +1,8 @@
 """Definition checks of a kernel, run when mypy type-checks its `@tl.jit` decorator.
 
 The seeds' rules, each reported on the offending line (the runtime enforces
-the same ones at decoration, with the same wording where it can):
+the same ones at decoration; the in-body grammar, tltyped/types/in_body_grammar.py,
+gives both the rules on buffers and returns and their wording):
 - no positional-only or variadic parameters;
 - a `tl.tune([...])` default has candidates, each fitting the parameter's type;
 - a `T.alloc_*` (or `T.empty`) result is assigned to a name, never passed
@@ -46,8 +47,9 @@ from tltyped.mypy_plugin.parsed import called_name, dotted_name
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.errors import DimSyntaxError
+from tltyped.types import in_body_grammar as grammar
 
-_RETURN_RULE = "A kernel returns global buffers (T.empty / T.alloc_global) only"
+_RETURN_RULE = codes.sentence(grammar.RETURN_RULE)
 
 
 def check_definition(decorator: Decorator, record: KernelRecord | None, api: CheckerPluginInterface) -> None:
@@ -114,12 +116,8 @@ def _check_body(func: FuncDef, api: CheckerPluginInterface) -> None:
 
 def _check_call_argument(arg: Expression, api: CheckerPluginInterface) -> None:
     name = called_name(arg)
-    if isinstance(arg, CallExpr) and name is not None and (name.startswith(names.ALLOC_CALL_PREFIX) or name == "empty"):
-        spelled = dotted_name(arg.callee) or name
-        api.fail(
-            f"{spelled}(...) is passed straight into a call; assign it to a name first (buf = {spelled}(...))",
-            arg, code=codes.KERNEL,
-        )
+    if isinstance(arg, CallExpr) and name is not None and grammar.is_buffer_call(name):
+        api.fail(grammar.passed_straight(dotted_name(arg.callee) or name), arg, code=codes.KERNEL)
 
 
 def _parameter_types(func: FuncDef) -> dict[str, Type]:
@@ -131,11 +129,12 @@ def _parameter_types(func: FuncDef) -> dict[str, Type]:
 def _check_returned(
     value: Expression, bindings: dict[str, list[Expression]], parameters: dict[str, Type], api: CheckerPluginInterface
 ) -> None:
-    if isinstance(value, CallExpr) and not (called_name(value) or "").startswith(names.ALLOC_CALL_PREFIX):
-        return  # a `T.macro`'s outputs (`return copy_impl(A)`): what it returns is checked in the macro
-    if not isinstance(value, NameExpr) or value.fullname in ("builtins.None", "builtins.True", "builtins.False"):
-        api.fail(f"{_RETURN_RULE}, not {_shown(value)}", value, code=codes.KERNEL)
+    is_name = isinstance(value, NameExpr) and value.fullname not in ("builtins.None", "builtins.True", "builtins.False")
+    if not grammar.may_return(is_name=is_name, is_call=isinstance(value, CallExpr), called=called_name(value)):
+        api.fail(codes.sentence(grammar.returned_value(_source(value))), value, code=codes.KERNEL)
         return
+    if not isinstance(value, NameExpr):
+        return  # a `T.macro`'s outputs (`return copy_impl(A)`): what it returns is checked in the macro
     if value.name in parameters and value.name not in bindings:
         found = get_proper_type(parameters[value.name])
         if not (isinstance(found, AnyType) or is_buffer_like(found)):
@@ -154,8 +153,8 @@ def _check_returned(
 def _non_buffer(value: Expression) -> str | None:
     """What a returned name was bound to, when that is plainly not a global buffer."""
     name = called_name(value)
-    if isinstance(value, CallExpr) and name is not None and name.startswith(names.ALLOC_CALL_PREFIX):
-        if name != "alloc_global":
+    if isinstance(value, CallExpr) and name is not None and name.startswith(grammar.ALLOC_PREFIX):
+        if name not in grammar.OUTPUT_CALLS:
             return f"a {dotted_name(value.callee) or name} buffer (not global memory)"
     if isinstance(value, (IntExpr, FloatExpr, StrExpr, OpExpr, ComparisonExpr, UnaryExpr)):
         return f"bound to the Python value `{_source(value)}`"
@@ -176,7 +175,3 @@ def _source(value: Expression) -> str:
     except DimSyntaxError:
         return "an expression"
     return source[1:-1] if source.startswith("(") and source.endswith(")") else source
-
-
-def _shown(value: Expression) -> str:
-    return f"the Python value `{_source(value)}`"

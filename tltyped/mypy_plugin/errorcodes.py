@@ -13,6 +13,13 @@ from mypy.errorcodes import ErrorCode
 
 _CATEGORY: Final = "tltyped"
 
+
+def sentence(message: str) -> str:
+    """A message of the shared grammars, written in lower case to follow the runtime's `file:line: `, as mypy
+    reports one: capitalised."""
+    return message[:1].upper() + message[1:]
+
+
 TLTYPED: Final = ErrorCode("tltyped", "Checks of tltyped kernels and their call sites", _CATEGORY)
 
 SHAPE: Final = ErrorCode(

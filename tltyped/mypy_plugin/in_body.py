@@ -49,13 +49,13 @@ from mypy.types import (
 )
 
 from tltyped.errors import DimSyntaxError
-from tltyped.mypy_plugin import call_form, dimexpr, names
+from tltyped.mypy_plugin import call_form, dimexpr
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
 from tltyped.stubs.prim_func import PrimFuncParam
-from tltyped.types import dim_grammar
+from tltyped.types import dim_grammar, in_body_grammar as grammar
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,7 @@ class KernelRewrite:
         self.params = {arg.variable.name for arg in func.arguments}
         self.record = KernelRecord(func)
         self.dims: dict[str, int] = {}  # declared in the body -> the line declaring it
+        self.declared: dict[str, str] = {}  # a variable a declaration binds -> its dim's name
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
@@ -194,10 +195,10 @@ class KernelRewrite:
         value = stmt.rvalue
         if targets is None:
             return
-        if isinstance(value, CallExpr) and called_name(value) in names.DIM_DECLARATION_CALLS:
+        if isinstance(value, CallExpr) and grammar.is_dim_declaration(called_name(value)):
             self.declare_dims(stmt, value, targets)
         elif isinstance(value, TupleExpr) and len(value.items) == len(targets) and all(
-            isinstance(item, CallExpr) and called_name(item) in names.DIM_DECLARATION_CALLS for item in value.items
+            isinstance(item, CallExpr) and grammar.is_dim_declaration(called_name(item)) for item in value.items
         ):  # `R, C = T.dynamic("R"), T.dynamic("C")`: one declaration each
             for target, item in zip(targets, value.items):
                 assert isinstance(item, CallExpr)
@@ -207,28 +208,25 @@ class KernelRewrite:
             self.declare_dtype_name(targets[0], value)
 
     def declare_dims(self, stmt: AssignmentStmt, call: CallExpr, targets: list[str]) -> None:
+        """As the runtime reads it (frontend/body.py): the grammar's rules, each reported on the declaration."""
         spelled = dotted_name(call.callee) or called_name(call) or "T.const"
-        well_formed = True  # after a malformed declaration, one error is enough
-        if not call.args or not isinstance(call.args[0], StrExpr):
-            self.fail(stmt.line, stmt.column, f"{spelled}() takes the dim names as a string literal", codes.DIM)
-            well_formed = False
-        else:
-            text = call.args[0].value
-            declared = [n for n in text.replace(",", " ").split() if n]
-            if len(declared) != len(targets) or not all(d.isidentifier() for d in declared):  # as the runtime reads it
-                self.fail(
-                    stmt.line, stmt.column,
-                    f'{spelled}("{text}") declares {", ".join(declared) or "no dims"} but assigns to '
-                    f"{', '.join(targets)}; assign one variable per dim",
-                    codes.DIM,
-                )
-                well_formed = False
-        for name in targets:
-            if name in self.dims:
-                self.fail(stmt.line, stmt.column, f'Dim "{name}" is declared twice', codes.DIM)
+        declared: list[str] | None = None  # None after a malformed declaration: one error is enough
+        try:
+            if not call.args or not isinstance(call.args[0], StrExpr):
+                raise DimSyntaxError(grammar.not_a_literal(spelled))
+            declared = grammar.declared_names(spelled, call.args[0].value, targets)
+        except DimSyntaxError as exc:
+            self.fail(stmt.line, stmt.column, codes.sentence(str(exc)), codes.DIM)
+        for index, name in enumerate(targets):
+            dim = name if declared is None else declared[index]
+            try:
+                grammar.check_declared_once(name, dim, self.declared)
+            except DimSyntaxError as exc:
+                self.fail(stmt.line, stmt.column, codes.sentence(str(exc)), codes.DIM)
                 continue
+            self.declared[name] = dim
             self.dims[name] = stmt.line
-            if well_formed:
+            if declared is not None:
                 self.unbound_checked.add(name)
 
     def declare_alias(self, name: str, value: Expression) -> None:
@@ -401,7 +399,7 @@ class KernelRewrite:
                 self.plain_dims.add(normalised)
                 return UnboundType(normalised, line=typ.line, column=typ.column)
             return derived_dim(normalised, typ.line, typ.column)
-        self.fail(typ.line, typ.column, problem[:1].upper() + problem[1:], codes.DIM)
+        self.fail(typ.line, typ.column, codes.sentence(problem), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
 
     # -- the new signature ---------------------------------------------------------------------------

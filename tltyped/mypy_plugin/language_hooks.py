@@ -29,13 +29,14 @@ from mypy.types import (
 
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.typeops import dtype_class_of, named_instance, tensor_type
+from tltyped.types.in_body_grammar import split_names
 
 
 def declared_dims(ctx: FunctionContext) -> Type:
     """`T.const("M, N")` -> tuple[int, int]; one name -> int."""
     if not ctx.args or len(ctx.args[0]) != 1 or not isinstance(ctx.args[0][0], StrExpr):
         return ctx.default_return_type
-    count = len([n for n in ctx.args[0][0].value.replace(",", " ").split() if n])
+    count = len(split_names(ctx.args[0][0].value))
     int_type = ctx.api.named_generic_type("builtins.int", [])
     if count == 1:
         return int_type

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tltyped.types import dtypes
+from tltyped.types import dtypes, in_body_grammar
 
 JIT: Final = "tltyped.jit.jit"
 JIT_FUNCTION: Final = "tltyped.jit.JitFunction"
@@ -36,16 +36,10 @@ LANGUAGE_DEFINITIONS: Final = "tltyped._tilelang_language"
 LANGUAGE_TENSOR: Final = f"{LANGUAGE_DEFINITIONS}.Tensor"
 """`T.Tensor`, the in-body form's spelling: read as tltyped's Tensor."""
 LANGUAGE_BUFFER: Final = f"{LANGUAGE_DEFINITIONS}.Buffer"
-LANGUAGE_DIM_DECLARATIONS: Final = (f"{LANGUAGE_DEFINITIONS}.const", f"{LANGUAGE_DEFINITIONS}.dynamic")
-LANGUAGE_OUTPUTS: Final = (f"{LANGUAGE}.empty", f"{LANGUAGE}.alloc_global")
+LANGUAGE_DIM_DECLARATIONS: Final = tuple(f"{LANGUAGE_DEFINITIONS}.{c}" for c in in_body_grammar.DIM_DECLARATION_CALLS)
+LANGUAGE_OUTPUTS: Final = tuple(f"{LANGUAGE}.{c}" for c in in_body_grammar.OUTPUT_CALLS)
 TILELANG_OUTPUT: Final = f"{TILELANG_LANGUAGE}.empty"
 """TileLang's own `T.empty(*shape, dtype=...)`."""
-
-DIM_DECLARATION_CALLS: Final = ("const", "dynamic")
-"""`T.const(...)` / `T.dynamic(...)` in a kernel body, matched by name as the runtime does."""
-
-ALLOC_CALL_PREFIX: Final = "alloc_"
-OUTPUT_CALLS: Final = ("empty", "alloc_global")
 
 _DTYPES_MODULE: Final = dtypes.__name__
 

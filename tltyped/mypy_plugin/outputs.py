@@ -27,11 +27,11 @@ from mypy.nodes import (
 from mypy.types import AnyType, Instance, RawExpressionType, TupleType, Type, TypeOfAny, UnboundType
 
 from tltyped.errors import DimSyntaxError
-from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin import dimexpr
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name
 from tltyped.mypy_plugin.walk import own_nodes
-from tltyped.types import dim_grammar
+from tltyped.types import dim_grammar, in_body_grammar
 
 
 def inferred_return(
@@ -57,7 +57,7 @@ def _returns_and_outputs(func: FuncDef) -> tuple[list[ReturnStmt], dict[str, Cal
         if isinstance(node, ReturnStmt):
             returns.append(node)
         elif isinstance(node, AssignmentStmt) and len(node.lvalues) == 1 and isinstance(node.lvalues[0], NameExpr):
-            if isinstance(node.rvalue, CallExpr) and called_name(node.rvalue) in names.OUTPUT_CALLS:
+            if isinstance(node.rvalue, CallExpr) and called_name(node.rvalue) in in_body_grammar.OUTPUT_CALLS:
                 outputs[node.lvalues[0].name] = node.rvalue
     return returns, outputs
 

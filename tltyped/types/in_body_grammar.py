@@ -1,0 +1,103 @@
+"""The grammar of the in-body form (`M, N = T.const("M, N")`, `C = T.empty(...)`): one reading for both readers.
+
+A kernel body declares its dims, names its outputs and returns them; two
+readers of that one language exist:
+- the runtime (tltyped.frontend.body) reads the function's Python `ast` at
+  decoration and raises DefinitionError;
+- the mypy plugin (tltyped.mypy_plugin.in_body, .outputs, .definition) reads
+  mypy's nodes and reports each problem on its line.
+Both take from here which calls declare dims and outputs, when a declaration
+is well formed, what a kernel may return, and the words of every message, so a
+spelling is accepted statically exactly when it is accepted at run time.
+Messages start in lower case, as the runtime prints them after `file:line: `;
+the plugin capitalises them. Calls are matched by their last name (`T.const`,
+`tl.language.const`, `const`), as TileLang's own reading does. Like
+dim_grammar.py, this module imports neither torch, TileLang nor mypy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from tltyped.errors import DimSyntaxError
+
+DIM_DECLARATION_CALLS: Final = ("const", "dynamic")
+"""`M, N = T.const("M, N")` / `K = T.dynamic("K")`: each declares the dims its string names."""
+DYNAMIC_CALL: Final = "dynamic"
+
+OUTPUT_CALLS: Final = ("empty", "alloc_global")
+"""`C = T.empty((M, N), dtype)`: a global buffer the kernel returns as an output."""
+ALLOC_PREFIX: Final = "alloc_"
+"""`T.alloc_shared(...)`, `T.alloc_fragment(...)`, ...: a buffer of the kernel's own memory."""
+
+RETURN_RULE: Final = "a kernel returns global buffers (T.empty / T.alloc_global) only"
+
+
+def is_dim_declaration(called: str | None) -> bool:
+    return called in DIM_DECLARATION_CALLS
+
+
+def is_buffer_call(called: str | None) -> bool:
+    """A call that makes a buffer (`T.alloc_*`, `T.empty`): its result must be bound to a name before use."""
+    return called is not None and (called.startswith(ALLOC_PREFIX) or called in OUTPUT_CALLS)
+
+
+def not_a_literal(spelled: str) -> str:
+    """The declaration's argument is no string literal, so neither reader knows the dims it declares."""
+    return f"{spelled}() takes the dim names as a string literal"
+
+
+def split_names(text: str) -> list[str]:
+    """The names a declaration's string lists, separated by commas and/or spaces: `"M, N"` -> M, N."""
+    return text.replace(",", " ").split()
+
+
+def declared_names(spelled: str, text: str, targets: Sequence[str]) -> list[str]:
+    """The dims `spelled(text)` declares, one per assigned variable in `targets`, in order.
+
+    Each name must be an identifier, and there must be as many as variables (a dim without a variable could
+    never be used, a variable without a dim would be unpacked from nothing).
+    """
+    declared = split_names(text)
+    if len(declared) != len(targets) or not all(name.isidentifier() for name in declared):
+        raise DimSyntaxError(
+            f'{spelled}("{text}") declares {", ".join(declared) or "no dims"} but assigns to '
+            f"{', '.join(targets)}; assign one variable per dim"
+        )
+    return declared
+
+
+def check_declared_once(variable: str, dim: str, declared: Mapping[str, str]) -> None:
+    """`declared` maps each variable bound so far to its dim: neither may be declared again.
+
+    A second declaration of a dim would make two type parameters of one size;
+    one of a variable would leave the first dim unreachable from the body.
+    """
+    repeated = dim if dim in declared.values() else variable if variable in declared else None
+    if repeated is not None:
+        raise DimSyntaxError(f'dim "{repeated}" is declared twice')
+
+
+def passed_straight(spelled: str) -> str:
+    """A buffer call used as another call's argument: TileLang allocates it only when bound to a name."""
+    return f"{spelled}(...) is passed straight into a call; assign it to a name first (buf = {spelled}(...))"
+
+
+def may_return(*, is_name: bool, is_call: bool, called: str | None) -> bool:
+    """Whether a returned item may be what a kernel returns, read from its form alone.
+
+    A name (an output, a tensor parameter; what it is bound to is checked
+    apart) or a call's results (a `T.macro`'s outputs) may be; a call making a
+    buffer of the kernel's own memory (`T.alloc_shared(...)`) may not, nor any
+    other expression: a literal, `None`, arithmetic, a comparison, a subscript.
+    `called` is a call's last name (None when it has none).
+    """
+    if is_name:
+        return True
+    return is_call and not (called or "").startswith(ALLOC_PREFIX)
+
+
+def returned_value(source: str) -> str:
+    """The message for a returned item `may_return` refuses."""
+    return f"{RETURN_RULE}, not the Python value `{source}`"

@@ -57,6 +57,26 @@ def best_per_call(loop: Callable[[int], None], calls: int, loops: int, sync: Cal
     return best / calls
 
 
+def cuda_batch(call: Callable[[], Any], per_batch: int) -> Callable[[], float]:
+    """A timer of `per_batch` calls between two CUDA events: milliseconds per call, of the GPU's time.
+
+    For kernels that run longer than a launch takes: the events see the
+    device's time, queued back to back, not the host's.
+    """
+    import torch
+
+    def timer() -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_batch):
+            call()
+        end.record()
+        end.synchronize()
+        return float(start.elapsed_time(end)) / per_batch
+
+    return timer
+
+
 def interleaved(timers: Mapping[K, Callable[[], float]], rounds: int) -> dict[K, float | Exception]:
     """Each timer's median over `rounds` rounds, each round calling every timer once, in turn.
 

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from _timing import NotLaunched, interleaved, short
+from _timing import NotLaunched, cuda_batch, interleaved, short
 
 from examples.rms_norm import rms_norm
 from examples.softmax import softmax
@@ -58,18 +58,6 @@ def candidates(x: torch.Tensor, w: torch.Tensor, variants: list[tuple[int, int]]
             lambda r=rows, t=threads: rms_norm(x, w, 1e-6, r, t)[0], lambda r=rows, t=threads: rms_norm.lower(x, w, 1e-6, r, t),
         )
     return found
-
-
-def batch_timer(call: Callable[[], Any], per_batch: int) -> Callable[[], float]:
-    def timer() -> float:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_batch):
-            call()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / per_batch
-    return timer
 
 
 def main() -> None:
@@ -109,7 +97,7 @@ def main() -> None:
             if err > 1e-2:
                 raise NotLaunched(f"WRONG RESULT (relative error {err:.1e}); not timed")
             notes[name] = f"rel err {err:.1e}"
-            timers[name] = batch_timer(candidate.call, opts.per_batch)
+            timers[name] = cuda_batch(candidate.call, opts.per_batch)
         except Exception as exc:
             notes[name] = short(exc)
     times = interleaved(timers, opts.rounds)

@@ -22,7 +22,6 @@ the table says whether each one's global loads are vectorised.
 import argparse
 import os
 import re
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any, Optional, TypeVar
 
 import torch
 
-from _timing import short
+from _timing import cuda_batch, interleaved, short
 
 import tltyped as tl
 import tltyped.language as T
@@ -154,18 +153,13 @@ def run(shape: tuple[int, int], batches: int, per_batch: int) -> list[Row]:
         except Exception as exc:
             row.note = f"n/a ({short(exc)})"
         rows.append(row)
-    samples: dict[int, list[float]] = {id(row): [] for row, _ in timed}
-    for _ in range(batches):
-        for row, fn in timed:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(per_batch):
-                fn()
-            end.record()
-            end.synchronize()
-            samples[id(row)].append(start.elapsed_time(end) / per_batch)
+    times = interleaved({id(row): cuda_batch(fn, per_batch) for row, fn in timed}, batches)
     for row, _ in timed:
-        row.ms = statistics.median(samples[id(row)])
+        ms = times[id(row)]
+        if isinstance(ms, Exception):
+            row.note = f"n/a ({short(ms)})"
+        else:
+            row.ms = ms
     return rows
 
 

@@ -39,8 +39,9 @@ from mypy.errors import Errors
 from mypy.nodes import CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr
 from mypy.options import Options
 from mypy.parse import parse
+from mypy.types import AnyType, CallableType, TypeOfAny
 
-from tltyped.mypy_plugin import out_idx
+from tltyped.mypy_plugin import call_form, out_idx
 from tltyped.mypy_plugin.in_body import KernelRecord, KernelRewrite, SourceText
 from tltyped.mypy_plugin.lazy import factory_kernel_params
 from tltyped.mypy_plugin.parsed import (
@@ -85,6 +86,7 @@ def rewrite_module(
         prim_func_params = factory_kernel_params(decorator.func, source)
         if prim_func_params is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
             record = KernelRecord(decorator.func, prim_func_params=prim_func_params)
+            _untype_call_forms(decorator.func)
         else:
             record = KernelRewrite(decorator.func, found, source, module_bound).run()
         record.out_idx = out_idx.read(jit_call)
@@ -115,6 +117,22 @@ def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) ->
         found = by_place.get((func.name, func.line))
         if found is not None:
             func.body = found.body
+
+
+def _untype_call_forms(factory: FuncDef) -> None:
+    """The call-form annotations of the functions a factory defines (its prim_func's `A: T.Tensor((M, K),
+    dtype)`, dims that are the factory's values) are Any, not invalid types: what a call of the kernel takes is
+    read from the source (lazy.py), and inside the prim_func TileLang's buffers are untyped anyway."""
+    for stmt in factory.body.body:
+        func = stmt.func if isinstance(stmt, Decorator) else stmt if isinstance(stmt, FuncDef) else None
+        if func is None:
+            continue
+        for arg in func.arguments:
+            if arg.type_annotation is not None and call_form.is_call_form(arg.type_annotation):
+                arg.type_annotation = AnyType(TypeOfAny.special_form)
+        for typ in (func.type, func.unanalyzed_type):
+            if isinstance(typ, CallableType):
+                typ.arg_types = [AnyType(TypeOfAny.special_form) if call_form.is_call_form(t) else t for t in typ.arg_types]
 
 
 def _call_decorator(decorator: Decorator, index: int, found: ModuleNames) -> None:

@@ -5,7 +5,12 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
   declare dims, in the order the string names them;
 - `L = N * 2 + 1` names an expression of dims (a derived dim);
 - `A: T.Tensor[[M, K], T.float16]` (no value) annotates parameter `A`: the
-  statement leaves the body and its type becomes `A`'s;
+  statement leaves the body and its type becomes `A`'s; so do TileLang's
+  spellings of it: the call form `T.Tensor((M, K), dtype)` (call_form.py),
+  a tuple of dims, and `T.StridedTensor[[M, N], [sM, sN], dtype]` (a tensor
+  of dims M, N to callers; its stride dims are each call's);
+- a const parameter or a name the body computes, used as a dim, is `Any`:
+  its value is known per call only;
 - an unannotated parameter is a const (any hashable value): `Any` here, its
   hashability is checked at call sites; a tensor dtype that names one
   (`C: T.Tensor[[M, N], out_dtype]`) is the dtype each call gives it;

@@ -32,6 +32,7 @@ from mypy.types import (
     LiteralType,
     ProperType,
     RawExpressionType,
+    TupleType,
     Type,
     TypeList,
     TypeOfAny,
@@ -83,7 +84,8 @@ class _TensorAnnotation:
         args = list(self.typ.args)
         if not args:
             return self.unknown_rank()
-        if isinstance(args[0], TypeList):
+        if isinstance(args[0], TypeList) or (isinstance(args[0], TupleType) and args[0].implicit):
+            # TileLang's order, its dims in a list or a tuple (`Tensor[(M, N), dtype]`)
             if len(args) != 2:
                 self.malformed("TileLang's order takes a dim list and a dtype")
                 return self.unknown_rank()

@@ -301,7 +301,7 @@ class KernelRewrite:
         checked = [self.signature_dim(d) for d in dims]
         if all(a is b for a, b in zip(checked, dims)):
             return typ
-        first = typ.args[0]
+        first = _dim_list(typ.args[0])
         if isinstance(first, TypeList):
             return typ.copy_modified(args=[TypeList(checked, line=first.line, column=first.column), *typ.args[1:]])
         return typ.copy_modified(args=[first, *checked])
@@ -333,9 +333,7 @@ class KernelRewrite:
             typ = self.strided(typ)
         if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and typ.args):
             return typ
-        first = typ.args[0]
-        if isinstance(first, TupleType) and first.implicit:  # `T.Tensor[(M, N), dtype]`: the dims in a tuple
-            first = TypeList(first.items, line=first.line, column=first.column)
+        first = _dim_list(typ.args[0])
         if isinstance(first, TypeList):
             dims = TypeList([self.body_dim(d) for d in first.items], line=first.line, column=first.column)
             return typ.copy_modified(args=[dims, *(self.body_dtype(a) for a in typ.args[1:])])
@@ -460,11 +458,18 @@ def _is_tensor_spelling(name: str) -> bool:
     return name == "Tensor" or name.endswith(".Tensor")
 
 
+def _dim_list(first: Type) -> Type:
+    """A Tensor's first argument, with TileLang's dims in a tuple (`T.Tensor[(M, N), dtype]`) as a dim list."""
+    if isinstance(first, TupleType) and first.implicit:
+        return TypeList(first.items, line=first.line, column=first.column)
+    return first
+
+
 def _tensor_parts(typ: UnboundType) -> tuple[Type | None, list[Type]]:
-    """(dtype, dims) of an unanalysed `Tensor[dtype, *dims]` or `Tensor[[dims], dtype]`."""
+    """(dtype, dims) of an unanalysed `Tensor[dtype, *dims]`, `Tensor[[dims], dtype]` or `Tensor[(dims), dtype]`."""
     if not typ.args:
         return None, []
-    first = typ.args[0]
+    first = _dim_list(typ.args[0])
     if isinstance(first, TypeList):
         return (typ.args[1] if len(typ.args) > 1 else None), list(first.items)
     return first, list(typ.args[1:])

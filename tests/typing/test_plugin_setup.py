@@ -116,37 +116,91 @@ def test_the_plugin_imports_neither_torch_nor_tilelang() -> None:
     assert result.stdout.strip() == "[]", result.stderr
 
 
-def test_kernel_module_rechecked_after_a_dependency_changes(tmp_path: Path) -> None:
-    """mypy re-parses a cached module whose dependency changed without the plugin's
-    `get_additional_deps`; kernel modules are therefore never taken from the cache."""
-    from mypy import api
-
-    helper = tmp_path / "tltyped_incremental_helper.py"
-    (tmp_path / "tltyped_incremental_kernels.py").write_text(
+def _kernel_module_project(tmp_path: Path, prefix: str) -> tuple[list[str], Path, Path]:
+    """A kernel module importing a helper module, and a user of the kernel; mypy's arguments for the three
+    (the cache directory is the one the YAML cases share, so these runs do not check torch afresh)."""
+    helper = tmp_path / f"{prefix}_helper.py"
+    kernels = tmp_path / f"{prefix}_kernels.py"
+    kernels.write_text(
         "import tltyped as tl\n"
         "import tltyped.language as T\n"
-        "import tltyped_incremental_helper as helper\n\n"
+        f"import {prefix}_helper as helper\n\n"
         "@tl.jit\n"
         "def f(A, n: int = helper.X):\n"
         '    N = T.const("N")\n'
         "    A: T.Tensor[[N], T.float16]\n"
     )
-    (tmp_path / "tltyped_incremental_user.py").write_text(
-        "from tltyped_incremental_kernels import f\nreveal_type(f)\n"
-    )
+    user = tmp_path / f"{prefix}_user.py"
+    user.write_text(f"from {prefix}_kernels import f\nreveal_type(f)\nf(1)\n")
     args = [
         "--config-file", str(ROOT / "tests" / "typing" / "mypy.ini"),
-        "--cache-dir", str(Path(tempfile.gettempdir()) / ".mypy_cache"),  # shared with the YAML cases
-        str(tmp_path / "tltyped_incremental_user.py"),
-        str(tmp_path / "tltyped_incremental_kernels.py"),
-        str(helper),
+        "--cache-dir", str(Path(tempfile.gettempdir()) / ".mypy_cache"),
+        str(user), str(kernels), str(helper),
     ]
-    expected = "DTypeDims[tltyped.types.dtypes.float16, N]"
+    return args, helper, kernels
+
+
+def _check_kernel_user(args: list[str]) -> str:
+    """mypy's verbose log of one run, after asserting the in-body kernel was read (its type, and the error
+    in the user's call that only its rewritten signature gives)."""
+    from mypy import api
+
+    out, err, status = api.run(["-v", *args])
+    assert "DTypeDims[tltyped.types.dtypes.float16, N]" in out, out
+    assert 'Argument "A" to "f" has incompatible type "int"; expected a tensor (Tensor[float16, N])' in out, out
+    assert out.count("error:") == 1 and status == 1, out
+    return err
+
+
+def test_kernel_module_rechecked_after_a_dependency_changes(tmp_path: Path) -> None:
+    """mypy re-parses a cached module whose dependency changed without the plugin's `get_additional_deps`;
+    the plugin's cache record keeps such a module from being taken stale from the cache."""
+    args, helper, _ = _kernel_module_project(tmp_path, "tltyped_incremental")
     for source in ("X = 1\n", "X = 2\nY: str = 'changed interface'\n"):
         helper.write_text(source)
-        out, err, status = api.run(args)
-        assert status == 0, out + err
-        assert expected in out
+        _check_kernel_user(args)
+
+
+def test_kernel_module_taken_from_the_cache_while_nothing_changed(tmp_path: Path) -> None:
+    """A warm run costs what plain mypy's does: a kernel module is read from mypy's cache, with its errors,
+    until a source changes; a record that cannot be read only costs a re-check."""
+    args, helper, kernels = _kernel_module_project(tmp_path, "tltyped_warm")
+    helper.write_text("X = 1\n")
+    fresh = "Metadata fresh for tltyped_warm_kernels"
+    assert fresh not in _check_kernel_user(args)
+    assert fresh in _check_kernel_user(args)
+    helper.write_text("X = 1\n# an edit\n")
+    assert fresh not in _check_kernel_user(args)
+    assert fresh in _check_kernel_user(args)
+    record = Path(tempfile.gettempdir()) / ".mypy_cache" / "{}.{}".format(*sys.version_info[:2]) / "tltyped_plugin.json"
+    record.write_text("{not json")
+    assert fresh not in _check_kernel_user(args)
+    assert fresh in _check_kernel_user(args)
+
+
+def test_kernel_module_at_a_new_path_with_a_changed_dependency(tmp_path: Path) -> None:
+    """The same modules checked from another directory (another checkout sharing the cache), where the
+    dependency differs: mypy reuses the entries of unchanged content, and the kernel module is read afresh."""
+    for checkout, source in (("a", "X = 1\n"), ("b", "X = 2\nY: str = 'another checkout'\n"), ("c", "X = 1\n")):
+        (tmp_path / checkout).mkdir()
+        args, helper, _ = _kernel_module_project(tmp_path / checkout, "tltyped_moved")
+        helper.write_text(source)
+        _check_kernel_user(args)
+
+
+def test_kernel_module_checked_without_the_rewrite_is_not_cached(tmp_path: Path) -> None:
+    """The case the record cannot foresee: a dependency given at a new path while its old file stays as it
+    was. That run checks the kernel module without the rewrite (false errors); its cache entry is marked so
+    that the next run reads the module afresh."""
+    from mypy import api
+
+    args, helper, _ = _kernel_module_project(tmp_path, "tltyped_relocated")
+    for lib, source in (("lib1", "X = 1\n"), ("lib2", "X = 2\nY: str = 'another helper'\n")):
+        (tmp_path / lib).mkdir()
+        (tmp_path / lib / helper.name).write_text(source)
+    _check_kernel_user([*args[:-1], str(tmp_path / "lib1" / helper.name)])
+    api.run([*args[:-1], str(tmp_path / "lib2" / helper.name)])
+    _check_kernel_user([*args[:-1], str(tmp_path / "lib2" / helper.name)])
 
 
 def test_examples_check_cleanly_with_the_plugin() -> None:

@@ -36,6 +36,7 @@ from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
 from tltyped.errors import UnsupportedSetup
 from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
+from tltyped.mypy_plugin.cache_record import CacheRecord
 from tltyped.mypy_plugin.definition import check_definition
 from tltyped.mypy_plugin.in_body import KernelRecord
 from tltyped.mypy_plugin.lazy import kernel_objects
@@ -48,17 +49,16 @@ parses annotations and checks overloaded decorators, which change between releas
 
 
 def _source_digest() -> str:
-    """A digest of the plugin's code, and of the modules it reads (the dtype table, the dim grammar, the
-    prim_func reader it shares with the stubs): mypy's cache of checked modules is kept only while those
-    are unchanged (mypy itself tracks only the plugin's entry module)."""
+    """A digest of the plugin's code, and of the modules it reads (the dtype table, the dim and in-body
+    grammars, the prim_func reader it shares with the stubs, the errors it raises): mypy's cache of checked
+    modules is kept only while those are unchanged (mypy itself tracks only the plugin's entry module)."""
     digest = hashlib.sha256()
     package = Path(__file__).parent.parent
-    read = [package / "types" / "dtypes.py", package / "types" / "dim_grammar.py", package / "stubs" / "prim_func.py"]
+    read = [*sorted((package / "types").glob("*.py")), package / "stubs" / "prim_func.py", package / "errors.py"]
     for path in [*sorted(Path(__file__).parent.glob("*.py")), *read]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
-
 
 
 class TLTypedPlugin(Plugin):
@@ -73,13 +73,15 @@ class TLTypedPlugin(Plugin):
             )
         super().__init__(options)
         self.kernels: dict[int, KernelRecord] = {}
-        self.kernel_modules: set[str] = set()
+        self.kernel_modules: set[str] = set()  # modules parsed this run that define kernels
+        self.parsed_modules: set[str] = set()  # modules parsed this run (their after-parse hook ran)
         self.stored_decorators: set[str] = set()  # full names of `hopper = tl.jit(...)`
-        self.digest = _source_digest()
+        self.cache_record = CacheRecord.load(options, _source_digest())
 
     # -- after parsing -------------------------------------------------------------------------
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
+        self.parsed_modules.add(file.fullname)
         records, stored = rewrite_module(file, self.kernels, self.options)
         self.stored_decorators |= stored
         for record in records:
@@ -89,18 +91,16 @@ class TLTypedPlugin(Plugin):
         return []
 
     def report_config_data(self, ctx: ReportConfigContext) -> Any:
-        """What mypy stores with each module's cache entry, and compares on the next run.
-
-        A module that defines kernels is never taken from the cache: mypy re-parses a cached
-        module whose dependencies changed without calling `get_additional_deps`, which would
-        skip the in-body rewrite. Its entry is written with a mark that no later check
-        reproduces (the plugin cannot tell kernel modules apart before parsing them), so
-        mypy always parses it afresh, through the rewrite. Other modules are cached as usual,
-        while the plugin's own code is unchanged.
-        """
-        if not ctx.is_check and ctx.id in self.kernel_modules:
-            return {"tltyped_plugin": self.digest, "kernels": True}
-        return {"tltyped_plugin": self.digest}
+        """What mypy stores with each module's cache entry, and compares on the next run: the plugin's
+        own code, and for a module that defines kernels a mark kept only while nothing it could depend on
+        changed (cache_record.py)."""
+        return self.cache_record.config_data(
+            ctx.id,
+            ctx.path,
+            is_check=ctx.is_check,
+            parsed=ctx.id in self.parsed_modules,
+            defines_kernels=ctx.id in self.kernel_modules,
+        )
 
     # -- semantic analysis -----------------------------------------------------------------------
 

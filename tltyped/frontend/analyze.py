@@ -30,6 +30,8 @@ from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import Prelude, module_names, to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
+from tltyped.types import in_body_grammar as grammar
+from tltyped.types.dim_grammar import UndeclaredDim
 from tltyped.types.dtypes import float32, is_dtype_like
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor
@@ -161,7 +163,7 @@ class Analysis:
         )
         if not signature.is_resolved:
             return signature
-        _check_dims_bound(signature)
+        _check_dims_bound(signature, self.body)
         checks = tuple(_shape_check(signature, a, self.body) for a in self.body.shape_asserts)
         return dataclasses.replace(signature, checks=checks)
 
@@ -269,7 +271,9 @@ class Analysis:
             try:
                 value = state.prelude.evaluate(node, line, state.consts)
             except Undefined:
-                raise not_a_dim from None  # `dim Q is used but never declared`
+                if isinstance(not_a_dim, UndeclaredDim):
+                    raise dimlib.DimSyntaxError(grammar.undeclared_dim(not_a_dim.name)) from None
+                raise not_a_dim from None
             return state.note(to_dim(value, state.declared(self.body)))
 
     def _dtype(self, name: str, node: ast.expr | None, line: int, state: _State) -> DTypeSpec:
@@ -364,13 +368,11 @@ def environment(fn: Callable[..., Any]) -> dict[str, Any]:
     return env
 
 
-def _check_dims_bound(signature: KernelSignature) -> None:
+def _check_dims_bound(signature: KernelSignature, body: BodyInfo) -> None:
     """Every dim must be read directly off some input tensor's shape or strides, or its value is unknowable."""
     bound = signature.bound_dims()
     for dim in signature.dims:
         if dim not in bound:
-            raise DefinitionError(
-                f"{signature.name}: dim {dim!r} is declared but no tensor has it as a plain dim, "
-                "so a call cannot determine it"
-            )
-
+            line = body.dim_lines.get(dim)
+            where = signature.name if line is None else body.where(line)  # an in-body dim: its declaration
+            raise DefinitionError(f"{where}: {grammar.undetermined_dim(dim)}")

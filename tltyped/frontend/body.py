@@ -60,6 +60,7 @@ class BodyInfo:
     dim_kinds: dict[str, bool] = field(default_factory=dict)  # declared symbol -> dyn
     dims: dict[str, dimlib.Dim] = field(default_factory=dict)  # usable name -> its dim
     dim_vars: dict[str, str] = field(default_factory=dict)  # variable bound by T.const/T.dynamic -> its dim symbol
+    dim_lines: dict[str, int] = field(default_factory=dict)  # declared symbol -> the line declaring it
     annotations: dict[str, BodyAnnotation] = field(default_factory=dict)
     shape_asserts: list[ShapeAssert] = field(default_factory=list)
     statements: list[ast.stmt] = field(default_factory=list)  # the other top-level statements, in order
@@ -188,6 +189,7 @@ def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, inf
         for name, dim in zip(names, declared):
             grammar.check_declared_once(name, dim, info.dim_vars)
             info.dim_kinds[dim] = is_dyn
+            info.dim_lines[dim] = line
             info.dims[name] = dimlib.symbol(dim)
             info.dim_vars[name] = dim
     except DimSyntaxError as exc:

@@ -15,6 +15,8 @@ the rewrite runs before mypy can report anything.
 
 from __future__ import annotations
 
+import ast
+
 from mypy.messages import format_type
 from mypy.nodes import (
     ARG_STAR,
@@ -39,14 +41,13 @@ from mypy.nodes import (
 from mypy.plugin import CheckerPluginInterface
 from mypy.types import AnyType, CallableType, Type, TypeOfAny, get_proper_type
 
-from tltyped.mypy_plugin import dimexpr, names
+from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.callvalues import check_tune_candidates
-from tltyped.mypy_plugin.in_body import KernelRecord
+from tltyped.mypy_plugin.in_body import KernelRecord, SourceText
 from tltyped.mypy_plugin.parsed import called_name, dotted_name
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
-from tltyped.errors import DimSyntaxError
 from tltyped.types import in_body_grammar as grammar
 
 _RETURN_RULE = codes.sentence(grammar.RETURN_RULE)
@@ -131,7 +132,7 @@ def _check_returned(
 ) -> None:
     is_name = isinstance(value, NameExpr) and value.fullname not in ("builtins.None", "builtins.True", "builtins.False")
     if not grammar.may_return(is_name=is_name, is_call=isinstance(value, CallExpr), called=called_name(value)):
-        api.fail(codes.sentence(grammar.returned_value(_source(value))), value, code=codes.KERNEL)
+        api.fail(codes.sentence(grammar.returned_value(_source(value, api.path))), value, code=codes.KERNEL)
         return
     if not isinstance(value, NameExpr):
         return  # a `T.macro`'s outputs (`return copy_impl(A)`): what it returns is checked in the macro
@@ -144,34 +145,28 @@ def _check_returned(
             )
         return
     for bound in bindings.get(value.name, []):
-        what = _non_buffer(bound)
+        what = _non_buffer(bound, api.path)
         if what is not None:
             api.fail(f'{_RETURN_RULE}, not "{value.name}", {what}', value, code=codes.KERNEL)
             return
 
 
-def _non_buffer(value: Expression) -> str | None:
+def _non_buffer(value: Expression, path: str) -> str | None:
     """What a returned name was bound to, when that is plainly not a global buffer."""
     name = called_name(value)
     if isinstance(value, CallExpr) and name is not None and name.startswith(grammar.ALLOC_PREFIX):
         if name not in grammar.OUTPUT_CALLS:
             return f"a {dotted_name(value.callee) or name} buffer (not global memory)"
     if isinstance(value, (IntExpr, FloatExpr, StrExpr, OpExpr, ComparisonExpr, UnaryExpr)):
-        return f"bound to the Python value `{_source(value)}`"
+        return f"bound to the Python value `{_source(value, path)}`"
     return None
 
 
-def _source(value: Expression) -> str:
-    if isinstance(value, StrExpr):
-        return repr(value.value)
-    if isinstance(value, FloatExpr):
-        return repr(value.value)
-    if isinstance(value, ComparisonExpr):
-        return "a comparison"
-    if isinstance(value, UnaryExpr):
-        return f"{value.op}{_source(value.expr)}"
-    try:
-        source = dimexpr.source_of(value)
-    except DimSyntaxError:
-        return "an expression"
-    return source[1:-1] if source.startswith("(") and source.endswith(")") else source
+def _source(value: Expression, path: str) -> str:
+    """The expression as the runtime shows it: `ast.unparse` of its source text (one line of it)."""
+    for text in SourceText(path).span(value.line, value.column, value.end_line, value.end_column):
+        try:
+            return ast.unparse(ast.parse(text, mode="eval"))
+        except SyntaxError:
+            continue
+    return "an expression"

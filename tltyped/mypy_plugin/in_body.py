@@ -149,7 +149,7 @@ class KernelRewrite:
             if dim in self.unbound_checked and dim not in self.plain_dims:
                 self.fail(
                     line, 0,
-                    f'Dim "{dim}" is declared but no tensor has it as a plain dim, so a call cannot determine it',
+                    codes.sentence(grammar.undetermined_dim(dim)),
                     codes.DIM,
                 )
         self.rebuild_type(moved)
@@ -372,8 +372,7 @@ class KernelRewrite:
                 return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             self.fail(
                 typ.line, typ.column,
-                f'Dim "{typ.name}" is used but never declared; declare it with '
-                f'T.const("{typ.name}") or T.dynamic("{typ.name}")',
+                codes.sentence(grammar.undeclared_dim(typ.name)),
                 codes.DIM,
             )
             return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)

@@ -31,6 +31,14 @@ _SYNTAX = "use ints, dims, + - * // and ceildiv(a, b)"
 CEILDIV = "ceildiv"
 
 
+class UndeclaredDim(DimSyntaxError):
+    """A name used as a dim that nothing declares; each form's reader says how to declare one."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"dim `{name}` is used but never declared")
+        self.name = name
+
+
 def ceildiv(a: Any, b: Any) -> Any:
     """Ceiling division that works on ints and on TIR expressions alike."""
     return -(-a // b)
@@ -129,7 +137,7 @@ class _Normalise(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         resolved = self.resolve(node.id)
         if resolved is None:
-            raise DimSyntaxError(f"dim `{node.id}` is used but never declared")
+            raise UndeclaredDim(node.id)
         if resolved == node.id:
             return node
         return _tree(resolved).body  # an expression: unparse parenthesises it where precedence needs

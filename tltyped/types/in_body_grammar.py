@@ -84,6 +84,16 @@ def passed_straight(spelled: str) -> str:
     return f"{spelled}(...) is passed straight into a call; assign it to a name first (buf = {spelled}(...))"
 
 
+def undeclared_dim(name: str) -> str:
+    """The message for a name used as a dim that the body does not declare."""
+    return f'dim "{name}" is used but never declared; declare it with T.const("{name}") or T.dynamic("{name}")'
+
+
+def undetermined_dim(name: str) -> str:
+    """The message for a declared dim that no tensor has as a plain dim (only inside expressions, or nowhere)."""
+    return f'dim "{name}" is declared but no tensor has it as a plain dim, so a call cannot determine it'
+
+
 def may_return(*, is_name: bool, is_call: bool, called: str | None) -> bool:
     """Whether a returned item may be what a kernel returns, read from its form alone.
 

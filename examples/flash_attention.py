@@ -20,11 +20,21 @@ fast math as TileLang's example is). Causal blocks start with the longest
 rows, so the last wave of the grid holds the shortest work. Rows and keys
 past the sequence's end are zeros from TMA, masked out of the softmax, and
 not stored.
+
+The kernel is one macro, `forward`. `attention` calls it for O alone;
+`attention_lse` and `causal_attention_lse` (one jit function per mask, since
+a registered backward sees the call's tensors but not its consts) also
+store each row's log-sum-exp in base 2, LSE = log2(sum_j exp2(s_j)) of the
+scores s = Q K^T log2(e) / sqrt(d) (the natural one times log2(e)), fp32
+[B, H, S]: a few stores after the last block, for the backward of
+examples/flash_attention_backward.py, which registers itself on both.
 """
 
 from __future__ import annotations
 
 from typing import TypeVar
+
+import torch
 
 import tltyped as tl
 import tltyped.language as T
@@ -67,19 +77,16 @@ def softmax_step(
         logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
 
 
-@tl.jit(pass_configs={"tl.enable_fast_math": True})
-def attention(
-    Q: tl.Tensor[tl.float16, Bt, S, H, D],
-    K: tl.Tensor[tl.float16, Bt, S, H, D],
-    V: tl.Tensor[tl.float16, Bt, S, H, D],
-    causal: bool = False,
-    config: tuple[int, bool] = tl.tune(CONFIGS),
-) -> tl.Tensor[tl.float16, Bt, S, H, D]:
+@T.macro
+def forward(
+    Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, Output: torch.Tensor, LSE: torch.Tensor | None, causal: bool,
+    config: tuple[int, bool],
+) -> None:
+    """The kernel: O = softmax(Q K^T / sqrt(d)) V into Output, and each row's base-2 log-sum-exp into LSE if given."""
     block_N, pingpong = config
     block_M = BLOCK_M
     batch, seq_len, heads, dim = Q.shape
     scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e): softmax in base 2
-    Output = T.empty((batch, seq_len, heads, dim), tl.float16)
     with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=384) as (block, by, bz):
         bx = T.ceildiv(seq_len, block_M) - 1 - block if causal else block
         Q_shared = T.alloc_shared([block_M, dim], tl.float16)
@@ -166,5 +173,52 @@ def attention(
             for i, j in T.Parallel(block_M, dim):
                 acc_o[i, j] /= logsum[i]
             T.copy(acc_o, O_shared)
+            if LSE is not None:
+                for i in T.Parallel(block_M):
+                    logsum[i] = T.log2(logsum[i]) + scores_max[i] * scale
+                T.copy(logsum, LSE[bz, by, bx * block_M : (bx + 1) * block_M])
             T.copy(O_shared, Output[bz, bx * block_M : (bx + 1) * block_M, by, :])
+
+
+@tl.jit(pass_configs={"tl.enable_fast_math": True})
+def attention(
+    Q: tl.Tensor[tl.float16, Bt, S, H, D],
+    K: tl.Tensor[tl.float16, Bt, S, H, D],
+    V: tl.Tensor[tl.float16, Bt, S, H, D],
+    causal: bool = False,
+    config: tuple[int, bool] = tl.tune(CONFIGS),
+) -> tl.Tensor[tl.float16, Bt, S, H, D]:
+    batch, seq_len, heads, dim = Q.shape
+    Output = T.empty((batch, seq_len, heads, dim), tl.float16)
+    forward(Q, K, V, Output, None, causal, config)
     return Output
+
+
+@tl.jit(op="tltyped_examples::attention_lse", pass_configs={"tl.enable_fast_math": True})
+def attention_lse(
+    Q: tl.Tensor[tl.float16, Bt, S, H, D],
+    K: tl.Tensor[tl.float16, Bt, S, H, D],
+    V: tl.Tensor[tl.float16, Bt, S, H, D],
+    config: tuple[int, bool] = tl.tune(CONFIGS),
+) -> tuple[tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float32, Bt, H, S]]:
+    """`attention` without a mask, also returning each row's log-sum-exp (base 2): the forward of a trainable op."""
+    batch, seq_len, heads, dim = Q.shape
+    Output = T.empty((batch, seq_len, heads, dim), tl.float16)
+    LSE = T.empty((batch, heads, seq_len), tl.float32)
+    forward(Q, K, V, Output, LSE, False, config)
+    return Output, LSE
+
+
+@tl.jit(op="tltyped_examples::causal_attention_lse", pass_configs={"tl.enable_fast_math": True})
+def causal_attention_lse(
+    Q: tl.Tensor[tl.float16, Bt, S, H, D],
+    K: tl.Tensor[tl.float16, Bt, S, H, D],
+    V: tl.Tensor[tl.float16, Bt, S, H, D],
+    config: tuple[int, bool] = tl.tune(CONFIGS),
+) -> tuple[tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float32, Bt, H, S]]:
+    """`attention_lse` with the causal mask: one kernel per mask, since a registered backward sees no consts."""
+    batch, seq_len, heads, dim = Q.shape
+    Output = T.empty((batch, seq_len, heads, dim), tl.float16)
+    LSE = T.empty((batch, heads, seq_len), tl.float32)
+    forward(Q, K, V, Output, LSE, True, config)
+    return Output, LSE

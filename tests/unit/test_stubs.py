@@ -13,7 +13,7 @@ import tltyped as tl
 from tltyped.stubs import render_stub
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ["add", "gemm", "gemm_in_body", "interleave", "rms_norm", "softmax", "split_k", "tuple_outputs"]
+EXAMPLES = ["add", "flash_attention", "gemm", "gemm_in_body", "interleave", "rms_norm", "softmax", "split_k", "tuple_outputs"]
 
 
 def stub_of(name: str) -> str:

@@ -203,6 +203,11 @@ class _TensorAnnotation:
             if not isinstance(literal, AnyType):
                 self.malformed("a Literal dim must be an int", arg)
             return AnyType(TypeOfAny.from_error)
+        if isinstance(node, Var) and _may_be_int(node):  # a size the module (or a factory) computes, as at run time
+            value = node.final_value if node.is_final else None
+            if isinstance(value, int) and not isinstance(value, bool):  # `HIDDEN: Final = 256`: that size
+                return LiteralType(value, self.api.named_type("builtins.int", []), line=arg.line, column=arg.column)
+            return AnyType(TypeOfAny.special_form, line=arg.line, column=arg.column)  # known when the kernel is made
         if isinstance(node, TypeInfo):  # `int`: a size's type, not a size
             self.fail(
                 f'Dim "{arg.name}" is a type, not a dim: name the dim with a TypeVar '
@@ -268,3 +273,9 @@ def tensor_parts(typ: ProperType) -> tuple[Type, list[Type] | None] | None:
     if any(isinstance(d, UnpackType) for d in dims):
         return dtype, None
     return dtype, dims
+
+
+def _may_be_int(var: Var) -> bool:
+    """Whether a variable named as a dim may hold a size: its type is int, or not inferred yet."""
+    typ = get_proper_type(var.type)
+    return typ is None or isinstance(typ, AnyType) or (isinstance(typ, Instance) and typ.type.fullname == "builtins.int")

@@ -24,7 +24,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mypy.nodes import AssignmentStmt
+from mypy.nodes import AssignmentStmt, FuncDef
 from mypy.types import AnyType, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
 
 from tltyped.mypy_plugin.parsed import ModuleNames
@@ -49,10 +49,34 @@ def read(
 ) -> CallForm | None:
     """`A: T.Tensor(shape, dtype)` (`stmt`, in the module's source `lines`) as `T.Tensor[[dims], dtype]`;
     `shape_binding` gives the body's last assignment to a name before `stmt`."""
-    parsed = _Statement.parse(stmt, lines)
+    parsed = _Statement.parse(stmt.line, stmt.end_line, lines)
     call = parsed.node.annotation if parsed is not None and isinstance(parsed.node, ast.AnnAssign) else None
     if parsed is None or not isinstance(call, ast.Call):
         return None
+    return _subscription(call, parsed, found, lines, shape_binding)
+
+
+def signature(func: FuncDef, lines: list[str], found: ModuleNames) -> dict[str, UnboundType]:
+    """The call-form annotations of a kernel's parameters (`def f(A: T.Tensor((M, K), dtype))`), by parameter,
+    as subscriptions; their shapes are tuples or lists written in place."""
+    parsed = _Statement.parse(func.line, func.end_line, lines)
+    if parsed is None or not isinstance(parsed.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    arguments = parsed.node.args
+    read = {}
+    for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        if isinstance(arg.annotation, ast.Call):
+            found_form = _subscription(arg.annotation, parsed, found, lines, lambda name: None)
+            if found_form is not None and not found_form.determined:
+                read[arg.arg] = found_form.annotation
+    return read
+
+
+def _subscription(
+    call: ast.Call, parsed: _Statement, found: ModuleNames, lines: list[str],
+    shape_binding: Callable[[str], AssignmentStmt | None],
+) -> CallForm | None:
+    """The call `T.Tensor(shape, dtype)`, parsed in `parsed`, as the subscription form."""
     name = _dotted(call.func)
     given = {**dict(zip(("shape", "dtype"), call.args)), **{k.arg: k.value for k in call.keywords if k.arg}}
     shape, dtype = given.get("shape"), given.get("dtype")
@@ -65,7 +89,7 @@ def read(
     determined = frozenset[str]()
     if isinstance(shape, ast.Name):  # a shape the body computed
         binding = shape_binding(shape.id)
-        where = _Statement.parse(binding, lines) if binding is not None else None
+        where = _Statement.parse(binding.line, binding.end_line, lines) if binding is not None else None
         shape = where.node.value if where is not None and isinstance(where.node, ast.Assign) else None
         if isinstance(shape, ast.IfExp):
             shape, determined = _either(shape)
@@ -73,7 +97,8 @@ def read(
         return None
     dims: list[Type] = [AnyType(TypeOfAny.special_form) if determined else where.dim(d) for d in shape.elts]
     line, column = where.place(shape.lineno, shape.col_offset)
-    annotation = UnboundType(name, [TypeList(dims, line=line, column=column), dtype_type], line=stmt.line, column=stmt.column)
+    call_line, call_column = parsed.place(call.lineno, call.col_offset)
+    annotation = UnboundType(name, [TypeList(dims, line=line, column=column), dtype_type], line=call_line, column=call_column)
     return CallForm(annotation, determined)
 
 
@@ -86,16 +111,17 @@ class _Statement:
     indent: int
 
     @classmethod
-    def parse(cls, stmt: AssignmentStmt, lines: list[str]) -> _Statement | None:
-        end = stmt.end_line or stmt.line
-        if stmt.line < 1 or end > len(lines):
+    def parse(cls, line: int, end_line: int | None, lines: list[str]) -> _Statement | None:
+        """The statement on lines `line` to `end_line` (1-based, inclusive) of the module."""
+        end = end_line or line
+        if line < 1 or end > len(lines):
             return None
-        first = lines[stmt.line - 1]
+        first = lines[line - 1]
         try:
-            (node,) = ast.parse(textwrap.dedent("\n".join(lines[stmt.line - 1 : end]))).body
+            (node,) = ast.parse(textwrap.dedent("\n".join(lines[line - 1 : end]))).body
         except (SyntaxError, ValueError):  # not the source mypy parsed, or more than one statement
             return None
-        return cls(node, stmt.line, len(first) - len(first.lstrip()))
+        return cls(node, line, len(first) - len(first.lstrip()))
 
     def place(self, lineno: int, col_offset: int) -> tuple[int, int]:
         """ast counts lines from the statement, and its first line lost the indent."""

@@ -88,6 +88,7 @@ def rewrite_module(
             record = KernelRecord(decorator.func, prim_func_params=prim_func_params)
             _untype_call_forms(decorator.func)
         else:
+            _read_call_forms(decorator.func, source, found)
             record = KernelRewrite(decorator.func, found, source, module_bound).run()
         record.out_idx = out_idx.read(jit_call)
         records.append(record)
@@ -117,6 +118,22 @@ def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) ->
         found = by_place.get((func.name, func.line))
         if found is not None:
             func.body = found.body
+
+
+def _read_call_forms(func: FuncDef, source: SourceText, found: ModuleNames) -> None:
+    """`def f(A: T.Tensor((M, K), dtype))`: TileLang's call form in a kernel's signature is the subscription
+    `T.Tensor[[M, K], dtype]`, as the runtime evaluates it (call_form.py reads it from the source)."""
+    if not any(arg.type_annotation is not None and call_form.is_call_form(arg.type_annotation) for arg in func.arguments):
+        return
+    read = call_form.signature(func, source.lines(), found)
+    for index, arg in enumerate(func.arguments):
+        annotation = read.get(arg.variable.name)
+        if annotation is None or arg.type_annotation is None or not call_form.is_call_form(arg.type_annotation):
+            continue
+        arg.type_annotation = annotation
+        for typ in (func.type, func.unanalyzed_type):
+            if isinstance(typ, CallableType):
+                typ.arg_types[index] = annotation
 
 
 def _untype_call_forms(factory: FuncDef) -> None:

@@ -78,8 +78,12 @@ def test_the_error_comes_at_trace_time_too() -> None:
 # `scale`'s backward: d(A * factor)/dA = factor, computed by the kernel itself.
 
 
+CONSTS_SEEN: list[dict[str, Any]] = []
+
+
 def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-    ctx.factor = inputs[1]
+    ctx.factor = inputs[1]  # the runtime arguments: A, factor
+    CONSTS_SEEN.append(ctx.consts)
 
 
 def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -109,3 +113,12 @@ def test_a_registered_backward_traces_under_fake_tensors(scale_with_backward: An
         assert tuple(a.grad.shape) == (10,)
     (op,) = kernels.scale._dispatcher.torch_ops.values()
     assert op.qualname == "tltyped::tests_kernels_torch_ops_scale"
+
+
+def test_setup_context_sees_the_calls_consts(scale_with_backward: Any) -> None:
+    """The op takes the runtime arguments; the consts fixed into it are `ctx.consts`, so one backward serves all."""
+    a = torch.empty(10, device="meta", requires_grad=True)
+    CONSTS_SEEN.clear()
+    scale_with_backward(a, 3.0)
+    scale_with_backward(a, 3.0, block=64)
+    assert CONSTS_SEEN == [{"block": 128}, {"block": 64}]

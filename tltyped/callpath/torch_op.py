@@ -49,7 +49,9 @@ input requiring grad takes the slow path (the fast path's tensor reader
 refuses such tensors) and calls the op, whose autograd kernel records the
 call and runs the kernel with grad mode off. Its backward is the one
 `kernel.register_autograd(backward, setup_context=...)` gave (as
-`torch.library.register_autograd` takes it) when the call was recorded;
+`torch.library.register_autograd` takes it) when the call was recorded,
+its `setup_context` seeing the runtime arguments as `inputs` and the
+call's const values as `ctx.consts` (a dict by parameter name);
 without one, the backward raises `tl.AutogradError`, so a forward kernel
 runs on inputs that require grad and only a gradient through it is refused.
 A kernel that writes one of its arguments is refused at the call, as torch
@@ -183,7 +185,7 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
     library.impl(name, run, "CUDA")  # type: ignore[no-untyped-call]
     torch.library.register_fake(qualname, fake, lib=library)
     if not written:
-        _register_autograd(dispatcher, qualname, library)
+        _register_autograd(dispatcher, qualname, library, consts)
     return KernelOp(qualname, getattr(getattr(torch.ops, namespace), name).default, library, tuple(written))
 
 
@@ -206,11 +208,13 @@ def _written(dispatcher: Dispatcher, bound: Bound, runtime: list[Param]) -> list
     return [runtime[i].name for i in sorted(lowered.written_params) if i < len(runtime) and runtime[i].kind is Kind.TENSOR]
 
 
-def _register_autograd(dispatcher: Dispatcher, qualname: str, library: Any) -> None:
+def _register_autograd(dispatcher: Dispatcher, qualname: str, library: Any, consts: dict[str, Any]) -> None:
     """The op's autograd formula: the backward the kernel has when a call is recorded, or an AutogradError at
-    backward time (so one registration serves a backward given before or after the op is made)."""
+    backward time (so one registration serves a backward given before or after the op is made). The op's
+    inputs are the runtime arguments only; its consts (fixed into the op) are `ctx.consts`, by name."""
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        ctx.consts = dict(consts)
         ctx.tltyped_autograd = autograd = dispatcher.autograd
         if autograd is not None and autograd.setup_context is not None:
             autograd.setup_context(ctx, inputs, output)

@@ -13,20 +13,28 @@ recomputes a block of P as exp2(s - LSE), exactly normalised.
 
 `attention_backward` is one call of three kernels, in order on the stream:
 - Delta = rowsum(dO * O) per row (fp32), and dQ's fp32 accumulator zeroed;
-- the main kernel: one block of `block_M` keys per CTA, its K and V in
-  shared memory and its dK, dV in registers, looping over blocks of
-  `block_N` queries (their Q, dO, LSE, Delta loads pipelined over
-  `num_stages` with T.Pipelined): five GEMMs per step (S^T = K Q^T, dP^T =
-  V dO^T, dV += P^T dO, dK += dS^T Q, dQ_k = dS K). dK and dV are stored
-  once at the end; dQ_k is added into the accumulator with TMA's reduce-add
-  (FlashAttention-3's scheme: one bulk fp32 add per block, no per-element
-  atomics);
+- the main kernel, scheduled by hand for Hopper as the forward is: one block
+  of `block_M` keys per CTA, its K and V loaded once with TMA, its dK and dV
+  in registers of `block_M // 64` consumer warpgroups (64 keys each). A
+  producer warpgroup loads each block of `block_N` queries (Q and dO with
+  TMA, LSE and Delta with plain loads) into one of `num_stages` stages,
+  handing them over through mbarriers (full: loaded, empty: read). Per block
+  the consumers issue S^T = K Q^T and dP^T = V dO^T as asynchronous WGMMAs,
+  wait for S^T only and compute P = exp2(S^T scale - LSE) while dP^T runs;
+  then issue dV += P^T dO and compute dS^T = P (dP^T - Delta) / sqrt(d)
+  while it runs; then, dS^T in shared memory, issue dQ_k = dS K and dK +=
+  dS^T Q, wait for dQ_k (and dV: WGMMAs complete in order) and add dQ_k into
+  the accumulator with TMA's reduce-add while dK runs (FlashAttention-3's
+  scheme: one bulk fp32 add per block, no per-element atomics). Each stage
+  is released once its last WGMMA has completed. dK and dV are stored once
+  at the end, through the shared memory of K and V;
 - dQ cast to fp16.
 Zeroing the accumulator inside the call keeps the call self-contained, so
 the tuner may time it repeatedly on the same inputs. Causal key blocks skip
-the query blocks above the diagonal; blocks come in order of decreasing
-work (key block 0 sees every query). Rows past the sequence's end load as
-zeros, which contribute nothing (their dO is zero), and are not stored.
+the query blocks above the diagonal and mask only the blocks crossing it;
+blocks come in order of decreasing work (key block 0 sees every query).
+Rows past the sequence's end load as zeros (LSE and Delta too), which
+contribute nothing (their dO is zero), and are not stored.
 
 Autograd: `attention_lse` and `causal_attention_lse` have `backward`
 registered, so `flash_attention` (which calls one and drops the LSE) is
@@ -50,7 +58,9 @@ H = TypeVar("H")
 D = TypeVar("D")
 
 ROWS = 64  # rows per block of the Delta and dQ-cast kernels
-CONFIGS = [(128, 64, 2), (128, 32, 2), (128, 64, 1), (128, 32, 3)]  # block_M (keys), block_N (queries), num_stages
+# block_M (keys: 64 per consumer warpgroup), block_N (queries), num_stages; block_N = 128 would not fit
+# shared memory at D = 128
+CONFIGS = [(128, 64, 2), (128, 64, 3), (64, 64, 2)]
 
 
 @tl.jit(op="tltyped_examples::attention_backward", pass_configs={"tl.enable_fast_math": True})
@@ -66,6 +76,7 @@ def attention_backward(
 ) -> tuple[tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float16, Bt, S, H, D]]:
     """dQ, dK, dV of `attention_lse` (or `causal_attention_lse` if `causal`) for the output's gradient dO."""
     block_M, block_N, num_stages = config
+    consumers = block_M // 64 * 128  # consumer threads: a warpgroup per 64 keys
     batch, seq_len, heads, dim = Q.shape
     sm_scale = (1.0 / dim) ** 0.5
     scale = sm_scale * 1.44269504  # log2(e): P = exp2(s - LSE) as in the forward
@@ -88,13 +99,13 @@ def attention_backward(
         T.clear(do)
         T.copy(do, dQ_accum[bz, bx * ROWS : (bx + 1) * ROWS, by, :])
 
-    with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=256) as (bx, by, bz):
+    with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=consumers + 128) as (bx, by, bz):
         K_shared = T.alloc_shared([block_M, dim], tl.float16)
         V_shared = T.alloc_shared([block_M, dim], tl.float16)
-        q = T.alloc_shared([block_N, dim], tl.float16)
-        do_shared = T.alloc_shared([block_N, dim], tl.float16)
-        lse = T.alloc_shared([block_N], tl.float32)
-        delta_shared = T.alloc_shared([block_N], tl.float32)
+        q = T.alloc_shared([num_stages, block_N, dim], tl.float16)
+        do_shared = T.alloc_shared([num_stages, block_N, dim], tl.float16)
+        lse = T.alloc_shared([num_stages, block_N], tl.float32)
+        delta_shared = T.alloc_shared([num_stages, block_N], tl.float32)
         pT = T.alloc_fragment([block_M, block_N], tl.float32)
         dpT = T.alloc_fragment([block_M, block_N], tl.float32)
         pT_cast = T.alloc_fragment([block_M, block_N], tl.float16)
@@ -104,39 +115,78 @@ def attention_backward(
         dv = T.alloc_fragment([block_M, dim], tl.float32)
         dq = T.alloc_fragment([block_N, dim], tl.float32)
         dq_shared = T.alloc_shared([block_N, dim], tl.float32)
-        dk_shared = T.alloc_shared([block_M, dim], tl.float16)
-        dv_shared = T.alloc_shared([block_M, dim], tl.float16)
+        dk_shared = K_shared  # K and V are read for the last time before dK and dV are written
+        dv_shared = V_shared
+        kv_ready = T.alloc_barrier(arrive_count=consumers + 128)
+        q_full = T.alloc_barrier(arrive_count=[128] * num_stages)  # the producer's threads
+        do_full = T.alloc_barrier(arrive_count=[128] * num_stages)
+        q_empty = T.alloc_barrier(arrive_count=[consumers] * num_stages)  # the consumers' threads
+        do_empty = T.alloc_barrier(arrive_count=[consumers] * num_stages)
 
-        T.copy(K[bz, bx * block_M : (bx + 1) * block_M, by, :], K_shared)
-        T.copy(V[bz, bx * block_M : (bx + 1) * block_M, by, :], V_shared)
-        T.clear(dk)
-        T.clear(dv)
         first = T.floordiv(bx * block_M, block_N) if causal else 0
-        for k in T.Pipelined(first, T.ceildiv(seq_len, block_N), num_stages=num_stages):
-            T.copy(Q[bz, k * block_N : (k + 1) * block_N, by, :], q)
-            T.gemm(K_shared, q, pT, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
-            T.copy(dO[bz, k * block_N : (k + 1) * block_N, by, :], do_shared)
-            T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
-            T.copy(LSE[bz, by, k * block_N : (k + 1) * block_N], lse)
-            for i, j in T.Parallel(block_M, block_N):
-                pT[i, j] = T.exp2(pT[i, j] * scale - lse[j])
-            if causal:
+        steps = T.ceildiv(seq_len, block_N) - first
+        tx = T.get_thread_binding()
+        T.tma_copy(K[bz, bx * block_M : (bx + 1) * block_M, by, :], K_shared, barrier=kv_ready)
+        T.tma_copy(V[bz, bx * block_M : (bx + 1) * block_M, by, :], V_shared, barrier=kv_ready)
+        T.barrier_arrive(kv_ready)
+
+        if tx >= consumers:  # the producer: query block first + n's Q, dO (TMA), LSE and Delta into stage n % num_stages
+            T.set_max_nreg(24, 0)
+            for n in T.serial(steps):
+                k = first + n
+                T.barrier_wait(q_empty[n % num_stages], ((n // num_stages) & 1) ^ 1)
+                T.tma_copy(Q[bz, k * block_N : (k + 1) * block_N, by, :], q[n % num_stages, :, :], barrier=q_full[n % num_stages])
+                for j in T.Parallel(block_N):
+                    lse[n % num_stages, j] = T.if_then_else(k * block_N + j < seq_len, LSE[bz, by, k * block_N + j], 0)
+                T.barrier_arrive(q_full[n % num_stages])
+                T.barrier_wait(do_empty[n % num_stages], ((n // num_stages) & 1) ^ 1)
+                T.tma_copy(dO[bz, k * block_N : (k + 1) * block_N, by, :], do_shared[n % num_stages, :, :],
+                           barrier=do_full[n % num_stages])
+                for j in T.Parallel(block_N):
+                    delta_shared[n % num_stages, j] = T.if_then_else(k * block_N + j < seq_len, Delta[bz, by, k * block_N + j], 0)
+                T.barrier_arrive(do_full[n % num_stages])
+        else:  # the consumers: block_M // 64 warpgroups, 64 keys each
+            T.set_max_nreg(240, 1)
+            T.clear(dk)
+            T.clear(dv)
+            T.barrier_wait(kv_ready, 0)
+            for n in T.serial(steps):
+                k = first + n
+                stage = n % num_stages
+                # S^T = K Q^T and dP^T = V dO^T, both async; P while dP^T runs
+                T.barrier_wait(q_full[stage], (n // num_stages) & 1)
+                T.wgmma_gemm(K_shared, q[stage, :, :], pT, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+                T.barrier_wait(do_full[stage], (n // num_stages) & 1)
+                T.wgmma_gemm(V_shared, do_shared[stage, :, :], dpT, transpose_B=True, clear_accum=True,
+                             policy=T.GemmWarpPolicy.FullRow)
+                T.wait_wgmma(1)
                 for i, j in T.Parallel(block_M, block_N):
-                    pT[i, j] = T.if_then_else(bx * block_M + i <= k * block_N + j, pT[i, j], 0)
-            T.copy(pT, pT_cast)
-            T.gemm(pT_cast, do_shared, dv, policy=T.GemmWarpPolicy.FullRow)
-            T.copy(Delta[bz, by, k * block_N : (k + 1) * block_N], delta_shared)
-            for i, j in T.Parallel(block_M, block_N):
-                dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[j]) * sm_scale
-            T.gemm(dsT_cast, q, dk, policy=T.GemmWarpPolicy.FullRow)
-            T.copy(dsT_cast, dsT_shared)
-            T.gemm(dsT_shared, K_shared, dq, transpose_A=True, clear_accum=True)
-            T.copy(dq, dq_shared)
-            T.atomic_add(dQ_accum[bz, k * block_N : (k + 1) * block_N, by, :], dq_shared, use_tma=True)
-        T.copy(dk, dk_shared)
-        T.copy(dk_shared, dK[bz, bx * block_M : (bx + 1) * block_M, by, :])
-        T.copy(dv, dv_shared)
-        T.copy(dv_shared, dV[bz, bx * block_M : (bx + 1) * block_M, by, :])
+                    pT[i, j] = T.exp2(pT[i, j] * scale - lse[stage, j])
+                if causal:
+                    if k * block_N < (bx + 1) * block_M:  # only blocks crossing the diagonal
+                        for i, j in T.Parallel(block_M, block_N):
+                            pT[i, j] = T.if_then_else(bx * block_M + i <= k * block_N + j, pT[i, j], 0)
+                T.copy(pT, pT_cast)
+                T.wait_wgmma(0)
+                # dV += P^T dO, async; dS^T while it runs
+                T.wgmma_gemm(pT_cast, do_shared[stage, :, :], dv, policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(block_M, block_N):
+                    dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[stage, j]) * sm_scale
+                T.copy(dsT_cast, dsT_shared)
+                T.fence_proxy_async()  # each thread's writes of dS, before the barrier ahead of the WGMMA reading them
+                # dQ_k = dS K and dK += dS^T Q, async; dQ_k is added to the accumulator while dK runs
+                T.wgmma_gemm(dsT_shared, K_shared, dq, transpose_A=True, clear_accum=True)
+                T.wgmma_gemm(dsT_cast, q[stage, :, :], dk, policy=T.GemmWarpPolicy.FullRow)
+                T.wait_wgmma(1)
+                T.barrier_arrive(do_empty[stage])
+                T.copy(dq, dq_shared)
+                T.atomic_add(dQ_accum[bz, k * block_N : (k + 1) * block_N, by, :], dq_shared, use_tma=True)
+                T.wait_wgmma(0)
+                T.barrier_arrive(q_empty[stage])
+            T.copy(dk, dk_shared)
+            T.copy(dk_shared, dK[bz, bx * block_M : (bx + 1) * block_M, by, :])
+            T.copy(dv, dv_shared)
+            T.copy(dv_shared, dV[bz, bx * block_M : (bx + 1) * block_M, by, :])
 
     with T.Kernel(T.ceildiv(seq_len, ROWS), heads, batch, threads=128) as (bx, by, bz):
         T.copy(dQ_accum[bz, bx * ROWS : (bx + 1) * ROWS, by, :], dQ[bz, bx * ROWS : (bx + 1) * ROWS, by, :])

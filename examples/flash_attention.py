@@ -22,12 +22,11 @@ past the sequence's end are zeros from TMA, masked out of the softmax, and
 not stored.
 
 The kernel is one macro, `forward`. `attention` calls it for O alone;
-`attention_lse` and `causal_attention_lse` (one jit function per mask, since
-a registered backward sees the call's tensors but not its consts) also
-store each row's log-sum-exp in base 2, LSE = log2(sum_j exp2(s_j)) of the
-scores s = Q K^T log2(e) / sqrt(d) (the natural one times log2(e)), fp32
-[B, H, S]: a few stores after the last block, for the backward of
-examples/flash_attention_backward.py, which registers itself on both.
+`attention_lse` also stores each row's log-sum-exp in base 2, LSE =
+log2(sum_j exp2(s_j)) of the scores s = Q K^T log2(e) / sqrt(d) (the
+natural one times log2(e)), fp32 [B, H, S]: a few stores after the last
+block, for the backward of examples/flash_attention_backward.py, which
+registers itself on it.
 """
 
 from __future__ import annotations
@@ -199,26 +198,12 @@ def attention_lse(
     Q: tl.Tensor[tl.float16, Bt, S, H, D],
     K: tl.Tensor[tl.float16, Bt, S, H, D],
     V: tl.Tensor[tl.float16, Bt, S, H, D],
+    causal: bool = False,
     config: tuple[int, bool] = tl.tune(CONFIGS),
 ) -> tuple[tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float32, Bt, H, S]]:
-    """`attention` without a mask, also returning each row's log-sum-exp (base 2): the forward of a trainable op."""
+    """`attention`, also returning each row's log-sum-exp (base 2): the forward of a trainable op."""
     batch, seq_len, heads, dim = Q.shape
     Output = T.empty((batch, seq_len, heads, dim), tl.float16)
     LSE = T.empty((batch, heads, seq_len), tl.float32)
-    forward(Q, K, V, Output, LSE, False, config)
-    return Output, LSE
-
-
-@tl.jit(op="tltyped_examples::causal_attention_lse", pass_configs={"tl.enable_fast_math": True})
-def causal_attention_lse(
-    Q: tl.Tensor[tl.float16, Bt, S, H, D],
-    K: tl.Tensor[tl.float16, Bt, S, H, D],
-    V: tl.Tensor[tl.float16, Bt, S, H, D],
-    config: tuple[int, bool] = tl.tune(CONFIGS),
-) -> tuple[tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float32, Bt, H, S]]:
-    """`attention_lse` with the causal mask: one kernel per mask, since a registered backward sees no consts."""
-    batch, seq_len, heads, dim = Q.shape
-    Output = T.empty((batch, seq_len, heads, dim), tl.float16)
-    LSE = T.empty((batch, heads, seq_len), tl.float32)
-    forward(Q, K, V, Output, LSE, True, config)
+    forward(Q, K, V, Output, LSE, causal, config)
     return Output, LSE

@@ -36,21 +36,20 @@ blocks come in order of decreasing work (key block 0 sees every query).
 Rows past the sequence's end load as zeros (LSE and Delta too), which
 contribute nothing (their dO is zero), and are not stored.
 
-Autograd: `attention_lse` and `causal_attention_lse` have `backward`
-registered, so `flash_attention` (which calls one and drops the LSE) is
-trainable, under torch.compile too.
+Autograd: `attention_lse` has `backward` registered (the call's `causal`
+comes to it as `ctx.consts`), so `flash_attention` (which calls it and drops
+the LSE) is trainable, under torch.compile too.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any, TypeVar
 
 import torch
 
 import tltyped as tl
 import tltyped.language as T
-from examples.flash_attention import attention_lse, causal_attention_lse
+from examples.flash_attention import attention_lse
 
 Bt = TypeVar("Bt")
 S = TypeVar("S")
@@ -74,7 +73,7 @@ def attention_backward(
     causal: bool = False,
     config: tuple[int, int, int] = tl.tune(CONFIGS),
 ) -> tuple[tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float16, Bt, S, H, D]]:
-    """dQ, dK, dV of `attention_lse` (or `causal_attention_lse` if `causal`) for the output's gradient dO."""
+    """dQ, dK, dV of `attention_lse` (with its `causal`) for the output's gradient dO."""
     block_M, block_N, num_stages = config
     consumers = block_M // 64 * 128  # consumer threads: a warpgroup per 64 keys
     batch, seq_len, heads, dim = Q.shape
@@ -195,24 +194,22 @@ def attention_backward(
 
 def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
     ctx.save_for_backward(*inputs, *output)
+    ctx.causal = ctx.consts["causal"]
     ctx.mark_non_differentiable(output[1])  # the LSE: a by-product for the backward
 
 
-def backward(
-    ctx: Any, dO: torch.Tensor, _dLSE: torch.Tensor | None, causal: bool
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def backward(ctx: Any, dO: torch.Tensor, _dLSE: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     Q, K, V, O, LSE = ctx.saved_tensors
-    return attention_backward(Q, K, V, O, dO.contiguous(), LSE, causal)
+    return attention_backward(Q, K, V, O, dO.contiguous(), LSE, ctx.causal)
 
 
-attention_lse.register_autograd(functools.partial(backward, causal=False), setup_context=setup_context)
-causal_attention_lse.register_autograd(functools.partial(backward, causal=True), setup_context=setup_context)
+attention_lse.register_autograd(backward, setup_context=setup_context)
 
 
 def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
     """softmax(Q K^T / sqrt(d)) V of fp16 BSHD tensors, trainable: the forward kernel, and the backward's on
     `backward()`."""
-    output, _lse = (causal_attention_lse if causal else attention_lse)(q, k, v)
+    output, _lse = attention_lse(q, k, v, causal)
     return output
 
 

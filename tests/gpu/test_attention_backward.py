@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from examples.flash_attention import attention_lse, causal_attention_lse
+from examples.flash_attention import attention_lse
 from examples.flash_attention_backward import CONFIGS, attention_backward, flash_attention
 from tests.gpu.conftest import poison_allocator, rel_err
 
@@ -30,7 +30,7 @@ def inputs(seq_len: int, dim: int) -> tuple[torch.Tensor, ...]:
 def test_lse_forward(causal: bool, seq_len: int, dim: int) -> None:
     q, k, v, do = inputs(seq_len, dim)
     poison_allocator(((BATCH, seq_len, HEADS, dim), torch.float16), ((BATCH, HEADS, seq_len), torch.float32))
-    out, lse = (causal_attention_lse if causal else attention_lse)(q, k, v, config=(128, True))
+    out, lse = attention_lse(q, k, v, causal, config=(128, True))
     scores = torch.einsum("bqhd,bkhd->bhqk", q.double(), k.double()) / dim**0.5
     if causal:
         scores.masked_fill_(torch.ones(seq_len, seq_len, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
@@ -44,7 +44,7 @@ def test_lse_forward(causal: bool, seq_len: int, dim: int) -> None:
 def test_backward_kernel(causal: bool, config: tuple[int, int, int], seq_len: int, dim: int) -> None:
     """Every configuration, from the forward's own LSE, on sequences ragged against every block size."""
     q, k, v, do = inputs(seq_len, dim)
-    out, lse = (causal_attention_lse if causal else attention_lse)(q, k, v, config=(128, False))
+    out, lse = attention_lse(q, k, v, causal, config=(128, False))
     shape = (BATCH, seq_len, HEADS, dim)
     poison_allocator((shape, torch.float16), (shape, torch.float16), (shape, torch.float16), (shape, torch.float32))
     grads = attention_backward(q, k, v, out, do, lse, causal, config)

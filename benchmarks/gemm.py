@@ -233,9 +233,10 @@ def run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> l
     return rows
 
 
-def table(rows: list[Row], markdown: bool) -> list[str]:
-    bars = {r.size: r for r in rows if r.who == "torch.matmul" and r.ms}
-    head = ["size", "who", "config", "TFLOP/s", "vs cuBLAS", "L2 flushed TFLOP/s", "vs cuBLAS", "1st call s",
+def table(rows: list[Row], markdown: bool, bar: str = "torch.matmul", versus: str = "vs cuBLAS") -> list[str]:
+    """The rows as text or markdown; ratios against the row of each size whose `who` is `bar`."""
+    bars = {r.size: r for r in rows if r.who == bar and r.ms}
+    head = ["size", "who", "config", "TFLOP/s", versus, "L2 flushed TFLOP/s", versus, "1st call s",
             "warm call us", "rel err", "note"]
     body = []
     for r in rows:

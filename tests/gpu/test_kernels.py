@@ -8,6 +8,7 @@ import torch
 from examples.add import add, scale
 from examples.flash_attention import attention
 from examples.gemm import gemm
+from examples.gemm_fp8 import scaled_mm
 from examples.gemm_in_body import gemm as gemm_in_body
 from examples.gemm_tuned import matmul as persistent_matmul
 from examples.softmax import softmax
@@ -126,6 +127,39 @@ def test_persistent_gemm_names_the_tensor_tma_cannot_describe() -> None:
     b = torch.randn(0, 192, dtype=torch.float16, device="cuda")
     with pytest.raises(RuntimeError, match=r"TMA descriptor of argument 'A' \(sizes \(256, 0\)\): .*dim 1 is 0"):
         persistent_matmul(a, b, (128, 16))
+
+
+def fp8(rows: int, cols: int) -> torch.Tensor:
+    """Random e4m3 values spread over its exponents (normal, times 8: most of them well away from zero)."""
+    return (torch.randn(rows, cols, device="cuda") * 8).to(torch.float8_e4m3fn)
+
+
+@pytest.mark.parametrize(
+    "m, ks, n, schedule",
+    [
+        (1000, (1040, 16), 1000, (132, 8, 256)),  # ragged in M, N and K; K = 16: one partial k-block
+        (1000, (1040,), 1000, (128, 16, 128)),  # the 128x128 tile, five stages
+        (256, (256,), 256, (132, 8, 256)),  # square, fewer tiles than CTAs
+    ],
+)
+def test_fp8_scaled_mm_schedules(m: int, ks: tuple[int, ...], n: int, schedule: tuple[int, int, int]) -> None:
+    """The fp8 example at fixed schedules against an fp64 reference; K is dyn, so the second K reuses the kernel."""
+    before = scaled_mm.cache_info().compiles
+    for k in ks:
+        a, b = fp8(m, k), fp8(n, k)
+        scale_a, scale_b = torch.rand(1, device="cuda") + 0.1, torch.rand(1, device="cuda") * 0.01 + 0.001
+        poison_allocator(((m, n), torch.bfloat16))
+        c = scaled_mm(a, b, scale_a, scale_b, schedule)
+        assert c.shape == (m, n) and c.dtype == torch.bfloat16
+        ref = (a.double() @ b.double().T) * scale_a.double() * scale_b.double()
+        assert rel_err(c, ref) < 1e-2, k
+    assert scaled_mm.cache_info().compiles - before <= 1
+
+
+def test_fp8_scaled_mm_rejects_rows_tma_cannot_load() -> None:
+    a, b, scale = fp8(64, 1000), fp8(64, 1000), torch.ones(1, device="cuda")
+    with pytest.raises(ValueError, match=r"shape check `A.shape\[1\] // 16 \* 16 == A.shape\[1\]` fails"):
+        scaled_mm(a, b, scale, scale, (132, 8, 256))
 
 
 def test_const_branch_bodies_differ() -> None:

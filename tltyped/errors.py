@@ -48,6 +48,14 @@ class DimSyntaxError(Error, ValueError):
     """A dim written outside the dim grammar (tltyped/types/dim_grammar.py)."""
 
 
+class UndeclaredDim(DimSyntaxError):
+    """A name used as a dim that nothing declares; each form's reader says how to declare one."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"dim `{name}` is used but never declared")
+        self.name = name
+
+
 class KernelBuildError(Error, RuntimeError):
     """The kernel body failed to elaborate; the message names the user's source line."""
 

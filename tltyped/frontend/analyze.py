@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tltyped.errors import Deferred, DefinitionError, Undefined
+from tltyped.errors import Deferred, DefinitionError, UndeclaredDim, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.annotation import parameter_dtype, parse_param
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
@@ -31,7 +31,6 @@ from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import Prelude, module_names, to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
 from tltyped.types import in_body_grammar as grammar
-from tltyped.types.dim_grammar import UndeclaredDim
 from tltyped.types.dtypes import float32, is_dtype_like
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor

@@ -23,20 +23,12 @@ from collections.abc import Callable, Mapping
 from types import CodeType
 from typing import Any
 
-from tltyped.errors import DimSyntaxError
+from tltyped.errors import DimSyntaxError, UndeclaredDim
 
 
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
 _SYNTAX = "use ints, dims, + - * // and ceildiv(a, b)"
 CEILDIV = "ceildiv"
-
-
-class UndeclaredDim(DimSyntaxError):
-    """A name used as a dim that nothing declares; each form's reader says how to declare one."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"dim `{name}` is used but never declared")
-        self.name = name
 
 
 def ceildiv(a: Any, b: Any) -> Any:

@@ -158,6 +158,23 @@ def measure(row: Row, fn: Callable[[], torch.Tensor], ref: torch.Tensor) -> bool
     return False
 
 
+def measure_all(
+    size: int, candidates: list[tuple[str, str, Callable[[], Any] | None, str]], ref: torch.Tensor,
+    opts: argparse.Namespace,
+) -> list[Row]:
+    """Each candidate (who, label, call or None, why not) checked against `ref` with its first call timed, then
+    the right ones timed side by side."""
+    rows, timed = [], []
+    for who, label, fn, failed in candidates:
+        row = Row(size, who, label, note=failed)
+        if fn is not None and measure(row, fn, ref):
+            timed.append((row, fn))
+        rows.append(row)
+        print(f"[{size}] {who:16s} {label:28s} first call {row.first_s or 0:.2f} s  {row.note}", flush=True)
+    time_side_by_side(timed, opts.batches, opts.per_batch)
+    return rows
+
+
 def parse_configs(text: str) -> list[tuple[int, int, int, int]]:
     configs = []
     for item in text.split(","):
@@ -220,14 +237,7 @@ def run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> l
         tuned, why_tuned = build("tltyped tune", lambda: example.matmul)
         label = f"tl.tune, {len(example.CONFIGS)} configs, fp16 out"
         candidates.append(("tltyped tune", label, tuned and (lambda: tuned(A, B)), why_tuned))
-        timed = []
-        for who, label, fn, failed in candidates:
-            row = Row(size, who, label, note=failed)
-            if fn is not None and measure(row, fn, ref):
-                timed.append((row, fn))
-            rows.append(row)
-            print(f"[{size}] {who:13s} {label:16s} first call {row.first_s or 0:.2f} s  {row.note}", flush=True)
-        time_side_by_side(timed, opts.batches, opts.per_batch)
+        rows += measure_all(size, candidates, ref, opts)
         del A, B, ref
         torch.cuda.empty_cache()
     return rows

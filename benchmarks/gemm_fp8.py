@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from _timing import NotLaunched, short
-from gemm import DRY_TARGET, Row, build, measure, table, time_side_by_side
+from gemm import DRY_TARGET, Row, build, measure_all, table
 
 FP8 = torch.float8_e4m3fn
 BAR = "torch fast accum"
@@ -85,14 +85,7 @@ def run(opts: argparse.Namespace) -> list[Row]:
                 candidates.append(("tltyped", "x".join(map(str, schedule)), call, ""))
         else:
             candidates.append(("tltyped", "-", None, why))
-        timed = []
-        for who, label, fn, failed in candidates:
-            row = Row(size, who, label, note=failed)
-            if fn is not None and measure(row, fn, ref):
-                timed.append((row, fn))
-            rows.append(row)
-            print(f"[{size}] {who:16s} {label:28s} first call {row.first_s or 0:.2f} s  {row.note}", flush=True)
-        time_side_by_side(timed, opts.batches, opts.per_batch)
+        rows += measure_all(size, candidates, ref, opts)
         del A, B, Bt, ref
         torch.cuda.empty_cache()
     return rows

@@ -29,7 +29,7 @@ stages.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import tltyped as tl
 import tltyped.language as T
@@ -49,8 +49,8 @@ CONFIGS = [(132, 8, 256), (132, 16, 256), (128, 8, 256), (128, 16, 256), (132, 8
 def scaled_mm(
     A: tl.Tensor[tl.float8_e4m3, M, K],
     B: tl.Tensor[tl.float8_e4m3, N, K],
-    scale_a: tl.Tensor[tl.float32, 1],
-    scale_b: tl.Tensor[tl.float32, 1],
+    scale_a: tl.Tensor[tl.float32, Literal[1]],
+    scale_b: tl.Tensor[tl.float32, Literal[1]],
     schedule: tuple[int, int, int] = tl.tune(CONFIGS),
 ) -> tl.Tensor[tl.bfloat16, M, N]:
     """C = (A @ B^T) * scale_a * scale_b in bf16, from fp8 e4m3 A [M, K] and B [N, K], accumulated in fp32."""

@@ -1,6 +1,6 @@
 """A transformer block from tltyped kernels against the same block in torch, eager and under torch.compile.
 
-The block (pre-norm, fp16, forward):
+The block (pre-norm, fp16):
 
     h   = x + Wo(attention(split_heads(Wqkv(rms_norm(x)))))
     out = h + W2(silu(W1(rms_norm(h))))
@@ -14,7 +14,14 @@ forward step (CUDA events, median of the rounds) and the number of graphs
 and graph breaks Dynamo made of it (`torch._dynamo.explain`): a tltyped
 kernel is one op in the graph, so the compiled tltyped block is one graph.
 
-    python3 benchmarks/model.py [--batch 8] [--seq 1024] [--out table.md]
+With --train, a training step instead (forward, then backward from a
+random gradient of the output): tltyped's block runs the kernels' registered
+backwards (examples/rms_norm.py's kernel, examples/flash_attention_backward.py's
+kernels through `flash_attention`, and `linear`'s below, whose GEMMs are
+torch's), and its parameters' gradients are checked against the torch
+block's before the steps are timed, eager and under `torch.compile`.
+
+    python3 benchmarks/model.py [--batch 8] [--seq 1024] [--train] [--out table.md]
 
 It needs a GPU.
 """
@@ -23,6 +30,7 @@ import argparse
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -32,6 +40,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 import tltyped as tl  # noqa: E402
 import tltyped.language as T  # noqa: E402
 from examples.flash_attention import attention  # noqa: E402
+from examples.flash_attention_backward import flash_attention  # noqa: E402
 from examples.rms_norm import rms_norm  # noqa: E402
 
 
@@ -64,6 +73,24 @@ def linear(X, W, bias, silu: bool = False, block_M: int = 128, block_N: int = 12
     return Y
 
 
+def linear_setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+    ctx.save_for_backward(*inputs)
+    ctx.silu = ctx.consts["silu"]
+
+
+def linear_backward(ctx: Any, dY: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dX, dW, dbias with torch's GEMMs; through SiLU at the pre-activation, recomputed, when the call had it."""
+    X, W, bias = ctx.saved_tensors
+    if ctx.silu:
+        z = F.linear(X, W, bias).float()
+        sigmoid = torch.sigmoid(z)
+        dY = (dY.float() * sigmoid * (1 + z * (1 - sigmoid))).to(X.dtype)
+    return dY @ W, dY.t() @ X, dY.sum(0)
+
+
+linear.register_autograd(linear_backward, setup_context=linear_setup_context)
+
+
 class Block(torch.nn.Module):
     def __init__(self, dim: int, heads: int, hidden: int, tltyped_kernels: bool) -> None:
         super().__init__()
@@ -80,7 +107,8 @@ class Block(torch.nn.Module):
         if self.tltyped_kernels:
             qkv = linear(rms_norm(rows, self.norm1, 1e-6)[0], self.qkv.weight, self.qkv.bias)
             q, k, v = (t.contiguous() for t in qkv.view(batch, seq, 3, self.heads, -1).unbind(2))
-            attended = attention(q, k, v).view(batch * seq, dim)
+            attend = flash_attention if torch.is_grad_enabled() else attention  # trainable: it keeps the LSE
+            attended = attend(q, k, v).view(batch * seq, dim)
             h = rows + linear(attended, self.out.weight, self.out.bias)
             mlp = linear(linear(rms_norm(h, self.norm2, 1e-6)[0], self.up.weight, self.up.bias, True),
                          self.down.weight, self.down.bias)
@@ -108,6 +136,28 @@ def step_ms(fn, x: torch.Tensor, rounds: int, steps: int) -> float:
     return statistics.median(times)
 
 
+def train_step(block: torch.nn.Module, dout: torch.Tensor) -> Any:
+    """One training step of `block` (forward, backward from `dout`), as a function of the input."""
+
+    def step(x: torch.Tensor) -> None:
+        for p in block.parameters():
+            p.grad = None
+        block(x).backward(dout)
+
+    return step
+
+
+def gradient_errors(ours: torch.nn.Module, theirs: torch.nn.Module, x: torch.Tensor, dout: torch.Tensor) -> dict[str, float]:
+    """Each parameter's gradient through our block against the torch block's (relative Frobenius error)."""
+    train_step(ours, dout)(x)
+    train_step(theirs, dout)(x)
+    errors = {}
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        assert p.grad is not None and q.grad is not None, name
+        errors[name] = float((p.grad.double() - q.grad.double()).norm() / q.grad.double().norm())
+    return errors
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=8)
@@ -116,6 +166,7 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--train", action="store_true", help="time training steps (forward and backward)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -131,18 +182,26 @@ def main() -> None:
         error = float((ours(x).double() - expected).norm() / expected.norm())
         print(f"tltyped block vs torch block: relative error {error:.2e}")
         assert error < 2e-2
-        for name, block in (("tltyped", ours), ("torch", theirs)):
-            torch._dynamo.reset()
-            explained = torch._dynamo.explain(block)(x)
-            compiled = torch.compile(block)
+    if args.train:
+        dout = torch.randn_like(x)
+        errors = gradient_errors(ours, theirs, x, dout)
+        print("parameter gradients, tltyped vs torch: " + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()))
+        assert max(errors.values()) < 5e-2
+    for name, block in (("tltyped", ours), ("torch", theirs)):
+        torch._dynamo.reset()
+        step = train_step(block, dout) if args.train else block
+        compiled = torch.compile(step)
+        with torch.set_grad_enabled(args.train):
+            explained = torch._dynamo.explain(step)(x)
             for _ in range(3):
                 compiled(x)
-                block(x)
-            eager, inductor = step_ms(block, x, args.rounds, args.steps), step_ms(compiled, x, args.rounds, args.steps)
-            rows.append(f"| {name} | {eager:.3f} | {inductor:.3f} | {explained.graph_count} | "
-                        f"{explained.graph_break_count} |")
+                step(x)
+            eager, inductor = step_ms(step, x, args.rounds, args.steps), step_ms(compiled, x, args.rounds, args.steps)
+        rows.append(f"| {name} | {eager:.3f} | {inductor:.3f} | {explained.graph_count} | "
+                    f"{explained.graph_break_count} |")
     table = "\n".join([
-        f"transformer block forward, B{args.batch} S{args.seq} D{args.dim} H{args.heads}, fp16",
+        f"transformer block {'training step' if args.train else 'forward'}, B{args.batch} S{args.seq} D{args.dim} "
+        f"H{args.heads}, fp16",
         "",
         "| block | eager ms/step | torch.compile ms/step | graphs | graph breaks |",
         "|---|---|---|---|---|",

@@ -37,7 +37,7 @@ from typing import Any, Optional
 
 import torch
 
-from _timing import NotLaunched, short
+from _timing import short
 
 ROOT = Path(__file__).resolve().parent.parent
 DRY_TARGET = "sm_90a"
@@ -193,6 +193,19 @@ def build(name: str, make: Callable[[], Any]) -> tuple[Any, str]:
         return None, f"n/a ({short(exc)})"
 
 
+def compiled_only(row: Row, compile_kernel: Callable[[], Any] | None) -> Row:
+    """A dry run's row: the kernel built for DRY_TARGET (its build time as the first call), not launched."""
+    if compile_kernel is not None:
+        try:
+            start = time.perf_counter()
+            compile_kernel()
+            row.first_s = time.perf_counter() - start
+            row.note = f"compiled for {DRY_TARGET} (1st call s = compile); not launched (dry run)"
+        except Exception as exc:
+            row.note = f"n/a ({short(exc)})"
+    return row
+
+
 def dry_run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) -> list[Row]:
     """Compile every configuration of the first size for sm_90a; launch nothing."""
     os.environ.setdefault("TLTYPED_TARGET", DRY_TARGET)
@@ -204,15 +217,7 @@ def dry_run(opts: argparse.Namespace, configs: list[tuple[int, int, int, int]]) 
     for cfg in configs:
         label = "x".join(map(str, cfg))
         for who, fn, failed in (("tltyped", ours, why), ("TileLang jit", theirs, why_tl)):
-            row = Row(size, who, label, note=failed)
-            if fn is not None:
-                try:
-                    start = time.perf_counter()
-                    fn.compile(a, a, *cfg)
-                    row.first_s = time.perf_counter() - start
-                    raise NotLaunched(f"compiled for {DRY_TARGET} (1st call s = compile); not launched (dry run)")
-                except Exception as exc:
-                    row.note = str(exc) if isinstance(exc, NotLaunched) else f"n/a ({short(exc)})"
+            row = compiled_only(Row(size, who, label, note=failed), fn and (lambda fn=fn: fn.compile(a, a, *cfg)))
             rows.append(row)
             print(f"[{size}] {who:13s} {label:14s} {row.note}", flush=True)
     return rows

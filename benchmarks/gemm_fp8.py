@@ -20,14 +20,12 @@ for sm_90a and nothing runs.
 import argparse
 import os
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from _timing import NotLaunched, short
-from gemm import DRY_TARGET, Row, build, measure_all, table
+from gemm import DRY_TARGET, Row, build, compiled_only, measure_all, table
 
 FP8 = torch.float8_e4m3fn
 BAR = "torch fast accum"
@@ -46,15 +44,8 @@ def dry_run(opts: argparse.Namespace) -> list[Row]:
     ex, why = build("tltyped", example)
     rows = []
     for schedule in ex.CONFIGS if ex else [None]:
-        row = Row(size, "tltyped", "x".join(map(str, schedule or ())), note=why)
-        if ex is not None:
-            try:
-                start = time.perf_counter()
-                ex.scaled_mm.compile(a, a, scale, scale, schedule)
-                row.first_s = time.perf_counter() - start
-                raise NotLaunched(f"compiled for {DRY_TARGET} (1st call s = compile); not launched (dry run)")
-            except Exception as exc:
-                row.note = str(exc) if isinstance(exc, NotLaunched) else f"n/a ({short(exc)})"
+        compile_kernel = ex and (lambda schedule=schedule: ex.scaled_mm.compile(a, a, scale, scale, schedule))
+        row = compiled_only(Row(size, "tltyped", "x".join(map(str, schedule or ())), note=why), compile_kernel)
         rows.append(row)
         print(f"[{size}] tltyped {row.config:12s} {row.note}", flush=True)
     return rows

@@ -275,10 +275,12 @@ def table(rows: list[Row], markdown: bool, bar: str = "torch.matmul", versus: st
     return [fmt(head)] + [fmt(row) for row in body]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_options(description: str, cache_prefix: str, add: Callable[[argparse.ArgumentParser], None]) -> argparse.Namespace:
+    """The options of both GEMM benchmarks (`add` adds a script's own): a dry run without a GPU, and with
+    --fresh-cache empty kernel caches, set before TileLang is imported (it reads its cache directory once)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--sizes", default="4096,8192", help="comma-separated M = N = K")
-    parser.add_argument("--configs", default=CONFIGS, help="comma-separated block_M x block_N x block_K x num_stages")
+    add(parser)
     parser.add_argument("--batches", type=int, default=20, help="timed batches; the median counts")
     parser.add_argument("--per-batch", type=int, default=10, help="calls per timed batch")
     parser.add_argument("--out", help="also write the table as markdown to this path")
@@ -286,24 +288,38 @@ def main() -> None:
     parser.add_argument("--fresh-cache", action="store_true", help="empty kernel caches, so first calls show compile time")
     opts = parser.parse_args()
     opts.sizes = [int(s) for s in opts.sizes.split(",")]
-    configs = parse_configs(opts.configs)
     if not torch.cuda.is_available() and not opts.dry_run:
         print("no CUDA device: running as --dry-run", flush=True)
         opts.dry_run = True
-    if opts.fresh_cache:  # before tilelang is imported: it reads its cache directory once
-        fresh = tempfile.mkdtemp(prefix="gemm-cache-")
+    if opts.fresh_cache:
+        fresh = tempfile.mkdtemp(prefix=cache_prefix)
         os.environ["TILELANG_CACHE_DIR"] = os.path.join(fresh, "tilelang")
         os.environ["TLTYPED_CACHE_DIR"] = os.path.join(fresh, "tltyped")
+    return opts
 
-    rows = dry_run(opts, configs) if opts.dry_run else run(opts, configs)
+
+def report(rows: list[Row], opts: argparse.Namespace, what: str, bar: str = "torch.matmul", versus: str = "vs cuBLAS") -> None:
+    """The table, printed, and written as markdown to --out."""
     where = "DRY RUN (no GPU): compiled only" if opts.dry_run else torch.cuda.get_device_name()
-    title = (f"gemm: fp16 in, fp32 accumulate; medians of {opts.batches} interleaved rounds of {opts.per_batch} calls; "
+    title = (f"{what}; medians of {opts.batches} interleaved rounds of {opts.per_batch} calls; "
              f"torch {torch.__version__}, {where}")
     print("\n" + title)
-    print("\n".join(table(rows, markdown=False)))
+    print("\n".join(table(rows, markdown=False, bar=bar, versus=versus)))
     if opts.out:
-        Path(opts.out).write_text("\n".join([f"# {title}", "", *table(rows, markdown=True)]) + "\n")
+        Path(opts.out).write_text("\n".join([f"# {title}", "", *table(rows, markdown=True, bar=bar, versus=versus)]) + "\n")
         print(f"wrote {opts.out}")
+
+
+def main() -> None:
+    opts = parse_options(
+        __doc__.split("\n\n")[0], "gemm-cache-",
+        lambda parser: parser.add_argument(
+            "--configs", default=CONFIGS, help="comma-separated block_M x block_N x block_K x num_stages"
+        ),
+    )
+    configs = parse_configs(opts.configs)
+    rows = dry_run(opts, configs) if opts.dry_run else run(opts, configs)
+    report(rows, opts, "gemm: fp16 in, fp32 accumulate")
 
 
 if __name__ == "__main__":

@@ -19,13 +19,11 @@ for sm_90a and nothing runs.
 
 import argparse
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from gemm import DRY_TARGET, Row, build, compiled_only, measure_all, table
+from gemm import DRY_TARGET, Row, build, compiled_only, measure_all, parse_options, report
 
 FP8 = torch.float8_e4m3fn
 BAR = "torch fast accum"
@@ -83,33 +81,9 @@ def run(opts: argparse.Namespace) -> list[Row]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="4096,8192", help="comma-separated M = N = K")
-    parser.add_argument("--batches", type=int, default=20, help="timed batches; the median counts")
-    parser.add_argument("--per-batch", type=int, default=10, help="calls per timed batch")
-    parser.add_argument("--out", help="also write the table as markdown to this path")
-    parser.add_argument("--dry-run", action="store_true", help="compile only (implied without a GPU)")
-    parser.add_argument("--fresh-cache", action="store_true", help="empty kernel caches, so first calls show compile time")
-    opts = parser.parse_args()
-    opts.sizes = [int(s) for s in opts.sizes.split(",")]
-    if not torch.cuda.is_available() and not opts.dry_run:
-        print("no CUDA device: running as --dry-run", flush=True)
-        opts.dry_run = True
-    if opts.fresh_cache:  # before tilelang is imported: it reads its cache directory once
-        fresh = tempfile.mkdtemp(prefix="gemm-fp8-cache-")
-        os.environ["TILELANG_CACHE_DIR"] = os.path.join(fresh, "tilelang")
-        os.environ["TLTYPED_CACHE_DIR"] = os.path.join(fresh, "tltyped")
-
+    opts = parse_options(__doc__.split("\n\n")[0], "gemm-fp8-cache-", lambda parser: None)
     rows = dry_run(opts) if opts.dry_run else run(opts)
-    where = "DRY RUN (no GPU): compiled only" if opts.dry_run else torch.cuda.get_device_name()
-    title = (f"gemm fp8: e4m3 in, per-tensor scales, fp32 accumulate, bf16 out; medians of {opts.batches} "
-             f"interleaved rounds of {opts.per_batch} calls; torch {torch.__version__}, {where}")
-    versus = "vs torch fast accum"
-    print("\n" + title)
-    print("\n".join(table(rows, markdown=False, bar=BAR, versus=versus)))
-    if opts.out:
-        Path(opts.out).write_text("\n".join([f"# {title}", "", *table(rows, markdown=True, bar=BAR, versus=versus)]) + "\n")
-        print(f"wrote {opts.out}")
+    report(rows, opts, "gemm fp8: e4m3 in, per-tensor scales, fp32 accumulate, bf16 out", BAR, "vs torch fast accum")
 
 
 if __name__ == "__main__":

@@ -22,9 +22,9 @@ def calls(
     t: torch.Tensor,
 ) -> None:
     kernel = matmul(T.dynamic("m"), 1024, 1024, 128, 128, 32)
-    reveal_type(kernel(a, t))  # reveal: TypedTensor[DTypeDims[Any, Any, Any]]
-    reveal_type(rows(8)(a, 2.0))  # reveal: TypedTensor[DTypeDims[Any, Any]]
-    reveal_type(split(100)(v))  # reveal: tuple[TypedTensor[DTypeDims[float32, Any]], TypedTensor[DTypeDims[float16, Any]]]
+    reveal_type(kernel(a, t))  # reveal: Tensor[Any, Any, Any]
+    reveal_type(rows(8)(a, 2.0))  # reveal: Tensor[Any, Any]
+    reveal_type(split(100)(v))  # reveal: tuple[Tensor[float32, Any], Tensor[float16, Any]]
     reveal_type(flat((4, 4))(t))  # reveal: None
     lo, hi = split(100, block=64)(t)
     print(kernel(t, t).sum(), lo.float() + hi.float(), rows(8)(t, alpha=0.5))

@@ -19,8 +19,8 @@ def calls(
     h: tl.Tensor[tl.float16, Literal[100]],
     t: torch.Tensor,
 ) -> None:
-    reveal_type(add_rows(a, a))  # reveal: TypedTensor[DTypeDims[float32, Literal[8], Literal[16]]]
-    reveal_type(halves(v))  # reveal: tuple[TypedTensor[DTypeDims[float16, Literal[100]]], TypedTensor[DTypeDims[bfloat16, Literal[100]]]]
+    reveal_type(add_rows(a, a))  # reveal: Tensor[float32, Literal[8], Literal[16]]
+    reveal_type(halves(v))  # reveal: tuple[Tensor[float16, Literal[100]], Tensor[bfloat16, Literal[100]]]
     lo, hi = halves(t, block=64)
     print(add_rows(t, t).sum(), lo.float() + hi.float())
     add_rows(a)  # wrong: count

@@ -2,7 +2,8 @@
 
 - wrong_calls.py: each `# wrong: <kind>` line must get an error of that kind;
 - correct_calls.py, kernels.py, reveals.py: no error at all (no false positive);
-- reveals.py: each `# reveal: <type>` is the type both checkers infer;
+- reveals.py: each `# reveal: <type>` is the type both checkers infer, and
+  each `# hover: <name>: <type>` what pyright's language server shows;
 - in-body kernels: pyright reports only the in-body annotations' redeclarations,
   and the README's one line quiets exactly those; mypy with the plugin is clean;
 - generated stubs (`python -m tltyped.stubs`, written to a stubs folder) give
@@ -29,6 +30,7 @@ from tests.pyright.checkers import (
     IN_BODY_QUIET,
     ROOT,
     Diagnostic,
+    hovers,
     marked_lines,
     mypy,
     pyright,
@@ -143,6 +145,17 @@ def revealed_types(found: list[Diagnostic], path: Path, severity: str, prefix: s
 
 def expected_reveals(path: Path) -> dict[int, str]:
     return {line: shown_type(t) for line, t in marked_lines(path, "reveal").items()}
+
+
+def test_an_editor_shows_tensors_as_users_write_them() -> None:
+    """Hovering a tensor (`# hover: <name>: <type>`, the name's first use on its line) shows `Tensor[...]` as
+    users write it, for parameters and for the results of kernel calls alike, not the alias's expansion."""
+    path = HERE / "reveals.py"
+    marked = {line: text.partition(": ") for line, text in marked_lines(path, "hover").items()}
+    lines = path.read_text().splitlines()
+    positions = [(line, lines[line - 1].index(name)) for line, (name, _, _) in marked.items()]
+    shown = hovers(path, positions)
+    assert len(marked) == 3 and all(f"{name}: {typ}" in hover for (name, _, typ), hover in zip(marked.values(), shown)), shown
 
 
 def test_the_kernels_are_ones_the_runtime_accepts() -> None:

@@ -146,7 +146,7 @@ def _check_kernel_user(args: list[str]) -> str:
     from mypy import api
 
     out, err, status = api.run(["-v", *args])
-    assert "DTypeDims[tltyped.types.dtypes.float16, N]" in out, out
+    assert "tltyped.types.tensor.MypyPlugin.Tensor[tltyped.types.dtypes.float16, N]" in out, out
     assert 'Argument "A" to "f" has incompatible type "int"; expected a tensor (Tensor[float16, N])' in out, out
     assert out.count("error:") == 1 and status == 1, out
     return err

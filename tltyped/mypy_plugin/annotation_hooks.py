@@ -1,8 +1,8 @@
 """Type-analysis hooks: what tensor, dyn and dtype annotations mean to mypy.
 
 `Tensor[dtype, *dims]` (and TileLang's order `Tensor[[dims], dtype]`) becomes
-`TypedTensor[DTypeDims[dtype, *dims]]`, what the alias `Tensor` means without
-the plugin (tltyped/types/tensor.py), where the dtype is one of tltyped's dtype
+an instance of `MypyPlugin.Tensor[dtype, *dims]`, which mypy shows as users
+write it (tltyped/types/tensor.py), where the dtype is one of tltyped's dtype
 classes (TileLang's `T.float16` is read as `tl.float16`), a dtype variable or
 Any, and each dim is a TypeVar (a declared dim), `Literal[n]` (a bare `128`
 means the same), or a string `Literal` holding a derived dim's expression
@@ -70,10 +70,11 @@ class _TensorAnnotation:
         self.fail(f"Malformed Tensor annotation: {detail}; expected {_TENSOR_FORMS}", codes.ANNOTATION, where)
 
     def instance(self, args: list[Type]) -> Instance:
-        tensor, dtype_dims = (self.api.lookup_fully_qualified(n).node for n in (names.TYPED_TENSOR, names.DTYPE_DIMS))
-        assert isinstance(tensor, TypeInfo) and isinstance(dtype_dims, TypeInfo)
-        spec = Instance(dtype_dims, args, line=self.typ.line, column=self.typ.column)
-        return Instance(tensor, [spec], line=self.typ.line, column=self.typ.column)
+        scope = self.api.lookup_fully_qualified(names.PLUGIN_TENSOR_SCOPE).node
+        assert isinstance(scope, TypeInfo)
+        tensor = scope.names["Tensor"].node
+        assert isinstance(tensor, TypeInfo)
+        return Instance(tensor, args, line=self.typ.line, column=self.typ.column)
 
     def unknown_rank(self) -> Instance:
         """`Tensor` with no arguments: any dtype, any rank."""
@@ -262,14 +263,13 @@ def tensor_parts(typ: ProperType) -> tuple[Type, list[Type] | None] | None:
     """(dtype, dims) of an analysed tltyped Tensor; dims None when the rank is unknown."""
     if not isinstance(typ, Instance):
         return None
-    base = next((b for b in typ.type.mro if b.fullname == names.TYPED_TENSOR), None)
+    base = next((b for b in typ.type.mro if b.fullname == names.PLUGIN_TENSOR), None)
     if base is None:
         return None
     tensor = map_instance_to_supertype(typ, base)
-    spec = get_proper_type(tensor.args[0]) if tensor.args else None
-    if not (isinstance(spec, Instance) and spec.type.fullname == names.DTYPE_DIMS and spec.args):
+    if not tensor.args:
         return AnyType(TypeOfAny.special_form), None
-    dtype, dims = spec.args[0], list(spec.args[1:])
+    dtype, dims = tensor.args[0], list(tensor.args[1:])
     if any(isinstance(d, UnpackType) for d in dims):
         return dtype, None
     return dtype, dims

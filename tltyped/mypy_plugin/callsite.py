@@ -385,7 +385,7 @@ class _Solution(TypeTranslator):
 
     def visit_instance(self, t: Instance) -> Type:
         translated = super().visit_instance(t)
-        if not (isinstance(translated, Instance) and translated.type.fullname == names.DTYPE_DIMS and translated.args):
+        if not (isinstance(translated, Instance) and translated.type.fullname == names.PLUGIN_TENSOR and translated.args):
             return translated
         return translated.copy_modified(args=[self.dtype(translated.args[0]), *(self.dim(d) for d in translated.args[1:])])
 

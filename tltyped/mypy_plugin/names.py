@@ -20,9 +20,10 @@ JIT_CALLS: Final = (JIT_CALL, "tltyped.jit.KernelObject.__call__")  # a kernel o
 JIT_INSPECTION_METHODS: Final = ("tltyped.jit.JitFunction.lower", "tltyped.jit.JitFunction.compile")
 
 TENSOR: Final = "tltyped.types.tensor.Tensor"
-"""`Tensor[dtype, *dims]`, an alias of `TypedTensor[DTypeDims[dtype, *dims]]` (tltyped/types/tensor.py)."""
-TYPED_TENSOR: Final = "tltyped.types.tensor.TypedTensor"
-DTYPE_DIMS: Final = "tltyped.types.tensor.DTypeDims"
+"""`Tensor[dtype, *dims]`, the annotation (an alias to type checkers without the plugin, tltyped/types/tensor.py)."""
+PLUGIN_TENSOR_SCOPE: Final = "tltyped.types.tensor.MypyPlugin"
+PLUGIN_TENSOR: Final = f"{PLUGIN_TENSOR_SCOPE}.Tensor"
+"""The class the plugin reads `Tensor[dtype, *dims]` as, which mypy shows as users write it."""
 DTYPE_BASE: Final = "tltyped.types.dtypes.DType"
 DYN: Final = "tltyped.types.params.dyn"
 TUNE: Final = "tltyped.types.params.tune"

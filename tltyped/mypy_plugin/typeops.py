@@ -37,8 +37,8 @@ def named_instance(api: CheckerPluginInterface, fullname: str, args: list[Type] 
 
 
 def tensor_type(api: CheckerPluginInterface, dtype: Type, dims: list[Type]) -> Type:
-    """`Tensor[dtype, *dims]` as the annotation means it: `TypedTensor[DTypeDims[dtype, *dims]]`."""
-    return named_instance(api, names.TYPED_TENSOR, [named_instance(api, names.DTYPE_DIMS, [dtype, *dims])])
+    """`Tensor[dtype, *dims]` as the plugin reads the annotation (`MypyPlugin.Tensor`, tltyped/types/tensor.py)."""
+    return named_instance(api, names.PLUGIN_TENSOR, [dtype, *dims])
 
 
 def dtype_class_of(api: CheckerPluginInterface, expr: Expression) -> Type:

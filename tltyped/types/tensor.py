@@ -31,6 +31,12 @@ through the first. So `Tensor[DT, *Dims]` is an alias of
   widens a protocol's own type arguments when it matches a class against it
   (`Literal[128]` becomes `int`, and then no longer fits `Literal[128]`), but
   not the arguments nested inside one.
+Both checkers show the alias's expansion in `reveal_type` (pyright's hover
+shows `Tensor[float16, M, K]`). mypy keeps a protocol's literal type arguments,
+so with the plugin a `Tensor[...]` annotation is read as one variadic protocol
+class, `MypyPlugin.Tensor[float16, M, K]`, and mypy's messages name it as
+users write it. It is only the plugin's: a class of that name must not be
+the alias, and pyright must not read annotations as it.
 Indexing gives `Any`: inside a kernel `X[i]` is one element (a TIR scalar),
 so `T.exp(X[i])` and `T.max(X[i], 0.0)` type-check as the scalar code they are.
 """
@@ -64,6 +70,16 @@ if TYPE_CHECKING:
         def __getitem__(self, index: Any, /) -> Any: ...
 
     Tensor: TypeAlias = TypedTensor[DTypeDims[DT, Unpack[Dims]]]
+
+    class MypyPlugin:
+        """Where the mypy plugin's tensor class lives (see the module docstring)."""
+
+        class Tensor(torch.Tensor, Protocol[DT, Unpack[Dims]]):  # type: ignore[misc]  # see the module docstring
+            """`Tensor[float16, M, K]` as the mypy plugin reads it: `TypedTensor`, with the dtype and dims its own."""
+
+            _grad_fn: tuple[DT, Unpack[Dims]]
+
+            def __getitem__(self, index: Any, /) -> Any: ...
 
 else:
 

@@ -9,13 +9,19 @@
   imported once here: importing `tltyped` imports torch, which a fresh mypy
   process per case would pay for again (seconds per case);
 - the modules a case loads stay loaded, and mypy's own global state is reset
-  after each case (see `pytest_runtest_call`).
+  after each case (see `pytest_runtest_call`);
+- the cases' directories, and the mypy cache they share, are this checkout's
+  own: two checkouts tested at once (a CI runner's, a worktree) would
+  otherwise share one cache in the temporary directory and read each
+  other's modules.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
+import tempfile
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -39,6 +45,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.option.mypy_same_process = True
     if not getattr(config.option, "mypy_ini_file", None):
         config.option.mypy_ini_file = str(HERE / "mypy.ini")
+    if config.option.mypy_testing_base == tempfile.gettempdir():  # not given on the command line
+        checkout = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+        base = Path(tempfile.gettempdir()) / f"tltyped-typing-{checkout}"
+        base.mkdir(exist_ok=True)
+        config.option.mypy_testing_base = str(base)
 
 
 _MODULES = sys.modules

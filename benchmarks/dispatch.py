@@ -10,6 +10,9 @@ launch. Three cases separate the fixed cost from the per-argument cost:
   (d) C = A + B          2 tensors in, the output allocated by the call and returned; also inside a
                          torch.compile'd function (tltyped's kernel as an op, beside torch's A + B
                          compiled), and wrapped by hand in torch.library.custom_op
+  (e) C = A + B          as (d), with A requiring grad: autograd records the call (the kernel has a
+                         registered backward), beside torch's A + B and the hand-wrapped custom_op with
+                         torch.library.register_autograd
 
 Every competitor is built, called once (its result checked against torch)
 and warmed up first; then the rows are timed in ROUNDS interleaved rounds,
@@ -52,7 +55,7 @@ HERE = Path(__file__).resolve().parent
 DRY_TARGET = "sm_90a"
 CASES = {
     "a": "C = A + B, 3 fp16 tensors", "b": "B = A * alpha, 2 tensors + dyn float", "c": "h = a+b+..+g, 8 tensors",
-    "d": "C = A + B, C allocated and returned",
+    "d": "C = A + B, C allocated and returned", "e": "C = A + B returned, A requiring grad (autograd records it)",
 }
 
 
@@ -90,18 +93,19 @@ class Inputs:
             "b": {"A": xs[0], "B": out, "alpha": ALPHA},
             "c": {**dict(zip("abcdefg", xs)), "h": out},
             "d": {"A": xs[0], "B": xs[1]},
+            "e": {"A": xs[0].clone().requires_grad_(), "B": xs[1]},
         }
         total = xs[0]
         for x in xs[1:]:
             total = total + x
-        self.expected = {"a": xs[0] + xs[1], "b": xs[0] * ALPHA, "c": total, "d": xs[0] + xs[1]}
+        self.expected = {"a": xs[0] + xs[1], "b": xs[0] * ALPHA, "c": total, "d": xs[0] + xs[1], "e": xs[0] + xs[1]}
 
     def call(self, case: str, fn: str = "fn_", extra: str = "") -> str:
         return f"{fn}({', '.join(self.args[case])}{extra})"
 
 
 def on_meta(args: dict[str, Any]) -> list[Any]:
-    return [v.to("meta") if isinstance(v, torch.Tensor) else v for v in args.values()]
+    return [v.detach().to("meta") if isinstance(v, torch.Tensor) else v for v in args.values()]
 
 
 # -- competitors: each returns a Bench, or raises (NotLaunched in a dry run) --------------
@@ -150,7 +154,8 @@ def tltyped_kernels() -> dict[str, Any]:
                     C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
         return C
 
-    return {"a": add, "b": scale, "c": add7, "d": add_new}
+    add_new.register_autograd(lambda ctx, grad: (grad, grad))  # recorded calls (e); no-grad calls (d) are alike
+    return {"a": add, "b": scale, "c": add7, "d": add_new, "e": add_new}
 
 
 def tltyped_lazy_kernels() -> dict[str, Any]:
@@ -247,15 +252,17 @@ class Competitors:
     def _bench(self, case: str, fn: Any, after: Optional[Callable[[], str]] = None) -> Bench:
         """`fn_(args...)`, checked against torch (`fn_`: case (c) has a parameter named `f`).
 
-        In case (d) the output is what the call returns: checked after timing, by one more call.
+        In cases (d) and (e) the output is what the call returns: checked after timing, by one more call.
         """
         inp = self.inputs
-        if case != "d":
+        if case not in ("d", "e"):
             return Bench(inp.call(case), {"fn_": fn, **inp.args[case]}, inp.out, inp.expected[case], after)
 
         def check_returned() -> str:
             returned = fn(*inp.args[case].values())
-            wrong = check(Bench("", {}, returned, inp.expected[case]))
+            wrong = check(Bench("", {}, returned.detach(), inp.expected[case]))
+            if case == "e" and returned.grad_fn is None:
+                wrong = "; ".join(n for n in (wrong, "NOT RECORDED by autograd") if n)
             return "; ".join(n for n in (wrong, after() if after else "") if n)
 
         return Bench(inp.call(case), {"fn_": fn, **inp.args[case]}, after=check_returned)
@@ -294,14 +301,15 @@ class Competitors:
             return self._bench("d", torch.compile(lambda A, B: kernel(A, B), fullgraph=True, dynamic=False))
         return self._bench("d", torch.compile(lambda A, B: A + B, fullgraph=True, dynamic=False))
 
-    def custom_op(self) -> Bench:
+    def custom_op(self, case: str) -> Bench:
         """(d) tltyped's kernel wrapped by hand in `torch.library.custom_op` with a fake implementation, called
-        eagerly: what a user writes today to get a kernel into torch.compile, and what it costs every call."""
+        eagerly: what a user writes today to get a kernel into torch.compile, and what it costs every call;
+        (e) the same with the backward given to `torch.library.register_autograd`."""
         kernel = tltyped_kernels()["d"]
         if self.dry_run:
             raise NotLaunched("not launched (dry run)")
 
-        @torch.library.custom_op("tltyped_bench::add_new", mutates_args=())
+        @torch.library.custom_op(f"tltyped_bench::add_new_{case}", mutates_args=())
         def add_new(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
             return kernel(A, B)
 
@@ -309,7 +317,8 @@ class Competitors:
         def _(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
             return torch.empty_like(A)
 
-        return self._bench("d", add_new)
+        add_new.register_autograd(lambda ctx, grad: (grad, grad))
+        return self._bench(case, add_new)
 
     def _tilelang_jit(self, case: str) -> Any:
         if self._tilelang is None:
@@ -374,6 +383,7 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
         ("a", "torch", "torch.add(A, B, out=C)", lambda: c.torch_op("a", "torch.add(A, B, out=C)")),
         ("b", "torch", "torch.mul(A, alpha, out=B)", lambda: c.torch_op("b", "torch.mul(A, alpha, out=B)")),
         ("d", "torch", "A + B (allocates)", lambda: c.torch_op("d", "A + B", check=False)),
+        ("e", "torch", "A + B (A requires grad)", lambda: c.torch_op("e", "A + B", check=False)),
     ]
     for case in CASES:
         shown = c.inputs.call(case, "f")
@@ -385,7 +395,13 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
                 (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
                 (case, "tltyped compiled", "torch.compile(lambda A, B: f(A, B))(A, B)", lambda: c.compiled("tltyped")),
                 (case, "torch compiled", "torch.compile(lambda A, B: A + B)(A, B)", lambda: c.compiled("torch")),
-                (case, "custom_op", "f wrapped in torch.library.custom_op (+ fake) by hand", c.custom_op),
+                (case, "custom_op", "f wrapped in torch.library.custom_op (+ fake) by hand", lambda: c.custom_op("d")),
+            ]
+            continue
+        if case == "e":
+            rows += [
+                (case, "tltyped", f"@tl.jit {shown}, its backward registered", lambda: c.tltyped("e")),
+                (case, "custom_op", "f in torch.library.custom_op (+ fake, register_autograd) by hand", lambda: c.custom_op("e")),
             ]
             continue
         rows += [
@@ -396,7 +412,7 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
             (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
             (case, "Triton", f"@triton.jit {c.inputs.call(case, 'k[(1,)]', ', n, BLOCK=128')}", lambda case=case: c.triton(case)),
         ]
-    order = {"a": 0, "b": 1, "c": 2, "d": 3}
+    order = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
     return sorted(rows, key=lambda r: order[r[0]])  # stable: within a case, the order above
 
 
@@ -522,6 +538,10 @@ def summary(rows: list[Row]) -> list[str]:
     if base is not None and beside is not None and allocating is not None:
         lines.append(f"tltyped (d), allocating its output, vs torch A + B: {allocating / base:.2f}x "
                      f"({allocating / beside:.2f}x against (d)'s own torch row)")
+    torch_e, recorded, by_hand = find(rows, "e", "torch", "A + B"), find(rows, "e", "tltyped"), find(rows, "e", "custom_op")
+    if torch_e is not None and recorded is not None and by_hand is not None:
+        lines.append(f"tltyped (e), a call autograd records, vs torch A + B requiring grad: {recorded / torch_e:.2f}x "
+                     f"(the custom_op wrapped by hand: {by_hand / torch_e:.2f}x)")
     ours = find(rows, "a", "tltyped")
     for row in rows:
         if row.who == "C floor":

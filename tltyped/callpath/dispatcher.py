@@ -70,6 +70,7 @@ class Dispatcher:
         self.fn = fn
         self.op = op  # the torch op's name, `tl.jit(op=...)` (torch_op.py)
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
+        self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
         self.autograd: Autograd | None = None  # the backward `register_autograd` gave
         self.target = target
         self.options = options

@@ -46,8 +46,11 @@ of Dynamo is imported before Dynamo runs.
 
 Autograd, as torch's own custom ops have it. A call with grad mode on and an
 input requiring grad takes the slow path (the fast path's tensor reader
-refuses such tensors) and calls the op, whose autograd kernel records the
-call and runs the kernel with grad mode off. Its backward is the one
+refuses such tensors). A tracer's call is the op's, whose autograd kernel
+records it; an eager one is recorded by the op's own `autograd.Function`
+(the formula torch registers for the op, applied without the trip through
+torch's dispatcher, which costs more than the kernel's call: found by the
+call's static key, it runs the fast path with grad mode off). Its backward is the one
 `kernel.register_autograd(backward, setup_context=...)` gave (as
 `torch.library.register_autograd` takes it) when the call was recorded,
 its `setup_context` seeing the runtime arguments as `inputs` and the
@@ -94,18 +97,32 @@ class KernelOp:
     overload: Any  # torch's OpOverload
     library: Any  # torch.library.Library, which must outlive the op
     written: tuple[str, ...]  # the tensor parameters the kernel writes (`Tensor(a!)`); none: autograd records it
+    record: Callable[..., Any] | None  # an eager call autograd records: the op's formula (None where it writes)
 
 
 def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
-    """A call whose tensors carry no data (a tracer's), or that autograd records: one call of the kernel's op."""
+    """A call whose tensors carry no data (a tracer's): one call of the kernel's op."""
     op = kernel_op(dispatcher, args)
     return op.overload(*(a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime))
 
 
 def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
-    """A call autograd records: through the op, unless the kernel writes an argument (autograd cannot record that)."""
+    """A call autograd records, unless the kernel writes an argument (autograd cannot record that).
+
+    An eager call is recorded by its op's `record`, found by the call's static key (exact const values, as
+    the fast path's), read with grad mode off. A call the key cannot be read for (a tracer's tensors, which
+    the tensor reader refuses, or bad arguments) is bound and checked (kernel_op), then one call of the op."""
+    runtime = [a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime]
+    try:
+        with torch.no_grad():
+            key = dispatcher.key(*args)
+    except Exception:  # the reader refuses it: kernel_op's binding below names what is wrong, if anything
+        key = None
+    record = dispatcher.recorders.get(key) if key is not None else None
+    if record is not None:
+        return record(*runtime)
     op = kernel_op(dispatcher, args)
-    if op.written:
+    if op.record is None:
         needing = [p.name for p, a in zip(dispatcher.signature.params, args)
                    if p.kind is Kind.TENSOR and issubclass(type(a), torch.Tensor) and a.requires_grad]
         raise AutogradError(
@@ -113,7 +130,10 @@ def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
             f"{op.written[0]!r}, which autograd cannot record (as torch refuses out= functions); return outputs "
             "instead (in-body T.empty, or out_idx), or call it under torch.no_grad() or with detached tensors"
         )
-    return traced_call(dispatcher, args)
+    if key is None:
+        return op.overload(*runtime)
+    dispatcher.recorders[key] = op.record
+    return op.record(*runtime)
 
 
 def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
@@ -184,9 +204,12 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
 
     library.impl(name, run, "CUDA")  # type: ignore[no-untyped-call]
     torch.library.register_fake(qualname, fake, lib=library)
+    record = None
     if not written:
-        _register_autograd(dispatcher, qualname, library, consts)
-    return KernelOp(qualname, getattr(getattr(torch.ops, namespace), name).default, library, tuple(written))
+        setup_context, backward = _autograd_formula(dispatcher, consts)
+        torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=library)
+        record = _recording(run, setup_context, backward)
+    return KernelOp(qualname, getattr(getattr(torch.ops, namespace), name).default, library, tuple(written), record)
 
 
 def _schema_arg(dispatcher: Dispatcher, p: Param, written: list[str]) -> str:
@@ -208,10 +231,12 @@ def _written(dispatcher: Dispatcher, bound: Bound, runtime: list[Param]) -> list
     return [runtime[i].name for i in sorted(lowered.written_params) if i < len(runtime) and runtime[i].kind is Kind.TENSOR]
 
 
-def _register_autograd(dispatcher: Dispatcher, qualname: str, library: Any, consts: dict[str, Any]) -> None:
-    """The op's autograd formula: the backward the kernel has when a call is recorded, or an AutogradError at
-    backward time (so one registration serves a backward given before or after the op is made). The op's
-    inputs are the runtime arguments only; its consts (fixed into the op) are `ctx.consts`, by name."""
+def _autograd_formula(
+    dispatcher: Dispatcher, consts: dict[str, Any]
+) -> tuple[Callable[[Any, tuple[Any, ...], Any], None], Callable[..., Any]]:
+    """The op's autograd formula (setup_context, backward): the backward the kernel has when a call is recorded,
+    or an AutogradError at backward time (so one formula serves a backward given before or after the op is
+    made). The op's inputs are the runtime arguments only; its consts (fixed into the op) are `ctx.consts`."""
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         ctx.consts = dict(consts)
@@ -230,4 +255,26 @@ def _register_autograd(dispatcher: Dispatcher, qualname: str, library: Any, cons
             )
         return autograd.backward(ctx, *grads)
 
-    torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=library)
+    return setup_context, backward
+
+
+def _recording(
+    run: Callable[..., Any], setup_context: Callable[[Any, tuple[Any, ...], Any], None], backward: Callable[..., Any]
+) -> Callable[..., Any]:
+    """The op's formula as an `autograd.Function` of its runtime arguments, for eager calls: `apply` runs the
+    kernel with grad mode off and records the call, as the op's autograd kernel does."""
+
+    class Recorded(torch.autograd.Function):
+        @staticmethod
+        def forward(*values: Any) -> Any:
+            return run(*values)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            setup_context(ctx, inputs, output)
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            return backward(ctx, *grads)
+
+    return Recorded.apply

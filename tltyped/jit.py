@@ -31,6 +31,22 @@ R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
 
 
+class Inspection(Protocol[P, R_co]):
+    """`fn.lower`, `fn.compile` and `fn.get_kernel_source`: called with the kernel's arguments, or with its dims
+    by name instead of tensors (`gemm.compile(M=1024, N=1024, K=512)`).
+
+    P cannot name the dims, so the second overload takes int keywords: what a type checker without the plugin
+    can check of that form. The mypy plugin checks either form against the kernel's own parameters and dims
+    (callsite.py), from the first overload alone.
+    """
+
+    @overload
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+    @overload
+    def __call__(self, **dims: int) -> R_co: ...
+
+
 @runtime_checkable
 class JitFunction(Protocol[P, R_co]):
     """What `@tl.jit` returns: callable like the kernel, plus inspection.
@@ -50,13 +66,16 @@ class JitFunction(Protocol[P, R_co]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
-    def lower(self, *args: P.args, **kwargs: P.kwargs) -> lowering.LoweredKernel: ...
+    @property
+    def lower(self) -> Inspection[P, lowering.LoweredKernel]: ...
 
-    def compile(self, *args: P.args, **kwargs: P.kwargs) -> CompiledKernel: ...
+    @property
+    def compile(self) -> Inspection[P, CompiledKernel]: ...
 
     def cache_info(self) -> CacheInfo: ...
 
-    def get_kernel_source(self, *args: P.args, **kwargs: P.kwargs) -> str: ...
+    @property
+    def get_kernel_source(self) -> Inspection[P, str]: ...
 
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None: ...
 
@@ -68,11 +87,14 @@ class KernelObject(JitFunction[P, R_co], Protocol):
 
     arguments: dict[str, Any]  # the factory's, by name
 
-    def lower(self, *args: Any, **kwargs: Any) -> lowering.LoweredKernel: ...
+    @property
+    def lower(self) -> Callable[..., lowering.LoweredKernel]: ...
 
-    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel: ...
+    @property
+    def compile(self) -> Callable[..., CompiledKernel]: ...
 
-    def get_kernel_source(self, *args: Any, **kwargs: Any) -> str: ...
+    @property
+    def get_kernel_source(self) -> Callable[..., str]: ...
 
     def get_profiler(self, tensor_supply_type: Any = None) -> Any: ...
 

@@ -10,6 +10,7 @@ from typing import Literal, TypeVar
 import torch
 
 import tltyped as tl
+import tltyped.language as T
 from tests.pyright.kernels import (
     add,
     axpy,
@@ -110,6 +111,16 @@ def with_typed_tensors(
     gemm.compile(a, b, block_M=64)
     print(gemm.cache_info(), gemm.signature, gemm.__name__)
     torch.testing.assert_close(c, torch.zeros_like(c))
+
+
+def inspection_without_tensors() -> None:
+    """`lower`, `compile` and `get_kernel_source` take the dims by name, or tensor descriptions, for tensors."""
+    gemm.compile(M=1024, N=1024, K=512)
+    gemm.compile(M=1024, N=1024, K=512, block_M=64)
+    gemm.lower(M=1024, N=256, K=512, block_K=64)
+    gemm.get_kernel_source(M=1024, N=1024, K=512)
+    gemm.lower(T.Tensor((1024, 512), T.float16), T.Tensor((512, 256), T.float16))
+    add.compile(N=100_000, block=256)
 
 
 def generic_caller(x: tl.Tensor[tl.float16, P, Q], w: tl.Tensor[tl.float16, Q, Q]) -> tl.Tensor[tl.float32, P, Q]:

@@ -127,3 +127,11 @@ def wrong(
     add([1.0, 2.0], v, v)  # wrong: tensor
     scale(np.zeros(1024, dtype=np.float32), 2.0)  # wrong: tensor
     softmax(None)  # wrong: tensor
+
+    # lower and compile: the kernel's arguments, or its dims by name
+    gemm.lower(a32, b)  # wrong: dtype
+    gemm.lower(A=a32, B=b)  # wrong: dtype
+    gemm.compile(a)  # wrong: count
+    gemm.compile(a, b, block_Q=64)  # wrong: name
+    gemm.compile(a, b, block_M="64")  # wrong: scalar
+    gemm.compile(M="1024", N=1024, K=512)  # wrong: scalar

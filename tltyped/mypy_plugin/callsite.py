@@ -35,11 +35,12 @@ from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import ARG_NAMED, ARG_NAMED_OPT, ARG_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Context, Expression
-from mypy.plugin import CheckerPluginInterface, MethodContext, MethodSigContext
+from mypy.plugin import AttributeContext, CheckerPluginInterface, MethodContext, MethodSigContext
 from mypy.subtypes import is_subtype
 from mypy.type_visitor import TypeTranslator
 from mypy.types import (
     AnyType,
+    CallableType,
     FunctionLike,
     Instance,
     LiteralType,
@@ -143,6 +144,23 @@ def _dims_by_name(params: Parameters) -> list[str]:
             if isinstance(found, TypeVarType) and found.name not in dims and found.name not in params.arg_names:
                 dims.append(found.name)
     return dims
+
+
+def inspection_attribute(ctx: AttributeContext) -> Type:
+    """`gemm.lower` (`compile`, `get_kernel_source`) as one function of the kernel's parameters, which
+    `call_signature` then gives the dims by name. JitFunction declares it an `Inspection`, whose second
+    overload takes the dims for checkers without the plugin: left overloaded, a call that fits neither
+    would get mypy's "No overload variant matches" instead of the messages naming the argument."""
+    inspection = get_proper_type(ctx.default_attr_type)
+    if not isinstance(inspection, Instance) or len(inspection.args) != 2:
+        return ctx.default_attr_type
+    params = get_proper_type(inspection.args[0])
+    if not isinstance(params, Parameters) or params.is_ellipsis_args:
+        return ctx.default_attr_type
+    return CallableType(
+        params.arg_types, params.arg_kinds, params.arg_names, inspection.args[1],
+        ctx.api.named_generic_type("builtins.function", []), variables=params.variables,
+    )
 
 
 def call_return(ctx: MethodContext) -> Type:

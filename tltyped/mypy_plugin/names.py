@@ -17,7 +17,8 @@ JIT_FUNCTION: Final = "tltyped.jit.JitFunction"
 KERNEL_OBJECT: Final = "tltyped.jit.KernelObject"  # a lazy-style factory's kernel: a JitFunction
 JIT_CALL: Final = "tltyped.jit.JitFunction.__call__"
 JIT_CALLS: Final = (JIT_CALL, "tltyped.jit.KernelObject.__call__")  # a kernel object's call is a JitFunction's
-JIT_INSPECTION_METHODS: Final = ("tltyped.jit.JitFunction.lower", "tltyped.jit.JitFunction.compile")
+JIT_INSPECTION_METHODS: Final = tuple(f"{JIT_FUNCTION}.{m}" for m in ("lower", "compile", "get_kernel_source"))
+"""Properties of JitFunction, each an `Inspection` that takes the kernel's arguments or its dims by name."""
 
 TENSOR: Final = "tltyped.types.tensor.Tensor"
 """`Tensor[dtype, *dims]`, the annotation (an alias to type checkers without the plugin, tltyped/types/tensor.py)."""

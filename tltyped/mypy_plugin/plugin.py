@@ -8,7 +8,8 @@ Hooks, in the order mypy calls them:
   decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
   each kernel (definition.py), and its `out_idx` outputs (out_idx.py);
 - `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`:
-  call sites (callsite.py);
+  call sites (callsite.py); `lower`, `compile` and `get_kernel_source` alike,
+  once `get_attribute_hook` has made each a plain function of the kernel's parameters;
 - function hooks on `T.const`, `T.dynamic`, `T.empty`, `T.alloc_global` and
   `tl.tune` (language_hooks.py).
 """
@@ -25,6 +26,7 @@ from mypy.nodes import Decorator, MypyFile
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
+    AttributeContext,
     FunctionContext,
     FunctionSigContext,
     MethodContext,
@@ -125,6 +127,11 @@ class TLTypedPlugin(Plugin):
             return language_hooks.tune_signature
         if fullname == names.LANGUAGE_TENSOR:
             return language_hooks.tensor_call_signature
+        return None
+
+    def get_attribute_hook(self, fullname: str) -> Callable[[AttributeContext], Type] | None:
+        if fullname in names.JIT_INSPECTION_METHODS:
+            return callsite.inspection_attribute
         return None
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:

@@ -26,6 +26,22 @@ def scale(A: tl.Tensor[tl.float32, N], factor: tl.dyn[float], block: int = 128) 
     return Out
 
 
+def offset_kernel(offset: float, op: "str | None" = None):
+    """A factory: every jit function it makes has one qualname, and adds its own offset (a closure value)."""
+
+    @tl.jit(op=op)
+    def add_offset(A: tl.Tensor[tl.float32, N], block: int = 128) -> tl.Tensor[tl.float32, N]:
+        (n,) = A.shape
+        Out = T.empty((n,), tl.float32)
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < n:
+                    Out[bx * block + i] = A[bx * block + i] + offset
+        return Out
+
+    return add_offset
+
+
 @tl.jit(op="tltyped_tests::interleave")
 def interleave(A, B, block: int = 128):
     """In-body form: an output of derived length N * 2 + 1."""

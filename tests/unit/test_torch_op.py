@@ -81,6 +81,28 @@ def test_fake_call_with_disagreeing_dims_names_the_argument(fake: FakeTensorMode
 # -- torch.export -----------------------------------------------------------------------
 
 
+def test_kernels_of_one_factory_are_ops_of_their_own(fake: FakeTensorMode) -> None:
+    """A factory's jit functions share a qualname: each traced call is its own kernel's op, found again by it."""
+    one, two = kernels.offset_kernel(1.0), kernels.offset_kernel(2.0)
+    x = cuda(fake, 8)
+    with fake:
+        for fn in (one, two, one, two):
+            assert tuple(fn(x).shape) == (8,)
+        two(x, block=64)
+    names = [set(fn._dispatcher.torch_ops) for fn in (one, two)]
+    assert len(names[0]) == 1 and len(names[1]) == 2 and not names[0] & names[1], names
+    assert all(hasattr(torch.ops.tltyped, name.split("::")[1]) for name in names[0] | names[1])
+
+
+def test_an_op_name_given_to_two_kernels_is_refused(fake: FakeTensorMode) -> None:
+    first, second = (kernels.offset_kernel(v, op="tltyped_tests::offset") for v in (1.0, 2.0))
+    x = cuda(fake, 8)
+    with fake:
+        first(x)
+        with pytest.raises(tl.DefinitionError, match="'tltyped_tests::offset' is another kernel's op already"):
+            second(x)
+
+
 def test_export_has_one_op_and_symbolic_shapes(fake: FakeTensorMode) -> None:
     n = Dim("n")
     ep = torch.export.export(Two(interleaved), (cuda(fake, 10), cuda(fake, 10)), dynamic_shapes=({0: n}, {0: n}))

@@ -8,7 +8,10 @@ it through the hook `dispatcher.expose` sets. Here the call becomes one call
 of the kernel's op, which the tracer records as one opaque node.
 
 Op naming. `tl.jit(op="mylib::rms_norm")` names the op; without it the name
-is `tltyped::<module>_<qualname>`, sanitised. A kernel's consts are not op
+is `tltyped::<module>_<qualname>`, sanitised. A factory makes several jit
+functions of one qualname: a later one's name adds the digest of the values
+its body reads (its closure: frontend/fingerprint.py), and a count if even
+that is taken; a name given twice is refused. A kernel's consts are not op
 arguments (a const is any hashable Python value, most of which a schema
 cannot type): each set of const values (a lazy-style kernel object's
 factory arguments are its consts) is its own op, fixed into its
@@ -64,7 +67,9 @@ refuses its `out=` functions: autograd cannot record a write.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+import itertools
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +77,7 @@ import torch
 
 from tltyped.callpath.dispatcher import unpack
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
-from tltyped.frontend.fingerprint import Reader
+from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import Kind, Param
 from tltyped.templates.names import identifier
 
@@ -167,18 +172,47 @@ def kernel_op(dispatcher: Dispatcher, args: tuple[Any, ...]) -> KernelOp:
 def op_name(dispatcher: Dispatcher, consts: dict[str, Any]) -> str:
     """`ns::name` as the decorator names it (or from the kernel's module and qualname), with the digest of any
     const values other than the defaults."""
-    # no leading `__` (a kernel of `__main__`): inductor's generated code names the op inside a class body,
-    # where Python would mangle it
-    derived = identifier(f"{dispatcher.fn.__module__}_{dispatcher.fn.__qualname__}").lstrip("_")
-    base = dispatcher.op or f"tltyped::{derived}"
-    if "::" not in base:
-        raise DefinitionError(f"{dispatcher.signature.name}: op {base!r} must be named `namespace::name`")
+    base = _base_name(dispatcher)
     reader = Reader()
     texts = [f"{name}={reader.text(value)}" for name, value in consts.items()]
     defaults = [f"{p.name}={reader.text(p.default)}" for p in dispatcher.signature.params if p.kind is Kind.CONST]
     if texts == defaults:
         return base
     return f"{base}_{hashlib.sha256(chr(0).join(texts).encode()).hexdigest()[:8]}"
+
+
+_named: dict[str, weakref.ref[Dispatcher]] = {}  # an op base name -> its jit function (never reused in a process)
+_bases: weakref.WeakKeyDictionary[Dispatcher, str] = weakref.WeakKeyDictionary()  # a jit function -> its base name
+
+
+def _base_name(dispatcher: Dispatcher) -> str:
+    """The kernel's op name before consts, one per jit function in this process (see the module docstring)."""
+    base = _bases.get(dispatcher)
+    if base is None:
+        base = _bases[dispatcher] = _claim_name(dispatcher)
+    return base
+
+
+def _claim_name(dispatcher: Dispatcher) -> str:
+    name = dispatcher.signature.name
+    if dispatcher.op is not None:
+        if "::" not in dispatcher.op:
+            raise DefinitionError(f"{name}: op {dispatcher.op!r} must be named `namespace::name`")
+        if _named.setdefault(dispatcher.op, weakref.ref(dispatcher))() is not dispatcher:
+            raise DefinitionError(f"{name}: op {dispatcher.op!r} is another kernel's op already; give each its own name")
+        return dispatcher.op
+    return next(n for n in _derived_names(dispatcher) if _named.setdefault(n, weakref.ref(dispatcher))() is dispatcher)
+
+
+def _derived_names(dispatcher: Dispatcher) -> Iterator[str]:
+    """`tltyped::<module>_<qualname>`, then with the digest of the values the body reads, then counted."""
+    # no leading `__` (a kernel of `__main__`): inductor's generated code names the op inside a class body,
+    # where Python would mangle it
+    derived = "tltyped::" + identifier(f"{dispatcher.fn.__module__}_{dispatcher.fn.__qualname__}").lstrip("_")
+    yield derived
+    with_values = f"{derived}_{fingerprint(dispatcher.fn).digest[:8]}"
+    yield with_values
+    yield from (f"{with_values}_{n}" for n in itertools.count(2))
 
 
 def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[str, Any]) -> KernelOp:

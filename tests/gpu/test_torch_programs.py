@@ -154,3 +154,17 @@ def test_a_kernel_without_a_backward_runs_and_refuses_the_gradient_through_it() 
         kernels.add_into(a, torch.randn(100, device="cuda"))
     with torch.no_grad():
         assert rel_err(kernels.scale(a, 2.0), a * 2) == 0
+
+
+def test_kernels_of_one_factory_are_recorded_each_with_its_own_backward() -> None:
+    one, two = kernels.offset_kernel(1.0), kernels.offset_kernel(2.0)
+    one.register_autograd(lambda ctx, grad: grad)
+    two.register_autograd(lambda ctx, grad: 2 * grad)
+    a = torch.randn(1000, device="cuda", requires_grad=True)
+    for _ in range(3):  # the first call of each defines its op; later ones find its recording by the call's key
+        a.grad = None
+        outs = one(a), two(a), two(a, block=64)
+        sum(out.sum() for out in outs).backward()
+        assert rel_err(a.grad, torch.full_like(a, 5.0)) == 0
+        assert all(rel_err(out, a.detach() + v) < 1e-6 for out, v in zip(outs, (1.0, 2.0, 2.0)))
+

@@ -296,16 +296,16 @@ def _recording(
     run: Callable[..., Any], setup_context: Callable[[Any, tuple[Any, ...], Any], None], backward: Callable[..., Any]
 ) -> Callable[..., Any]:
     """The op's formula as an `autograd.Function` of its runtime arguments, for eager calls: `apply` runs the
-    kernel with grad mode off and records the call, as the op's autograd kernel does."""
+    kernel with grad mode off and records the call, as the op's autograd kernel does. Its forward sets up the
+    context itself: a Function with a `setup_context` of its own has torch bind its arguments through
+    `inspect.signature` at every call, which costs more than the kernel's call."""
 
     class Recorded(torch.autograd.Function):
         @staticmethod
-        def forward(*values: Any) -> Any:
-            return run(*values)
-
-        @staticmethod
-        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-            setup_context(ctx, inputs, output)
+        def forward(ctx: Any, *values: Any) -> Any:
+            output = run(*values)
+            setup_context(ctx, values, output)
+            return output
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:

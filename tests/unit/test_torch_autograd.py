@@ -122,3 +122,22 @@ def test_setup_context_sees_the_calls_consts(scale_with_backward: Any) -> None:
     scale_with_backward(a, 3.0)
     scale_with_backward(a, 3.0, block=64)
     assert CONSTS_SEEN == [{"block": 128}, {"block": 64}]
+
+
+def test_eager_recordings_are_found_by_the_call_and_keep_its_consts() -> None:
+    """An eager recorded call finds its op's recording by its static key: each set of consts has its own, and
+    the backward sees the consts of the call it belongs to."""
+    seen: list[int] = []
+    kernel = kernels.offset_kernel(1.0)
+
+    def seeing(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        seen.append(ctx.consts["block"])
+        return grad
+
+    kernel.register_autograd(seeing)
+    a = torch.empty(16, device="meta", requires_grad=True)
+    for block in (128, 64, 128, 64):
+        kernel(a, block=block).sum().backward()
+    assert seen == [128, 64, 128, 64]
+    recorders = kernel._dispatcher.recorders
+    assert len(recorders) == 2 and len(set(recorders.values())) == 2

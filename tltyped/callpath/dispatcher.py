@@ -69,6 +69,7 @@ class Dispatcher:
             targets.normalize(target)  # reject a malformed target at decoration
         self.fn = fn
         self.op = op  # the torch op's name, `tl.jit(op=...)` (torch_op.py)
+        self.op_base: str | None = None  # the name its ops are named from, once claimed (torch_op.py)
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
         self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
         self.autograd: Autograd | None = None  # the backward `register_autograd` gave

@@ -182,15 +182,13 @@ def op_name(dispatcher: Dispatcher, consts: dict[str, Any]) -> str:
 
 
 _named: dict[str, weakref.ref[Dispatcher]] = {}  # an op base name -> its jit function (never reused in a process)
-_bases: weakref.WeakKeyDictionary[Dispatcher, str] = weakref.WeakKeyDictionary()  # a jit function -> its base name
 
 
 def _base_name(dispatcher: Dispatcher) -> str:
     """The kernel's op name before consts, one per jit function in this process (see the module docstring)."""
-    base = _bases.get(dispatcher)
-    if base is None:
-        base = _bases[dispatcher] = _claim_name(dispatcher)
-    return base
+    if dispatcher.op_base is None:
+        dispatcher.op_base = _claim_name(dispatcher)
+    return dispatcher.op_base
 
 
 def _claim_name(dispatcher: Dispatcher) -> str:

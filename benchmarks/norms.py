@@ -2,8 +2,11 @@
 
 Each example holds whole rows on chip, so it reads X once and writes Y once:
 the roofline is that traffic (RMSNorm also reads W and writes one fp32 per
-row) at the H200's 4.8 TB/s. Each example is run at a few of its consts
-(rows per block, threads per block); torch's eager op is the bar. Every
+row) at the H200's 4.8 TB/s. What HBM gives in practice is measured in the
+same run: two copies of X (torch's `copy_` and a row-copy kernel) move the
+same bytes, and "of copy" is each row's bandwidth over the faster copy's. Each example is run at a few of its consts
+(rows per block, threads per block), and the softmax of a dyn width
+(`softmax_dyn`, one kernel for every width) at its defaults; torch's eager op is the bar. Every
 result is checked against fp32 torch first; the figures are the median of
 interleaved batches of calls, timed with CUDA events.
 
@@ -19,7 +22,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -27,15 +30,33 @@ import torch.nn.functional as F
 from _timing import NotLaunched, cuda_batch, interleaved, short
 
 from examples.rms_norm import rms_norm
-from examples.softmax import softmax
+from examples.softmax import softmax, softmax_dyn
+
+import tltyped as tl
+import tltyped.language as T
 
 HBM_BYTES_PER_S = 4.8e12  # H200
 VARIANTS = "1x64,1x128,1x256,2x256,4x128,1x512"  # rows per block x threads, the default of --variants
+DT = TypeVar("DT")
+M = TypeVar("M", bound=tl.dyn[int])
+N = TypeVar("N")
+
+
+@tl.jit
+def copy_rows(X: tl.Tensor[DT, M, N]) -> tl.Tensor[DT, M, N]:
+    """Y = X, a row per block of 256 threads through registers: the examples' traffic with nothing else."""
+    m, n = X.shape
+    Y = T.empty((m, n), X.dtype)
+    with T.Kernel(m, threads=256) as bx:
+        x = T.alloc_fragment((1, n), X.dtype)
+        T.copy(X[bx, 0], x)
+        T.copy(x, Y[bx, 0])
+    return Y
 
 
 @dataclass(frozen=True)
 class Candidate:
-    op: str  # "softmax" or "rms_norm"
+    op: str  # "copy", "softmax" or "rms_norm"
     call: Callable[[], Any]  # timed
     result: Callable[[], torch.Tensor]  # checked
     lower: Callable[[], Any] | None = None  # a tltyped variant's lowering, for a dry run
@@ -44,7 +65,10 @@ class Candidate:
 def candidates(x: torch.Tensor, w: torch.Tensor, variants: list[tuple[int, int]]) -> dict[str, Candidate]:
     """torch's ops and each variant of the examples, by name."""
     n = x.shape[1]
+    y = torch.empty_like(x)
     found = {
+        "torch copy_": Candidate("copy", lambda: y.copy_(x), lambda: y.copy_(x)),
+        "tltyped row copy": Candidate("copy", lambda: copy_rows(x), lambda: copy_rows(x), lambda: copy_rows.lower(x)),
         "torch.softmax": Candidate("softmax", lambda: torch.softmax(x, dim=-1), lambda: torch.softmax(x, dim=-1)),
         "F.rms_norm": Candidate("rms_norm", lambda: F.rms_norm(x, (n,), w, 1e-6), lambda: F.rms_norm(x, (n,), w, 1e-6)),
     }
@@ -57,6 +81,9 @@ def candidates(x: torch.Tensor, w: torch.Tensor, variants: list[tuple[int, int]]
             "rms_norm", lambda r=rows, t=threads: rms_norm(x, w, 1e-6, r, t),
             lambda r=rows, t=threads: rms_norm(x, w, 1e-6, r, t)[0], lambda r=rows, t=threads: rms_norm.lower(x, w, 1e-6, r, t),
         )
+    found["tltyped softmax_dyn (width dyn)"] = Candidate(
+        "softmax", lambda: softmax_dyn(x), lambda: softmax_dyn(x), lambda: softmax_dyn.lower(x)
+    )
     return found
 
 
@@ -77,8 +104,9 @@ def main() -> None:
     gen = None if dry else torch.Generator(device="cuda").manual_seed(0)
     x = torch.empty(m, n, dtype=torch.float16, device=device) if dry else torch.randn(m, n, dtype=torch.float16, device=device, generator=gen)
     w = torch.empty(n, dtype=torch.float16, device=device) if dry else torch.rand(n, dtype=torch.float16, device=device, generator=gen) + 0.5
-    traffic = {"softmax": 2 * m * n * 2, "rms_norm": 2 * m * n * 2 + n * 2 + m * 4}
+    traffic = {"copy": 2 * m * n * 2, "softmax": 2 * m * n * 2, "rms_norm": 2 * m * n * 2 + n * 2 + m * 4}
     references = {} if dry else {
+        "copy": x.float(),
         "softmax": torch.softmax(x.float(), dim=-1),
         "rms_norm": F.rms_norm(x.float(), (n,), w.float(), 1e-6),
     }
@@ -101,10 +129,12 @@ def main() -> None:
         except Exception as exc:
             notes[name] = short(exc)
     times = interleaved(timers, opts.rounds)
-    head = ["case", "op", "ms", "% of 4.8 TB/s", "vs torch", "note"]
+    head = ["case", "op", "ms", "% of 4.8 TB/s", "of copy", "vs torch", "note"]
     lines = [f"norms: {m} x {n} fp16, {'dry run' if dry else torch.cuda.get_device_name()}, torch {torch.__version__}",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    bars = {"softmax": times.get("torch.softmax"), "rms_norm": times.get("F.rms_norm")}
+    bars = {"copy": times.get("torch copy_"), "softmax": times.get("torch.softmax"), "rms_norm": times.get("F.rms_norm")}
+    copies = [t for name, t in times.items() if found[name].op == "copy" and isinstance(t, float)]
+    copy_bandwidth = traffic["copy"] / min(copies) if copies else None
     for name, candidate in found.items():
         op, ms = candidate.op, times.get(name)
         ok = isinstance(ms, float)
@@ -112,6 +142,7 @@ def main() -> None:
         cells = [
             name, op, f"{ms:.4f}" if ok else "-",
             f"{100 * traffic[op] / HBM_BYTES_PER_S * 1e3 / ms:.0f}%" if ok else "-",
+            f"{100 * traffic[op] / ms / copy_bandwidth:.0f}%" if ok and copy_bandwidth else "-",
             f"{bar / ms:.2f}x" if ok and isinstance(bar, float) else "-",
             notes.get(name, "") if not isinstance(ms, Exception) else short(ms),
         ]

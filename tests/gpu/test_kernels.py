@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
+import tltyped as tl
 from examples.add import add, scale
 from examples.flash_attention import attention
 from examples.gemm import gemm
 from examples.gemm_fp8 import scaled_mm
 from examples.gemm_in_body import gemm as gemm_in_body
 from examples.gemm_tuned import matmul as persistent_matmul
-from examples.softmax import softmax
+from examples.softmax import softmax, softmax_dyn
 from examples.split_k import matmul
 from examples.tuple_outputs import sum_and_difference
 from tests.gpu.conftest import poison_allocator, rel_err
@@ -83,6 +84,28 @@ def test_row_softmax(m: int) -> None:
     poison_allocator(((m, 256), torch.float32))
     y = softmax(x)
     assert rel_err(y, torch.softmax(x.double(), dim=1)) < 1e-5
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.float16, 2e-3)])
+def test_row_softmax_dyn_width_one_kernel_for_every_width(dtype: torch.dtype, tolerance: float) -> None:
+    """Rows that fit on chip (4096, ragged 1000, 8) and rows read in tiles (8216 > 4096, ragged), one compile."""
+    compiles = None
+    for m, n in ((3, 4096), (37, 1000), (5, 8216), (2, 8)):
+        x = torch.randn(m, n, device="cuda", dtype=dtype) * 3
+        poison_allocator(((m, n), dtype))
+        y = softmax_dyn(x)
+        assert y.shape == (m, n) and y.dtype == dtype
+        assert rel_err(y, torch.softmax(x.double(), dim=1)) < tolerance
+        compiles = softmax_dyn.cache_info().compiles if compiles is None else compiles
+    assert softmax_dyn.cache_info().compiles == compiles
+
+
+def test_row_softmax_dyn_width_in_tiles_and_its_check() -> None:
+    x = torch.randn(7, 3000, device="cuda") * 3  # three tiles of 1024, the last one ragged
+    poison_allocator(((7, 3000), torch.float32))
+    assert rel_err(softmax_dyn(x, 1024), torch.softmax(x.double(), dim=1)) < 1e-5
+    with pytest.raises(tl.ArgumentValueError, match=r"X.shape\[1\] % 8 == 0"):
+        softmax_dyn(torch.randn(4, 1001, device="cuda"))
 
 
 @pytest.mark.parametrize("split_k", [False, True])

@@ -168,3 +168,13 @@ def test_kernels_of_one_factory_are_recorded_each_with_its_own_backward() -> Non
         assert rel_err(a.grad, torch.full_like(a, 5.0)) == 0
         assert all(rel_err(out, a.detach() + v) < 1e-6 for out, v in zip(outs, (1.0, 2.0, 2.0)))
 
+
+
+def test_torch_func_grad_runs_the_kernels_and_their_registered_backward() -> None:
+    """`torch.func.grad` wraps its inputs (no storage of their own): the kernels run as their ops, on the
+    tensors torch unwraps, and the gradient is the registered backward's (itself a kernel)."""
+    x, w = torch.randn(64, 256, device="cuda"), torch.rand(256, device="cuda") + 0.5
+    dx, dw = torch.func.grad(lambda x, w: rms_norm(x, w)[0].square().sum(), argnums=(0, 1))(x, w)
+    x64, w64 = x.double().requires_grad_(), w.double().requires_grad_()
+    want = torch.autograd.grad(F.rms_norm(x64, (256,), w64, eps=1e-6).square().sum(), (x64, w64))
+    assert rel_err(dx, want[0]) < 1e-5 and rel_err(dw, want[1]) < 1e-5

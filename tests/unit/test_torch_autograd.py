@@ -141,3 +141,13 @@ def test_eager_recordings_are_found_by_the_call_and_keep_its_consts() -> None:
     assert seen == [128, 64, 128, 64]
     recorders = kernel._dispatcher.recorders
     assert len(recorders) == 2 and len(set(recorders.values())) == 2
+
+
+def test_torch_func_grad_runs_the_registered_backward(scale_with_backward: Any) -> None:
+    """`torch.func.grad` wraps its inputs (no data of their own) and differentiates only a Function with a
+    `setup_context` of its own, which the Function torch registers for an op has not: the call is the kernel's,
+    recorded by such a Function of the same formula, and the registered backward (itself a kernel call) runs."""
+    CONSTS_SEEN.clear()
+    grad = torch.func.grad(lambda a: scale_with_backward(a, 3.0, block=64).sum())(torch.empty(10, device="meta"))
+    assert tuple(grad.shape) == (10,) and grad.device.type == "meta"
+    assert CONSTS_SEEN and all(seen == {"block": 64} for seen in CONSTS_SEEN)  # functorch sets up twice, by design

@@ -60,6 +60,11 @@ its `setup_context` seeing the runtime arguments as `inputs` and the
 call's const values as `ctx.consts` (a dict by parameter name);
 without one, the backward raises `tl.AutogradError`, so a forward kernel
 runs on inputs that require grad and only a gradient through it is refused.
+Under `torch.func.grad` (jacrev, ...) a call's tensors are wrapped and have
+no data: it is recorded by a second Function of the same formula, with a
+`setup_context` of its own as those transforms require (the Function torch
+registers for an op has none), its forward the kernel on the unwrapped
+tensors.
 A kernel that writes one of its arguments is refused at the call, as torch
 refuses its `out=` functions: autograd cannot record a write.
 """
@@ -77,6 +82,7 @@ import torch
 
 from tltyped.callpath.dispatcher import unpack
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
+from tltyped.frontend.binding import transformed
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import Kind, Param
 from tltyped.templates.names import identifier
@@ -103,6 +109,7 @@ class KernelOp:
     library: Any  # torch.library.Library, which must outlive the op
     written: tuple[str, ...]  # the tensor parameters the kernel writes (`Tensor(a!)`); none: autograd records it
     record: Callable[..., Any] | None  # an eager call autograd records: the op's formula (None where it writes)
+    transformable: Callable[..., Any] | None  # the same, for tensors a `torch.func` transform wraps
 
 
 def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
@@ -115,19 +122,23 @@ def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
     """A call autograd records, unless the kernel writes an argument (autograd cannot record that).
 
     An eager call is recorded by its op's `record`, found by the call's static key (exact const values, as
-    the fast path's), read with grad mode off. A call the key cannot be read for (a tracer's tensors, which
-    the tensor reader refuses, or bad arguments) is bound and checked (kernel_op), then one call of the op."""
+    the fast path's), read with grad mode off. A call under a `torch.func` transform is recorded by the op's
+    `transformable`. A call the key cannot be read for (a tracer's tensors, which the tensor reader refuses,
+    or bad arguments) is bound and checked (kernel_op), then one call of the op."""
     runtime = [a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime]
-    try:
-        with torch.no_grad():
-            key = dispatcher.key(*args)
-    except Exception:  # the reader refuses it: kernel_op's binding below names what is wrong, if anything
-        key = None
+    wrapped = any(transformed(a) for a in runtime if issubclass(type(a), torch.Tensor))
+    key = None
+    if not wrapped:
+        try:
+            with torch.no_grad():
+                key = dispatcher.key(*args)
+        except Exception:  # the reader refuses it: kernel_op's binding below names what is wrong, if anything
+            key = None
     record = dispatcher.recorders.get(key) if key is not None else None
     if record is not None:
         return record(*runtime)
     op = kernel_op(dispatcher, args)
-    if op.record is None:
+    if op.record is None or op.transformable is None:
         needing = [p.name for p, a in zip(dispatcher.signature.params, args)
                    if p.kind is Kind.TENSOR and issubclass(type(a), torch.Tensor) and a.requires_grad]
         raise AutogradError(
@@ -135,6 +146,8 @@ def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
             f"{op.written[0]!r}, which autograd cannot record (as torch refuses out= functions); return outputs "
             "instead (in-body T.empty, or out_idx), or call it under torch.no_grad() or with detached tensors"
         )
+    if wrapped:
+        return op.transformable(*runtime)
     if key is None:
         return op.overload(*runtime)
     dispatcher.recorders[key] = op.record
@@ -236,12 +249,14 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
 
     library.impl(name, run, "CUDA")  # type: ignore[no-untyped-call]
     torch.library.register_fake(qualname, fake, lib=library)
-    record = None
+    record = transformable = None
     if not written:
         setup_context, backward = _autograd_formula(dispatcher, consts)
         torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=library)
         record = _recording(run, setup_context, backward)
-    return KernelOp(qualname, getattr(getattr(torch.ops, namespace), name).default, library, tuple(written), record)
+        transformable = _transformable(run, setup_context, backward)
+    overload = getattr(getattr(torch.ops, namespace), name).default
+    return KernelOp(qualname, overload, library, tuple(written), record, transformable)
 
 
 def _schema_arg(dispatcher: Dispatcher, p: Param, written: list[str]) -> str:
@@ -310,3 +325,27 @@ def _recording(
             return backward(ctx, *grads)
 
     return Recorded.apply
+
+
+def _transformable(
+    run: Callable[..., Any], setup_context: Callable[[Any, tuple[Any, ...], Any], None], backward: Callable[..., Any]
+) -> Callable[..., Any]:
+    """The op's formula as an `autograd.Function` that `torch.func.grad` (and jacrev, ...) can differentiate: those
+    transforms take only a Function with a `setup_context` of its own, which the one torch registers for the op
+    has not. Its forward runs on the tensors the transform unwraps. No vmap rule: torch names what is missing."""
+
+    class Transformable(torch.autograd.Function):
+        @staticmethod
+        def forward(*values: Any) -> Any:
+            with torch.no_grad():  # as any Function's forward: the formula is the gradient, not the kernel's call
+                return run(*values)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            setup_context(ctx, inputs, output)
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            return backward(ctx, *grads)
+
+    return Transformable.apply

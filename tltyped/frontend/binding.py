@@ -225,14 +225,19 @@ class Binder:
 
 
 def without_data(t: torch.Tensor) -> bool:
-    """A tensor that stands for one: on meta, or a tracer's (torch's FakeTensor, FunctionalTensor), whose
-    modules exist once something has made such tensors."""
-    if t.device.type == "meta":
+    """A tensor that stands for one: on meta, a tracer's (torch's FakeTensor, FunctionalTensor, whose modules
+    exist once something has made such tensors), or one a `torch.func` transform wraps."""
+    if t.device.type == "meta" or transformed(t):
         return True
     fake = sys.modules.get("torch._subclasses.fake_tensor")
     functional = sys.modules.get("torch._subclasses.functional_tensor")
     return (fake is not None and isinstance(t, fake.FakeTensor)) or (
         functional is not None and isinstance(t, functional.FunctionalTensor))
+
+
+def transformed(t: torch.Tensor) -> bool:
+    """A tensor a `torch.func` transform wraps (grad, vmap, jvp): the kernel runs on what torch unwraps."""
+    return bool(torch._C._functorch.is_functorch_wrapped_tensor(t))
 
 
 def _has_memory(t: torch.Tensor) -> bool:

@@ -170,11 +170,21 @@ def test_kernels_of_one_factory_are_recorded_each_with_its_own_backward() -> Non
 
 
 
-def test_torch_func_grad_runs_the_kernels_and_their_registered_backward() -> None:
-    """`torch.func.grad` wraps its inputs (no storage of their own): the kernels run as their ops, on the
-    tensors torch unwraps, and the gradient is the registered backward's (itself a kernel)."""
+def test_torch_func_transforms_run_the_kernels_and_their_registered_backward() -> None:
+    """`torch.func` wraps its inputs (no storage of their own): the kernels run as their ops on the tensors torch
+    unwraps (under vmap once per sample, torch's fallback), and gradients are the registered backward's (itself a
+    kernel); forward mode is refused, where torch would give no tangent."""
+    import tltyped as tl
+
     x, w = torch.randn(64, 256, device="cuda"), torch.rand(256, device="cuda") + 0.5
-    dx, dw = torch.func.grad(lambda x, w: rms_norm(x, w)[0].square().sum(), argnums=(0, 1))(x, w)
     x64, w64 = x.double().requires_grad_(), w.double().requires_grad_()
+    dx, dw = torch.func.grad(lambda x, w: rms_norm(x, w)[0].square().sum(), argnums=(0, 1))(x, w)
     want = torch.autograd.grad(F.rms_norm(x64, (256,), w64, eps=1e-6).square().sum(), (x64, w64))
     assert rel_err(dx, want[0]) < 1e-5 and rel_err(dw, want[1]) < 1e-5
+    y = torch.func.vmap(lambda rows: rms_norm(rows, w)[0])(x.view(8, 8, 256))
+    assert rel_err(y.view(64, 256), F.rms_norm(x64, (256,), w64, eps=1e-6)) < 1e-5
+    jacobian = torch.func.jacrev(lambda rows: rms_norm(rows, w)[0])(x[:2])
+    want_jacobian = torch.func.jacrev(lambda rows: F.rms_norm(rows, (256,), w.double(), eps=1e-6))(x[:2].double())
+    assert jacobian.shape == (2, 256, 2, 256) and rel_err(jacobian, want_jacobian) < 1e-5
+    with pytest.raises(tl.AutogradError, match="argument 'X' carries a tangent"):
+        torch.func.jvp(lambda rows: rms_norm(rows, w)[0], (x,), (x,))

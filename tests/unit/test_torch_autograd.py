@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.autograd import forward_ad
 
 import tltyped as tl
 from tests.kernels import torch_ops as kernels
@@ -151,3 +152,32 @@ def test_torch_func_grad_runs_the_registered_backward(scale_with_backward: Any) 
     grad = torch.func.grad(lambda a: scale_with_backward(a, 3.0, block=64).sum())(torch.empty(10, device="meta"))
     assert tuple(grad.shape) == (10,) and grad.device.type == "meta"
     assert CONSTS_SEEN and all(seen == {"block": 64} for seen in CONSTS_SEEN)  # functorch sets up twice, by design
+    jacobian = torch.func.jacrev(lambda a: scale_with_backward(a, 3.0))(torch.empty(10, device="meta"))  # under vmap
+    assert tuple(jacobian.shape) == (10, 10)
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_the_fast_path_leaves_every_call_to_the_slow_path_while_a_dual_level_is_open(in_c: bool) -> None:
+    """A tensor may carry a tangent, which a launch would drop: the slow path looks at each argument."""
+    tensors.load_helpers()
+    dispatcher = kernels.add_into._dispatcher
+    launches: dict[Any, Any] = {}
+    path = fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, slow, in_c=in_c)
+    a, out = torch.randn(8), torch.zeros(8)
+    launches[path.key(a, out, 128)] = launched
+    assert path.call(a, out) == "launched"
+    with forward_ad.dual_level():
+        assert path.call(forward_ad.make_dual(a, torch.ones(8)), out) == "slow"
+        assert path.call(a, out) == "slow"
+    assert path.call(a, out) == "launched"
+
+
+def test_forward_mode_ad_through_a_kernel_is_refused(scale_with_backward: Any) -> None:
+    """torch gives a custom op's outputs no tangent under `jvp` (as if it were zero): a kernel refuses instead."""
+    a = torch.empty(10, device="meta")
+    with pytest.raises(tl.AutogradError, match="argument 'A' carries a tangent .*no forward-mode formula"):
+        torch.func.jvp(lambda a: scale_with_backward(a, 3.0), (a,), (a,))
+    with forward_ad.dual_level():
+        with pytest.raises(tl.AutogradError, match="argument 'A' carries a tangent"):
+            scale_with_backward(forward_ad.make_dual(a, a), 3.0)
+        assert tuple(scale_with_backward(a, 3.0).shape) == (10,)  # no tangent: the call runs

@@ -107,6 +107,10 @@ class Dispatcher:
     def slow(self, *args: Any) -> Any:
         self.misses += 1
         self.load_helpers()
+        if tensors.forward_ad_open():
+            from tltyped.callpath import torch_op
+
+            torch_op.refuse_tangents(self, args)
         given = [a for p, a in zip(self.signature.params, args) if p.kind is Kind.TENSOR and issubclass(type(a), torch.Tensor)]
         if torch.is_grad_enabled() and any(t.requires_grad for t in given):
             from tltyped.callpath import torch_op

@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 import torch
+from torch.autograd import forward_ad
 
 from tltyped.backend import build
 from tltyped.callpath import torch_direct
@@ -57,11 +58,20 @@ _current_raw_stream: Callable[[int], int] = getattr(torch._C, "_cuda_getCurrentR
 """torch's raw current stream of a device: its private 0.1 us getter, or the public 4 us one where that is gone."""
 
 
+def forward_ad_open() -> bool:
+    """Whether a forward-mode AD level is open (`torch.autograd.forward_ad.dual_level()`, which `torch.func.jvp`
+    opens too): an argument may carry a tangent, which a launch would drop; the slow path looks (the C reader
+    reads the same global: csrc/tensors.h)."""
+    return getattr(forward_ad, "_current_level", -1) >= 0
+
+
 _PYTHON_KEY = torch._C.DispatchKey.Python  # a tensor subclass torch dispatches to Python: a tracer's FakeTensor, ...
 
 
 def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
+    if forward_ad_open():
+        raise ArgumentValueError("a forward-mode AD level is open")  # the slow path's to look at
     device = tensors[0].get_device() if tensors and tensors[0].is_cuda else -1
     if not tensors and torch.cuda.is_available():
         device = torch.cuda.current_device()

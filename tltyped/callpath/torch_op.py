@@ -64,7 +64,11 @@ Under `torch.func.grad` (jacrev, ...) a call's tensors are wrapped and have
 no data: it is recorded by a second Function of the same formula, with a
 `setup_context` of its own as those transforms require (the Function torch
 registers for an op has none), its forward the kernel on the unwrapped
-tensors.
+tensors (under vmap, batched: once per sample, torch's fallback for an op
+without a batching rule). A call whose argument carries a tangent
+(forward-mode AD) is refused: a kernel has no forward formula
+(`refuse_tangents`; the fast path leaves every call to the slow path while
+a dual level is open).
 A kernel that writes one of its arguments is refused at the call, as torch
 refuses its `out=` functions: autograd cannot record a write.
 """
@@ -79,6 +83,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.autograd import forward_ad
 
 from tltyped.callpath.dispatcher import unpack
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
@@ -112,8 +117,21 @@ class KernelOp:
     transformable: Callable[..., Any] | None  # the same, for tensors a `torch.func` transform wraps
 
 
+def refuse_tangents(dispatcher: Dispatcher, args: tuple[Any, ...]) -> None:
+    """No call under forward-mode AD with a tangent (`torch.func.jvp`, `forward_ad.make_dual`): a kernel has no
+    forward formula, and torch would give its outputs no tangent, as if it were zero."""
+    tangents = [p.name for p, a in zip(dispatcher.signature.params, args)
+                if issubclass(type(a), torch.Tensor) and forward_ad.unpack_dual(a).tangent is not None]  # type: ignore[no-untyped-call]
+    if tangents:
+        raise AutogradError(
+            f"{dispatcher.signature.name}: argument {tangents[0]!r} carries a tangent (forward-mode AD: "
+            "torch.func.jvp, jacfwd, torch.autograd.forward_ad), and a kernel has no forward-mode formula; "
+            "use reverse mode (torch.func.grad, vjp, jacrev, or backward)"
+        )
+
+
 def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
-    """A call whose tensors carry no data (a tracer's): one call of the kernel's op."""
+    """A call whose tensors carry no data (a tracer's, or a `torch.func` transform's): one call of the kernel's op."""
     op = kernel_op(dispatcher, args)
     return op.overload(*(a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime))
 
@@ -335,6 +353,8 @@ def _transformable(
     has not. Its forward runs on the tensors the transform unwraps. No vmap rule: torch names what is missing."""
 
     class Transformable(torch.autograd.Function):
+        generate_vmap_rule = True  # under vmap (jacrev, vmap of grad) the forward and backward run batched: per sample
+
         @staticmethod
         def forward(*values: Any) -> Any:
             with torch.no_grad():  # as any Function's forward: the formula is the gradient, not the kernel's call

@@ -165,7 +165,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   PyObject* consts[MAX_ARGS];
   Py_ssize_t nparams = self->nparams, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   Py_ssize_t first_default = nparams - PyTuple_GET_SIZE(self->defaults);
-  if (nargs > nparams || api == NULL) goto fallback;
+  if (nargs > nparams || api == NULL || forward_ad_open()) goto fallback;
   for (Py_ssize_t i = 0; i < nparams; i++) full[i] = i < nargs ? args[i] : NULL;
   for (Py_ssize_t j = 0; j < nkw; j++) {
     PyObject* name = PyTuple_GET_ITEM(kwnames, j);

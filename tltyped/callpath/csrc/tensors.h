@@ -12,7 +12,8 @@
  * non-contiguous tensor's signature is a tuple (int, *strides) so that every
  * layout gets its own cache key. `ranks` (bytes) holds each tensor's expected
  * rank. Anything this cannot handle (a non-tensor, a meta tensor, a rank
- * mismatch, a tensor without memory, one that requires grad) is handed to the Python fallback
+ * mismatch, a tensor without memory, one that requires grad, any tensor while
+ * a forward-mode AD level is open) is handed to the Python fallback
  * registered with set_fallback() (callpath/tensors.py's `python_facts`),
  * which computes the same tuple (or fails, sending the call to the slow path).
  *
@@ -91,13 +92,31 @@ static PyObject* signature(const DLTensor* t) {
   return out;
 }
 
+// torch.autograd.forward_ad's globals, whose `_current_level` is -1 unless a dual level is open (`dual_level()`,
+// which torch.func.jvp opens too); NULL where torch keeps no such global (then no check).
+static PyObject* forward_ad_globals = NULL;
+static PyObject* current_level_name = NULL;
+
+// Whether a forward-mode AD level is open: a tensor may then carry a tangent, which a launch would drop (the
+// outputs would get none), so no call is launched here; the slow path looks at the tangents. Never an error.
+static int forward_ad_open(void) {
+  if (forward_ad_globals == NULL) return 0;
+  PyObject* level = PyDict_GetItemWithError(forward_ad_globals, current_level_name);  // borrowed
+  if (level == NULL || !PyLong_CheckExact(level)) {
+    PyErr_Clear();
+    return 1;
+  }
+  return PyLong_AsLong(level) >= 0;
+}
+
 static PyObject* use_fallback(PyObject* const* args, Py_ssize_t nargs) {
   PyErr_Clear();
   return PyObject_Vectorcall(fallback, args, nargs, NULL);
 }
 
 static PyObject* facts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs < 2 || !PyBytes_Check(args[0]) || PyBytes_GET_SIZE(args[0]) != nargs - 1 || api == NULL)
+  if (nargs < 2 || !PyBytes_Check(args[0]) || PyBytes_GET_SIZE(args[0]) != nargs - 1 || api == NULL ||
+      forward_ad_open())
     return use_fallback(args, nargs);
   const unsigned char* ranks = (const unsigned char*)PyBytes_AS_STRING(args[0]);
   Py_ssize_t size = 2;
@@ -143,6 +162,13 @@ static PyObject* set_reader(PyObject* self, PyObject* capsule) {
 // torch's DLPack exchange API and tensor type, found once when the module is imported; -1 with an error set.
 static int tensors_init(void) {
   if ((requires_grad_name = PyUnicode_InternFromString("requires_grad")) == NULL) return -1;
+  if ((current_level_name = PyUnicode_InternFromString("_current_level")) == NULL) return -1;
+  PyObject* forward_ad = PyImport_ImportModule("torch.autograd.forward_ad");
+  if (forward_ad == NULL) return -1;
+  PyObject* globals = PyModule_GetDict(forward_ad);  // borrowed: the module stays imported in sys.modules
+  if (PyDict_GetItemWithError(globals, current_level_name) != NULL) forward_ad_globals = globals;
+  Py_DECREF(forward_ad);
+  if (PyErr_Occurred()) return -1;
   PyObject* torch = PyImport_ImportModule("torch");
   if (torch == NULL) return -1;
   PyObject* type = PyObject_GetAttrString(torch, "Tensor");

@@ -27,13 +27,18 @@ def slow(*args: Any) -> str:
     return "slow"
 
 
-@pytest.mark.parametrize("in_c", [True, False])
-def test_the_fast_path_leaves_a_tensor_requiring_grad_to_the_slow_path(in_c: bool) -> None:
-    """A hit is launched only while autograd would not record the call: grad mode off, or no input requiring grad."""
+def add_into_path(in_c: bool) -> tuple[Any, dict[Any, Any]]:
+    """`add_into`'s fast path (C or Python) around a cache the test fills: a hit is "launched", a miss "slow"."""
     tensors.load_helpers()
     dispatcher = kernels.add_into._dispatcher
     launches: dict[Any, Any] = {}
-    path = fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, slow, in_c=in_c)
+    return fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, slow, in_c=in_c), launches
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_the_fast_path_leaves_a_tensor_requiring_grad_to_the_slow_path(in_c: bool) -> None:
+    """A hit is launched only while autograd would not record the call: grad mode off, or no input requiring grad."""
+    path, launches = add_into_path(in_c)
     a, out = torch.randn(8, requires_grad=True), torch.zeros(8)
     with torch.no_grad():
         launches[path.key(a, out, 128)] = launched
@@ -159,10 +164,7 @@ def test_torch_func_grad_runs_the_registered_backward(scale_with_backward: Any) 
 @pytest.mark.parametrize("in_c", [True, False])
 def test_the_fast_path_leaves_every_call_to_the_slow_path_while_a_dual_level_is_open(in_c: bool) -> None:
     """A tensor may carry a tangent, which a launch would drop: the slow path looks at each argument."""
-    tensors.load_helpers()
-    dispatcher = kernels.add_into._dispatcher
-    launches: dict[Any, Any] = {}
-    path = fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, slow, in_c=in_c)
+    path, launches = add_into_path(in_c)
     a, out = torch.randn(8), torch.zeros(8)
     launches[path.key(a, out, 128)] = launched
     assert path.call(a, out) == "launched"

@@ -120,8 +120,9 @@ class KernelOp:
 def refuse_tangents(dispatcher: Dispatcher, args: tuple[Any, ...]) -> None:
     """No call under forward-mode AD with a tangent (`torch.func.jvp`, `forward_ad.make_dual`): a kernel has no
     forward formula, and torch would give its outputs no tangent, as if it were zero."""
+    unpack: Callable[[torch.Tensor], Any] = forward_ad.unpack_dual  # untyped in torch: typed here
     tangents = [p.name for p, a in zip(dispatcher.signature.params, args)
-                if issubclass(type(a), torch.Tensor) and forward_ad.unpack_dual(a).tangent is not None]  # type: ignore[no-untyped-call]
+                if issubclass(type(a), torch.Tensor) and unpack(a).tangent is not None]
     if tangents:
         raise AutogradError(
             f"{dispatcher.signature.name}: argument {tangents[0]!r} carries a tangent (forward-mode AD: "
@@ -350,10 +351,11 @@ def _transformable(
 ) -> Callable[..., Any]:
     """The op's formula as an `autograd.Function` that `torch.func.grad` (and jacrev, ...) can differentiate: those
     transforms take only a Function with a `setup_context` of its own, which the one torch registers for the op
-    has not. Its forward runs on the tensors the transform unwraps. No vmap rule: torch names what is missing."""
+    has not. Its forward runs on the tensors the transform unwraps; under vmap (jacrev, vmap of grad) its forward
+    and backward run batched, which torch's fallback for an op without a batching rule makes once per sample."""
 
     class Transformable(torch.autograd.Function):
-        generate_vmap_rule = True  # under vmap (jacrev, vmap of grad) the forward and backward run batched: per sample
+        generate_vmap_rule = True
 
         @staticmethod
         def forward(*values: Any) -> Any:

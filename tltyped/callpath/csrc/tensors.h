@@ -165,8 +165,8 @@ static int tensors_init(void) {
   if ((current_level_name = PyUnicode_InternFromString("_current_level")) == NULL) return -1;
   PyObject* forward_ad = PyImport_ImportModule("torch.autograd.forward_ad");
   if (forward_ad == NULL) return -1;
-  PyObject* globals = PyModule_GetDict(forward_ad);  // borrowed: the module stays imported in sys.modules
-  if (PyDict_GetItemWithError(globals, current_level_name) != NULL) forward_ad_globals = globals;
+  PyObject* globals = PyModule_GetDict(forward_ad);  // borrowed
+  if (PyDict_GetItemWithError(globals, current_level_name) != NULL) forward_ad_globals = Py_NewRef(globals);
   Py_DECREF(forward_ad);
   if (PyErr_Occurred()) return -1;
   PyObject* torch = PyImport_ImportModule("torch");

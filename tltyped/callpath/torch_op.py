@@ -120,9 +120,9 @@ class KernelOp:
 def refuse_tangents(dispatcher: Dispatcher, args: tuple[Any, ...]) -> None:
     """No call under forward-mode AD with a tangent (`torch.func.jvp`, `forward_ad.make_dual`): a kernel has no
     forward formula, and torch would give its outputs no tangent, as if it were zero."""
-    unpack: Callable[[torch.Tensor], Any] = forward_ad.unpack_dual  # untyped in torch: typed here
+    unpack_dual: Callable[[torch.Tensor], Any] = forward_ad.unpack_dual  # untyped in torch: typed here
     tangents = [p.name for p, a in zip(dispatcher.signature.params, args)
-                if issubclass(type(a), torch.Tensor) and unpack(a).tangent is not None]
+                if issubclass(type(a), torch.Tensor) and unpack_dual(a).tangent is not None]
     if tangents:
         raise AutogradError(
             f"{dispatcher.signature.name}: argument {tangents[0]!r} carries a tangent (forward-mode AD: "

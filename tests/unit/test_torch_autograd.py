@@ -27,12 +27,14 @@ def slow(*args: Any) -> str:
     return "slow"
 
 
-def add_into_path(in_c: bool) -> tuple[Any, dict[Any, Any]]:
-    """`add_into`'s fast path (C or Python) around a cache the test fills: a hit is "launched", a miss "slow"."""
+def add_into_path(in_c: bool, facts: Any = None) -> tuple[Any, dict[Any, Any]]:
+    """`add_into`'s fast path (C, or Python with the C or the Python facts) around a cache the test fills: a hit
+    is "launched", a miss "slow"."""
     tensors.load_helpers()
     dispatcher = kernels.add_into._dispatcher
     launches: dict[Any, Any] = {}
-    return fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, slow, in_c=in_c), launches
+    path = fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, slow, facts=facts, in_c=in_c)
+    return path, launches
 
 
 @pytest.mark.parametrize("in_c", [True, False])
@@ -161,10 +163,10 @@ def test_torch_func_grad_runs_the_registered_backward(scale_with_backward: Any) 
     assert tuple(jacobian.shape) == (10, 10)
 
 
-@pytest.mark.parametrize("in_c", [True, False])
-def test_the_fast_path_leaves_every_call_to_the_slow_path_while_a_dual_level_is_open(in_c: bool) -> None:
+@pytest.mark.parametrize("in_c, facts", [(True, None), (False, None), (False, tensors.python_facts)])
+def test_the_fast_path_leaves_every_call_to_the_slow_path_while_a_dual_level_is_open(in_c: bool, facts: Any) -> None:
     """A tensor may carry a tangent, which a launch would drop: the slow path looks at each argument."""
-    path, launches = add_into_path(in_c)
+    path, launches = add_into_path(in_c, facts)
     a, out = torch.randn(8), torch.zeros(8)
     launches[path.key(a, out, 128)] = launched
     assert path.call(a, out) == "launched"

@@ -185,3 +185,22 @@ def test_forward_mode_ad_through_a_kernel_is_refused(scale_with_backward: Any) -
         with pytest.raises(tl.AutogradError, match="argument 'A' carries a tangent"):
             scale_with_backward(forward_ad.make_dual(a, a), 3.0)
         assert tuple(scale_with_backward(a, 3.0).shape) == (10,)  # no tangent: the call runs
+
+
+def test_forward_mode_ad_through_a_kernel_is_refused_under_a_tracer(scale_with_backward: Any) -> None:
+    """Dynamo and torch.export trace `jvp` through the kernel's op on fake tensors: the same refusal, at trace time."""
+
+    def tangent_of_scale(a: torch.Tensor) -> Any:
+        return torch.func.jvp(lambda a: scale_with_backward(a, 3.0), (a,), (torch.ones_like(a),))
+
+    class TangentOfScale(torch.nn.Module):
+        def forward(self, a: torch.Tensor) -> Any:
+            return tangent_of_scale(a)
+
+    with FakeTensorMode() as fake:
+        a = torch.empty(10, device="cuda")
+    refused = "argument 'A' carries a tangent .*no forward-mode formula"
+    with pytest.raises(Exception, match=refused):  # Dynamo's TorchRuntimeError, around tltyped's message
+        torch.compile(tangent_of_scale, fullgraph=True, backend="aot_eager")(a)
+    with fake, pytest.raises(tl.AutogradError, match=refused):
+        torch.export.export(TangentOfScale(), (a,))

@@ -4,6 +4,8 @@ Nothing runs a kernel: tracing needs the kernel's types (and TileLang's lowering
 writes), never nvcc or a GPU. Fake CUDA tensors stand for the GPU's.
 """
 
+import warnings
+
 import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -171,3 +173,17 @@ def test_compile_fullgraph_with_the_eager_backend_runs_the_kernel_on_fake_tensor
     with fake:
         out = compiled(*(cuda(fake, *shape) for shape in shapes))
     assert tuple(out.shape) == expected
+
+
+def test_dynamo_takes_a_kernel_made_after_its_first_trace_for_no_lru_cache(fake: FakeTensorMode) -> None:
+    """A jit function carries `cache_info`, which Dynamo takes for an lru_cache wrapper's unless told apart: a
+    kernel a factory makes once Dynamo is loaded is told apart as it is made, and its first trace does not warn."""
+    a = cuda(fake, 10)
+    torch.compile(scaled_plus_one, fullgraph=True, backend="eager")(a)  # Dynamo has traced a kernel
+    made = kernels.offset_kernel(2.5), kernels.lazy_double(block=64)
+    for kernel in made:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = torch.compile(lambda x: kernel(x), fullgraph=True, backend="eager")(a)
+        assert tuple(out.shape) == (10,)
+        assert not [w for w in caught if "lru_cache" in str(w.message)]

@@ -16,9 +16,10 @@ import dataclasses
 import functools
 import logging
 import os
+import sys
 import threading
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -337,15 +338,17 @@ _EXPOSED: weakref.WeakSet[Any] = weakref.WeakSet()
 def _hook_dynamo(call: Any) -> None:
     """Let Dynamo trace calls of `call`, which it cannot trace into, as one call in its graph (torch_op.py says how):
     the attributes of torch's script-if-tracing wrappers make Dynamo trace `traced` instead, whose `register`
-    Dynamo runs for real, as a function of constant result, before it reaches `entry`. Nothing is imported here."""
+    Dynamo runs for real, as a function of constant result, before it reaches `entry`. Nothing is imported here
+    unless Dynamo is loaded already: then `call` is told apart now, before Dynamo first meets it (a kernel made
+    after a first trace, by a factory or a lazy-style call, would otherwise be the one it warns about)."""
 
     def entry(*args: Any, **kwargs: Any) -> Any:
         return call(*args, **kwargs)
 
-    def register() -> None:
+    def register(exposed: Iterable[Any] = _EXPOSED) -> None:
         from tltyped.callpath.torch_op import allow_in_graph
 
-        allow_in_graph(entry, _EXPOSED)
+        allow_in_graph(entry, exposed)
 
     def traced(*args: Any, **kwargs: Any) -> Any:
         register()
@@ -356,6 +359,8 @@ def _hook_dynamo(call: Any) -> None:
     functools.update_wrapper(entry, call)
     setattr(call, "__script_if_tracing_wrapper", True)
     setattr(call, "__original_fn", traced)
+    if "torch._dynamo" in sys.modules:
+        register((call,))
 
 
 def unpack(outputs: list[torch.Tensor]) -> Any:

@@ -177,8 +177,9 @@ def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
     """Let Dynamo put `entry` in its graph as one call (run by Dynamo while it traces: see the module's docstring).
 
     Dynamo takes any wrapper with a `cache_info` attribute for a `functools.lru_cache` wrapper, and warns that
-    tracing through its cache may be wrong: every jit function is told apart here, the first time Dynamo traces
-    one (so only that first call may warn, where torch has no earlier hook).
+    tracing through its cache may be wrong: the jit functions made so far are told apart here the first time
+    Dynamo traces one, and each made later as it is made (`dispatcher._hook_dynamo`), so only the first kernel
+    call Dynamo traces in a process may warn, where torch has no earlier hook.
     """
     torch._dynamo.allow_in_graph(entry)  # type: ignore[no-untyped-call]
     allow = getattr(torch._dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)  # torch >= 2.11

@@ -8,6 +8,7 @@ import os
 
 import tltyped as tl
 import tltyped.language as T
+from tests.kernels import settings
 
 BLOCK = int(os.environ.get("TLTYPED_TEST_BLOCK", "128"))  # a module constant read from the environment
 OFFSET = 1.0  # a global the tests rebind
@@ -89,6 +90,33 @@ def add_offset(A, B):
     with T.Kernel(1, threads=128) as bx:
         for i in T.Parallel(N):
             B[i] = A[i] + OFFSET
+
+
+class Knobs:
+    """A setting read as a class attribute: the class's source does not fix its value (the tests rebind it)."""
+
+    shift = 0.5
+
+
+@tl.jit
+def scaled_by_settings(A, B):
+    """B = (A + settings.OFFSET) * settings.SCALE + Knobs.shift: values read off a user's module and class."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = settings.shifted(A[i]) * settings.SCALE + Knobs.shift
+
+
+class Scaled:
+    """A user's decorator class: what it wraps, times its own factor (which `__wrapped__` does not show)."""
+
+    def __init__(self, fn, factor):
+        self.__wrapped__, self.factor = fn, factor
+
+    def __call__(self, x, s):
+        return self.__wrapped__(x, s) * self.factor
 
 
 class Opaque:

@@ -48,6 +48,8 @@ SIBLINGS = {
     "thread count": (factories.make_map(add, 1.0, 128), factories.make_map(add, 1.0, 256)),
     "nested helper": (factories.make_shifted(1.0), factories.make_shifted(2.0)),
     "reducer": (factories.SUM, factories.PRODUCT),
+    "decorator object": (factories.make_map(factories.Scaled(add, 2.0), 1.0),
+                         factories.make_map(factories.Scaled(add, 3.0), 1.0)),
 }
 
 
@@ -69,6 +71,22 @@ def test_kernels_of_one_factory_with_equal_values_are_one_kernel() -> None:
     one, same = factories.make_map(add, 1.0, 128), factories.make_map(add, 1.0, 128)
     assert one is not same and fingerprint(one.__wrapped__) == fingerprint(same.__wrapped__)
     assert record_key(one, vector(), vector()) == record_key(same, vector(), vector())
+
+
+@pytest.mark.parametrize("owner, name, value", [
+    (factories.settings, "SCALE", 3.0), (factories.Knobs, "shift", 0.25), (factories.settings, "OFFSET", 2.0),
+])
+def test_values_read_off_a_users_module_or_class_are_read_by_value(owner: Any, name: str, value: float,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`settings.SCALE`, `Knobs.shift`, and `settings.OFFSET` read by the helper `settings.shifted`: a module's
+    or class's source does not fix them (a constant from the environment, an attribute set later)."""
+    kernel = factories.scaled_by_settings
+    before, key = fingerprint(kernel.__wrapped__), record_key(kernel, vector(), vector())
+    monkeypatch.setattr(owner, name, value)
+    assert fingerprint(kernel.__wrapped__).digest != before.digest
+    assert record_key(kernel, vector(), vector()) not in (key, None)
+    monkeypatch.undo()
+    assert fingerprint(kernel.__wrapped__) == before and before.stable
 
 
 def test_a_value_without_a_stable_text_is_never_recorded() -> None:
@@ -148,7 +166,7 @@ import os
 import tltyped as tl
 import tltyped.language as T
 from user_helpers import combine
-from tests.kernels.factories import make_map, make_opaque, Opaque, add_block
+from tests.kernels.factories import make_map, make_opaque, Opaque, add_block, scaled_by_settings
 
 def plus(x, s):
     return x + s
@@ -222,6 +240,16 @@ def test_an_environment_constant_differing_between_processes(project: Project) -
     (again,) = project.run("add_block", TLTYPED_TEST_BLOCK="32")
     assert built_fresh(block_32) and built_fresh(block_64) and loaded(again)
     assert "0x1p+5f" in block_32["cuda"] and "0x1p+6f" in block_64["cuda"]  # 32.0 and 64.0
+
+
+@needs_nvcc
+def test_a_module_attribute_differing_between_processes(project: Project) -> None:
+    """`settings.SCALE`, read from the environment: the module's source is the same in both processes."""
+    (scale_2,) = project.run("scaled_by_settings", TLTYPED_TEST_SCALE="2.0")
+    (scale_3,) = project.run("scaled_by_settings", TLTYPED_TEST_SCALE="3.0")
+    (again,) = project.run("scaled_by_settings", TLTYPED_TEST_SCALE="2.0")
+    assert built_fresh(scale_2) and built_fresh(scale_3) and loaded(again)
+    assert "0x1p+1f" in scale_2["cuda"] and "0x1.8p+1f" in scale_3["cuda"]  # 2.0 and 3.0
 
 
 @needs_nvcc

@@ -16,8 +16,12 @@ on the function's name and file would serve one kernel's binary to the other.
 - functions: their code (bytecode, constants, names), the file their source
   is in, their defaults, closure cells and the globals their code loads,
   recursively and cycle-safe; a function wrapped by a decorator
-  (`__wrapped__`, `T.macro`, `functools.partial`) through what it wraps;
-- user modules and classes: the content of their source file;
+  (`__wrapped__`, `T.macro`, `functools.partial`) through what it wraps, and
+  an instance of a user's decorator class with its other attributes too;
+- user modules and classes: the content of their source file, and the
+  values the code reads off them (`cfg.BLOCK`, `Knobs.scale`,
+  `helpers.factor`), which the file's content does not fix: a module
+  constant read from the environment, a class attribute set later;
 - library code: the standard library and tltyped by name (the Python version
   and tltyped's own digest are in every record's key), installed packages by
   name and their top-level package's `__version__` (by source without one).
@@ -57,6 +61,7 @@ _PACKAGE = str(Path(__file__).resolve().parents[1])
 _INSTALLED_DIRS = tuple({str(Path(sysconfig.get_paths()[name]).resolve()) for name in ("purelib", "platlib")})
 _STDLIB_DIR = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,8 @@ class Reader:
             return f"typing:{value!r}"  # TypeVars, generic aliases
         wrapped = getattr(value, "__wrapped__", None)
         if wrapped is not None and callable(value):  # a jit function, a cache wrapper: what it wraps
-            return f"wrapped:{self.text(kind)}({self.text(wrapped)})"
+            state = {k: v for k, v in getattr(value, "__dict__", {}).items() if k != "__wrapped__"} if _is_user(kind) else {}
+            return f"wrapped:{self.text(kind)}({self.text(wrapped)}, {self.text(state)})"
         if _is_tir_expr(value):  # `T.dynamic("m")` passed to a factory: its name and type are what builds
             return f"tir:{kind.__qualname__}:{value.dtype}:{value}"  # type: ignore[attr-defined]
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -155,9 +161,9 @@ class Reader:
         origin = _origin(fn.__code__.co_filename, fn.__module__)
         if not origin.startswith(" source"):  # library code, named by its version; its closure may hold user values
             return f"{name}{origin}(closure={closure})"
-        loads = sorted(set(_global_loads(fn.__code__)))
         module_globals = fn.__globals__
-        globals_ = [f"{n}={self.text(module_globals[n])}" for n in loads if n in module_globals]
+        loads = sorted({path for path in _global_loads(fn.__code__) if path[0] in module_globals})
+        globals_ = [f"{'.'.join(path)}={self.text(_read(module_globals[path[0]], path[1:]))}" for path in loads]
         return (
             f"{name}{origin}(code={_code_digest(fn.__code__, self)}, "
             f"defaults={self.text(fn.__defaults__)}, kwdefaults={self.text(fn.__kwdefaults__)}, "
@@ -191,6 +197,7 @@ def _cell(cell: Any) -> object:
 
 
 _EMPTY_CELL = "<empty cell>"
+_MISSING = "<no such attribute>"  # an attribute set only later: its absence is what the elaboration would meet
 
 
 def _origin(path: str | None, module: str) -> str:
@@ -219,14 +226,45 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
-def _global_loads(code: types.CodeType) -> Iterator[str]:
-    """The global names the code (and the code nested in it) loads."""
+def _global_loads(code: types.CodeType) -> Iterator[tuple[str, ...]]:
+    """The globals the code (and the code nested in it) loads, each with the attributes read off it at once:
+    `cfg.BLOCK` is ("cfg", "BLOCK"), a bare `BLOCK` ("BLOCK",)."""
+    path: tuple[str, ...] = ()
     for instruction in dis.get_instructions(code):
         if instruction.opname in _GLOBAL_LOADS:
-            yield str(instruction.argval)
+            if path:
+                yield path
+            path = (str(instruction.argval),)
+        elif path and instruction.opname in _ATTRIBUTE_LOADS:
+            path += (str(instruction.argval),)
+        elif path:
+            yield path
+            path = ()
+    if path:
+        yield path
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from _global_loads(const)
+
+
+def _read(value: object, attributes: tuple[str, ...]) -> object:
+    """The value a global's attribute path reads, followed while it runs through the user's modules and classes
+    (whose source file alone does not fix their attributes' values); library code stops it (named by version)."""
+    for attribute in attributes:
+        if not (isinstance(value, (types.ModuleType, type)) and _is_user(value)):
+            break
+        try:
+            value = getattr(value, attribute)
+        except AttributeError:
+            return _MISSING
+    return value
+
+
+def _is_user(value: types.ModuleType | type) -> bool:
+    """A module or class of the user's own code (not the standard library, tltyped or an installed package)."""
+    module = value if isinstance(value, types.ModuleType) else sys.modules.get(value.__module__)
+    name = value.__name__ if isinstance(value, types.ModuleType) else value.__module__
+    return _origin(getattr(module, "__file__", None), name).startswith(" source")
 
 
 def _code_digest(code: types.CodeType, reader: Reader) -> str:

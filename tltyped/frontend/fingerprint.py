@@ -144,7 +144,7 @@ class Reader:
             return f"typing:{value!r}"  # TypeVars, generic aliases
         wrapped = getattr(value, "__wrapped__", None)
         if wrapped is not None and callable(value):  # a jit function, a cache wrapper: what it wraps
-            state = {k: v for k, v in getattr(value, "__dict__", {}).items() if k != "__wrapped__"} if _is_user(kind) else {}
+            state = {k: v for k, v in getattr(value, "__dict__", {}).items() if k != "__wrapped__" and _is_user(kind)}
             return f"wrapped:{self.text(kind)}({self.text(wrapped)}, {self.text(state)})"
         if _is_tir_expr(value):  # `T.dynamic("m")` passed to a factory: its name and type are what builds
             return f"tir:{kind.__qualname__}:{value.dtype}:{value}"  # type: ignore[attr-defined]

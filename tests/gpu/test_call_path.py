@@ -132,6 +132,16 @@ def test_misaligned_view_is_rejected() -> None:
         add(a, a.clone(), a.clone())
 
 
+def test_a_negated_view_is_refused_after_its_base_was_launched_on() -> None:
+    """`.conj().imag` shares memory holding its elements' negatives, and keys as a plain tensor: never launched."""
+    a, b = torch.randn(1024, dtype=torch.float16, device="cuda"), torch.randn(1024, dtype=torch.float16, device="cuda")
+    c = torch.full_like(a, float("nan"))
+    add(a, b, c)  # the cache holds the key a negated view would have
+    assert rel_err(c, a.double() + b.double()) < 1e-3
+    with pytest.raises(ValueError, match=r"argument 'A' is a negated view"):
+        add(torch._neg_view(a), b, c)
+
+
 def test_a_strided_view_with_dyn_dims_gets_a_kernel_for_its_layout() -> None:
     a = torch.randn(64, 256, dtype=torch.float16, device="cuda").t()  # (256, 64), K=64 dyn, strided
     b = torch.randn(64, 128, dtype=torch.float16, device="cuda")

@@ -192,6 +192,13 @@ def test_unsupported_dtype(seed_gemm) -> None:
         seed_gemm.gemm.lower(meta(256, 512, dtype=torch.complex64), meta(512, 128))
 
 
+def test_a_negated_view(seed_gemm) -> None:
+    """`x.conj().imag` (or `torch._neg_view`) shares memory holding its elements' negatives: never launched on."""
+    with pytest.raises(ValueError, match=r"^gemm: argument 'B' is a negated view \(torch's lazy negative bit, .*"
+                                         r"pass B.resolve_neg\(\).resolve_conj\(\)$"):
+        seed_gemm.gemm.lower(meta(256, 512), torch._neg_view(meta(512, 128)))
+
+
 def test_wrong_rank(seed_gemm) -> None:
     with pytest.raises(ValueError) as info:
         seed_gemm.gemm.lower(meta(256, 512, 1), meta(512, 128))

@@ -155,6 +155,21 @@ def test_a_call_the_c_path_does_not_serve_ends_as_the_python_path_ends_it(paths,
     assert expected != "launched" and recorder.calls == [] and c_path.call.hits == 2
 
 
+@c_path
+@pytest.mark.parametrize("direct", [True, False], ids=["torch_direct reader", "exchange API"])
+def test_a_negated_view_is_never_served(paths, direct: bool) -> None:
+    """`torch._neg_view(A)` (what `.conj().imag` gives) keys as A does, but its memory holds its elements'
+    negatives: both readers leave it to the slow path, as the Python facts do."""
+    c_path, python_path, recorder, launches = paths
+    launches[python_path.key(A, B, 1.0, 64, "fast", (2, 4))] = recorder
+    C.set_reader(torch_direct.tensor_reader() if direct else None)
+    try:
+        assert c_path.call(A, B) == python_path.call(A, B) == "launched"
+        assert c_path.call(torch._neg_view(A), B) == python_path.call(torch._neg_view(A), B) == "slow"
+    finally:
+        C.set_reader(torch_direct.tensor_reader())
+
+
 SHAPE = (2, 4)
 
 

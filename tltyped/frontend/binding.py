@@ -146,6 +146,12 @@ class Binder:
                 f"(a tensor subclass without storage); kernels take tensors whose data is on the device",
             )
         dtype = self._check_dtype(p, t, bound)
+        if t.is_neg() or t.is_conj():
+            raise self._fail(
+                ArgumentValueError, f"argument {p.name!r} is a {'negated' if t.is_neg() else 'conjugated'} view "
+                f"(torch's lazy {'negative' if t.is_neg() else 'conjugate'} bit, as `.conj().imag` gives): its memory "
+                f"holds other values than its elements; pass {p.name}.resolve_neg().resolve_conj()",
+            )
         if t.dim() != len(spec.dims):
             raise self._fail(
                 ArgumentValueError, f"argument {p.name!r} expects rank {len(spec.dims)} ({spec}), got rank {t.dim()} with shape {tuple(t.shape)}"

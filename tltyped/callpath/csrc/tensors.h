@@ -40,6 +40,24 @@ static read_fn reader = NULL;  // torch_direct.cpp's READ, or NULL
 // launch may take the tensor: one that requires grad with grad mode on (autograd is the slow path's), or a
 // tracer's, READ tells (for any tensor); without READ, any tensor that requires grad.
 static PyObject* requires_grad_name = NULL;
+static PyObject* is_neg_name = NULL;
+static PyObject* is_conj_name = NULL;
+
+// Whether a tensor is a negated or conjugated view (`.conj().imag`): the exchange API gives its memory, which
+// holds other values than its elements. 1 also where torch cannot say.
+static int holds_other_values(PyObject* tensor) {
+  PyObject* names[] = {is_neg_name, is_conj_name};
+  for (int i = 0; i < 2; i++) {
+    PyObject* bit = PyObject_CallMethodNoArgs(tensor, names[i]);
+    const int set = bit == NULL || PyObject_IsTrue(bit);
+    Py_XDECREF(bit);
+    if (set) {
+      PyErr_Clear();
+      return 1;
+    }
+  }
+  return 0;
+}
 
 static int read_tensor(PyObject* tensor, DLTensor* out) {
   if (reader != NULL) {
@@ -51,7 +69,7 @@ static int read_tensor(PyObject* tensor, DLTensor* out) {
   PyObject* grad = PyObject_GetAttr(tensor, requires_grad_name);
   const int requires_grad = grad == NULL || PyObject_IsTrue(grad);
   Py_XDECREF(grad);
-  return requires_grad ? -1 : 0;
+  return requires_grad || holds_other_values(tensor) ? -1 : 0;
 }
 
 // Whether a tensor read into `t` has memory behind its elements: a tensor subclass without storage of its
@@ -162,6 +180,8 @@ static PyObject* set_reader(PyObject* self, PyObject* capsule) {
 // torch's DLPack exchange API and tensor type, found once when the module is imported; -1 with an error set.
 static int tensors_init(void) {
   if ((requires_grad_name = PyUnicode_InternFromString("requires_grad")) == NULL) return -1;
+  if ((is_neg_name = PyUnicode_InternFromString("is_neg")) == NULL) return -1;
+  if ((is_conj_name = PyUnicode_InternFromString("is_conj")) == NULL) return -1;
   if ((current_level_name = PyUnicode_InternFromString("_current_level")) == NULL) return -1;
   PyObject* forward_ad = PyImport_ImportModule("torch.autograd.forward_ad");
   if (forward_ad == NULL) return -1;

@@ -75,6 +75,8 @@ static PyObject* empty(const int64_t* shape, int ndim, DLDataType dtype, int dev
 // What READ relies on, established at import.
 static const size_t impl_offset = sizeof(PyObject);  // a torch.Tensor's TensorImpl pointer: right after the object header
 static c10::DispatchKeySet plain_cuda;                // the dispatch keys of a plain CUDA tensor, as torch gives them
+static const c10::DispatchKeySet never_read(
+    {c10::DispatchKey::Python, c10::DispatchKey::Negative, c10::DispatchKey::Conjugate});
 static const int dtype_count = static_cast<int>(c10::ScalarType::NumOptions);
 static DLDataType dtypes[dtype_count];                // each dtype as the exchange API gives it
 static bool known[dtype_count];                       // ... where it gives one
@@ -82,8 +84,9 @@ static bool known[dtype_count];                       // ... where it gives one
 static int read_tensor(PyObject* tensor, DLTensor* out) {
   const c10::TensorImpl* impl = *reinterpret_cast<c10::TensorImpl* const*>(reinterpret_cast<const char*>(tensor) + impl_offset);
   const int dtype = static_cast<int>(impl->dtype().toScalarType());
-  // a tracer's tensor (fake, functional), or one autograd would record: never read
-  if (impl->key_set().has(c10::DispatchKey::Python) || (impl->requires_grad() && c10::GradMode::is_enabled())) return 1;
+  // a tracer's tensor (fake, functional), a negated or conjugated view (its memory holds other values than its
+  // elements: `.conj().imag`), or one autograd would record: never read
+  if (impl->key_set().has_any(never_read) || (impl->requires_grad() && c10::GradMode::is_enabled())) return 1;
   if (impl->key_set() != plain_cuda || dtype < 0 || dtype >= dtype_count || !known[dtype]) return -1;
   try {
     out->data = const_cast<c10::TensorImpl*>(impl)->mutable_data();

@@ -26,6 +26,18 @@ def scale(A: tl.Tensor[tl.float32, N], factor: tl.dyn[float], block: int = 128) 
     return Out
 
 
+@tl.jit
+def first_n(A: tl.Tensor[tl.float32, N], n: tl.dyn[int], block: int = 128) -> tl.Tensor[tl.float32, N]:
+    """Out[i] = A[i] for i < n, else 0: a dyn int, which a traced program may give as a size (a SymInt)."""
+    (length,) = A.shape
+    Out = T.empty((length,), tl.float32)
+    with T.Kernel(T.ceildiv(length, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < length:
+                Out[bx * block + i] = T.if_then_else(bx * block + i < n, A[bx * block + i], 0.0)
+    return Out
+
+
 def offset_kernel(offset: float, op: "str | None" = None):
     """A factory: every jit function it makes has one qualname, and adds its own offset (a closure value)."""
 

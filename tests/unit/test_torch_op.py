@@ -175,6 +175,30 @@ def test_compile_fullgraph_with_the_eager_backend_runs_the_kernel_on_fake_tensor
     assert tuple(out.shape) == expected
 
 
+def test_compile_passes_a_symbolic_size_to_a_dyn_int_and_specialises_a_const_on_one(fake: FakeTensorMode) -> None:
+    """torch.compile's default traces a second shape with symbolic sizes (automatic dynamic shapes): a size given
+    to a dyn int reaches the op as a SymInt; one given to a const is specialised on (the kernel is built for it)."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a: kernels.first_n(a, a.shape[0] - 1), fullgraph=True, backend="eager")
+    for n in (10, 12, 14):
+        assert tuple(compiled(cuda(fake, n)).shape) == (n,)
+    blocked = torch.compile(lambda a: kernels.scale(a, 2.0, block=a.shape[0]), fullgraph=True, dynamic=True,
+                            backend="eager")
+    assert tuple(blocked(cuda(fake, 64)).shape) == (64,)
+
+
+def test_a_traced_float_for_a_dyn_float_is_refused_naming_it(fake: FakeTensorMode) -> None:
+    """The op takes a dyn float as a `float` fixed at trace time: a tensor's `.item()` is refused, named."""
+
+    class ItemScale(torch.nn.Module):
+        def forward(self, a, b):
+            return kernels.scale(a, b.sum().item())
+
+    with fake, pytest.raises(tl.ArgumentTypeError, match=r"scale: dyn parameter 'factor' expects a float32 fixed when "
+                                                         r"the program is traced, got torch.SymFloat"):
+        torch.export.export(ItemScale(), (cuda(fake, 10), cuda(fake, 3)))
+
+
 def test_dynamo_takes_a_kernel_made_after_its_first_trace_for_no_lru_cache(fake: FakeTensorMode) -> None:
     """A jit function carries `cache_info`, which Dynamo takes for an lru_cache wrapper's unless told apart: a
     kernel a factory makes once Dynamo is loaded is told apart as it is made, and its first trace does not warn."""

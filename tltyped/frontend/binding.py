@@ -30,6 +30,16 @@ from tltyped.types.tensor import Tensor, shape_and_dtype
 from tltyped.types.values import describe
 
 _DYN_DIM_MAX = 2**31 - 1  # dyn dims reach the kernel as int32
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)  # a tracer's values
+
+
+def _specialised(value: Any) -> Any:
+    """A const as the kernel is built for it: a tracer's symbolic int, float or bool becomes its value (the
+    tracer guards on it, as on any size a program specialises on); any other value as it is."""
+    for symbolic, concrete in zip(_SYMBOLIC, (int, float, bool)):
+        if issubclass(type(value), symbolic):
+            return concrete(value)
+    return value
 
 
 @dataclass
@@ -64,6 +74,7 @@ class Binder:
         bound = Bound(dict(zip((p.name for p in params), args)))
         for p in params:
             if p.kind is Kind.CONST:
+                bound.values[p.name] = _specialised(bound.values[p.name])
                 self._check_const(p, bound.values[p.name])
             elif p.kind is Kind.DYN:
                 self._check_scalar(p, bound.values[p.name])
@@ -117,8 +128,18 @@ class Binder:
         return value
 
     def _check_scalar(self, p: Param, value: Any) -> None:
-        """The values the launcher converts: exact ints (no bools), ints or floats, bools, non-negative addresses."""
+        """The values the launcher converts: exact ints (no bools), ints or floats, bools, non-negative addresses;
+        under a tracer, a symbolic int for a dyn int (the op takes a SymInt: torch_op.py), whose value the real
+        call checks."""
         scalar = p.scalar or ""
+        if issubclass(type(value), _SYMBOLIC):
+            if issubclass(type(value), torch.SymInt) and scalar != "bool" and not scalar.startswith(("float", "bfloat")):
+                return
+            raise self._fail(
+                ArgumentTypeError, f"dyn parameter {p.name!r} expects a {scalar} fixed when the program is traced, got "
+                f"{describe(value)} (a traced value: a tensor's `.item()`, or an input the compiler made dynamic); "
+                "pass a Python value, or compute it in the kernel from a tensor",
+            )
         if scalar == "bool":
             if type(value) is not bool:
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")

@@ -49,3 +49,16 @@ def head_plus_one(A: tl.Tensor[tl.float32, K], m: tl.dyn[int]):
             if bx * 128 + i < m + 1:
                 B[bx * 128 + i] = A[bx * 128 + i]
     return B
+
+
+@tl.jit
+def tuned_rows(A: tl.Tensor[tl.float32, K], rows: int = tl.tune([1, 2]), block: int = tl.tune([64, 128])):
+    """`rows` copies of A: a tuned const that decides the output's shape (refused), beside one that does not."""
+    (k,) = A.shape
+    Copies = T.empty((rows, k), tl.float32)
+    with T.Kernel(T.ceildiv(k, block), threads=block) as bx:
+        for r in T.serial(rows):
+            for i in T.Parallel(block):
+                if bx * block + i < k:
+                    Copies[r, bx * block + i] = A[bx * block + i]
+    return Copies

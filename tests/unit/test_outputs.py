@@ -51,6 +51,18 @@ def test_in_body_kernel_without_outputs_has_none(seed_gemm_in_body) -> None:
     assert attrs is None or "tilelang_out_idx" not in attrs
 
 
+def test_a_tuned_const_deciding_the_outputs_is_refused() -> None:
+    """The fake outputs stand for whichever candidate the tuner picks, and a result must not depend on timing:
+    candidates that return differently are refused, naming them; a space that does not (block) is taken."""
+    import tltyped as tl
+
+    with pytest.raises(tl.DefinitionError, match=r"tuned_rows: the tuned consts decide what the kernel returns "
+                                                 r"\(\{'rows': 1, 'block': 64\}: \(1, 300\) float32; "
+                                                 r"\{'rows': 2, 'block': 64\}: \(2, 300\) float32\)"):
+        kernels.tuned_rows(meta(300, dtype=torch.float32))
+    assert tuple(kernels.tuned_rows(meta(300, dtype=torch.float32), rows=2).shape) == (2, 300)
+
+
 # -- compiled (nvcc) -----------------------------------------------------------------
 
 

@@ -33,7 +33,7 @@ from tltyped.callpath import tensors
 from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.plan import plan_call
-from tltyped.errors import ArgumentTypeError, LaunchError
+from tltyped.errors import ArgumentTypeError, DefinitionError, LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments, without_data
 from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 
@@ -73,6 +73,7 @@ class Dispatcher:
         self.op_base: str | None = None  # the name its ops are named from, once claimed (torch_op.py)
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
         self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
+        self.outputs_agree: set[Hashable] = set()  # tuning spaces whose candidates were seen to return alike
         self.autograd: Autograd | None = None  # the backward `register_autograd` gave
         self.target = target
         self.options = options
@@ -145,19 +146,42 @@ class Dispatcher:
 
     def outputs(self, bound: Bound) -> list[torch.Tensor]:
         """The outputs a call allocates and returns, made with no data (on meta, or fake under a tracer), shaped as
-        the kernel of the call's specialisation allocates them (read from its elaboration): a call with meta
-        tensors returns them, and they are the fake implementation of the kernel's torch op (torch_op.py)."""
-        from tltyped.frontend.elaborate import returned_shapes  # imports TileLang
+        the kernel of the call's specialisation allocates them: a call with meta tensors returns them, and they are
+        the fake implementation of the kernel's torch op (torch_op.py)."""
         from tltyped.types.dtypes import to_torch
 
-        consts = self.consts(bound)
-        for name, space in bound.tuned.items():
-            consts[name] = space.values[0]  # every candidate allocates the same outputs
-        elaborated = self.builder.elaborate(self.specialization(bound, consts))
+        return [torch.empty(shape, dtype=to_torch(dtype), device=bound.device)
+                for shape, dtype in self.returned(bound, self.consts(bound))]
+
+    def returned(self, bound: Bound, consts: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+        """The shapes and dtypes the call's kernel returns, read from its elaboration. With tuned consts, the first
+        candidate's, once every candidate has been seen to return the same (the fake outputs stand for the tuner's
+        choice, and a call's result must not depend on timing)."""
+        from tltyped.frontend.elaborate import returned_shapes  # imports TileLang
+
         inputs = sum(p.is_runtime for p in self.signature.params)
         sizes = {d: bound.dims[d] for d in self.signature.dyn_dims}
-        return [torch.empty(shape, dtype=to_torch(dtype), device=bound.device)
-                for shape, dtype in returned_shapes(elaborated, inputs, sizes)]
+
+        def of(config: dict[str, Hashable]) -> list[tuple[tuple[Any, ...], str]]:
+            elaborated = self.builder.elaborate(self.specialization(bound, {**consts, **config}))
+            return [(tuple(shape), dtype) for shape, dtype in returned_shapes(elaborated, inputs, sizes)]
+
+        configs = candidates(bound.tuned)  # [{}] where nothing is tuned
+        first = of(configs[0])
+        space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
+        seen = (tuple(sorted(space.consts.items(), key=lambda item: item[0])), tuple(sorted(space.dims.items())),
+                tuple(sorted(space.dtypes.items())), tuple(sorted(space.strides.items())))
+        if len(configs) > 1 and seen not in self.outputs_agree:
+            for config in configs[1:]:
+                other = of(config)
+                if other != first:
+                    raise DefinitionError(
+                        f"{self.signature.name}: the tuned consts decide what the kernel returns ({configs[0]}: "
+                        f"{_shapes(first)}; {config}: {_shapes(other)}); a tuning space chooses among schedules of "
+                        "one computation: make the value an untuned const"
+                    )
+            self.outputs_agree.add(seen)
+        return first
 
     def stream(self, bound: Bound) -> int:
         """The raw current stream of the call's device, read by the same facts function as the fast path."""
@@ -189,6 +213,7 @@ class Dispatcher:
         if saved is not None and len(saved.candidates) == len(configs) and 0 <= saved.winner < len(configs):
             logger.info("%s: tuning result from the disk cache: %s", name, configs[saved.winner])
             return configs[saved.winner]
+        self.returned(bound, consts)  # every candidate returns alike, or the call is refused
         failed: dict[int, Exception] = {}  # candidate index -> why it could not be built
         self.build_candidates(configs, bound, consts, device, failed)
 
@@ -361,6 +386,11 @@ def _hook_dynamo(call: Any) -> None:
     setattr(call, "__original_fn", traced)
     if "torch._dynamo" in sys.modules:
         register((call,))
+
+
+def _shapes(outputs: list[tuple[tuple[Any, ...], str]]) -> str:
+    """Returned outputs as an error shows them: `(4, n) float32, (n,) float16`."""
+    return ", ".join(f"{shape} {dtype}" for shape, dtype in outputs) or "nothing"
 
 
 def unpack(outputs: list[torch.Tensor]) -> Any:

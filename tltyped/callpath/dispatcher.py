@@ -155,8 +155,8 @@ class Dispatcher:
 
     def returned(self, bound: Bound, consts: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
         """The shapes and dtypes the call's kernel returns, read from its elaboration. With tuned consts, the first
-        candidate's, once every candidate has been seen to return the same (the fake outputs stand for the tuner's
-        choice, and a call's result must not depend on timing)."""
+        candidate's that elaborates, once every candidate has been seen to return the same (the fake outputs stand
+        for the tuner's choice, and a call's result must not depend on timing)."""
         from tltyped.frontend.elaborate import returned_shapes  # imports TileLang
 
         inputs = sum(p.is_runtime for p in self.signature.params)
@@ -167,21 +167,34 @@ class Dispatcher:
             return [(tuple(shape), dtype) for shape, dtype in returned_shapes(elaborated, inputs, sizes)]
 
         configs = candidates(bound.tuned)  # [{}] where nothing is tuned
-        first = of(configs[0])
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
         seen = (tuple(sorted(space.consts.items(), key=lambda item: item[0])), tuple(sorted(space.dims.items())),
                 tuple(sorted(space.dtypes.items())), tuple(sorted(space.strides.items())))
-        if len(configs) > 1 and seen not in self.outputs_agree:
-            for config in configs[1:]:
-                other = of(config)
-                if other != first:
-                    raise DefinitionError(
-                        f"{self.signature.name}: the tuned consts decide what the kernel returns ({configs[0]}: "
-                        f"{_shapes(first)}; {config}: {_shapes(other)}); a tuning space chooses among schedules of "
-                        "one computation: make the value an untuned const"
-                    )
+        verify = len(configs) > 1 and seen not in self.outputs_agree
+        reference: tuple[dict[str, Hashable], list[tuple[tuple[Any, ...], str]]] | None = None
+        failure: Exception | None = None
+        for config in configs:
+            try:
+                outputs = of(config)
+            except Exception as error:  # a candidate that cannot be built: the tuner reports it, and never picks it
+                failure = failure or error
+                continue
+            if reference is None:
+                reference = config, outputs
+                if not verify:
+                    break
+            elif outputs != reference[1]:
+                raise DefinitionError(
+                    f"{self.signature.name}: the tuned consts decide what the kernel returns ({reference[0]}: "
+                    f"{_shapes(reference[1])}; {config}: {_shapes(outputs)}); a tuning space chooses among "
+                    "schedules of one computation: make the value an untuned const"
+                )
+        if reference is None:
+            assert failure is not None
+            raise failure
+        if verify:
             self.outputs_agree.add(seen)
-        return first
+        return reference[1]
 
     def stream(self, bound: Bound) -> int:
         """The raw current stream of the call's device, read by the same facts function as the fast path."""

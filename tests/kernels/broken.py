@@ -62,3 +62,9 @@ def gemm_shape_mismatch(A: tl.Tensor[tl.float16, M, M]):
         T.gemm(A_s, B_s, C_l)  # FAILS HERE: gemm_shape_mismatch
         T.copy(C_l, C[0, 0])
     return C
+
+
+@tl.jit
+def launches_nothing(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    size = m + 1  # no `with T.Kernel(...)`: nothing runs on the GPU

@@ -332,6 +332,13 @@ def test_elaboration_failure_names_the_users_file_and_line(kernel: str, args: tu
     assert info.value.__cause__ is not None  # TileLang's own exception stays reachable
 
 
+def test_a_body_that_launches_no_kernel() -> None:
+    """Lowered as is, it would be a launch of an empty kernel with no arguments, which the host code cannot make."""
+    with pytest.raises(KernelBuildError, match=r"^launches_nothing: the body launches no kernel: what runs on the GPU "
+                                               r"goes in `with T.Kernel\(...\)`"):
+        broken.launches_nothing.compile(meta(64, dtype=torch.float32))
+
+
 def test_elaboration_failure_in_compile_too() -> None:
     with pytest.raises(KernelBuildError, match=re.escape(f"{broken.__file__}:{marker_line(broken, 'typo_in_copy')}")):
         broken.typo_in_copy.compile(meta(64, dtype=torch.float32))

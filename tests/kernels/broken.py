@@ -12,6 +12,7 @@ import tltyped as tl
 import tltyped.language as T
 
 M = TypeVar("M")
+L = TypeVar("L", bound=tl.dyn[int])
 
 
 @tl.jit
@@ -68,3 +69,11 @@ def gemm_shape_mismatch(A: tl.Tensor[tl.float16, M, M]):
 def launches_nothing(A: tl.Tensor[tl.float32, M]):
     (m,) = A.shape
     size = m + 1  # no `with T.Kernel(...)`: nothing runs on the GPU
+
+
+@tl.jit
+def shared_of_a_dyn_size(A: tl.Tensor[tl.float32, L]):
+    (n,) = A.shape
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((n,), tl.float32)  # n is dyn: no size for the launch to reserve
+        T.copy(A, S)

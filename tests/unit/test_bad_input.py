@@ -339,6 +339,12 @@ def test_a_body_that_launches_no_kernel() -> None:
         broken.launches_nothing.compile(meta(64, dtype=torch.float32))
 
 
+def test_an_on_chip_buffer_of_a_dyn_size() -> None:
+    with pytest.raises(KernelBuildError, match=r"^shared_of_a_dyn_size: on-chip buffer `S` \(shared.dyn\) is allocated "
+                                               r"with shape \(L\), which varies per call"):
+        broken.shared_of_a_dyn_size.compile(meta(64, dtype=torch.float32))
+
+
 def test_elaboration_failure_in_compile_too() -> None:
     with pytest.raises(KernelBuildError, match=re.escape(f"{broken.__file__}:{marker_line(broken, 'typo_in_copy')}")):
         broken.typo_in_copy.compile(meta(64, dtype=torch.float32))

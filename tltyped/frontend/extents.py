@@ -77,7 +77,12 @@ def _block(block: Any) -> list[str]:
             problems.append(f"T.Kernel launches {total} threads per block ({shape}); CUDA allows at most {MAX_THREADS}")
     for buffer in block.alloc_buffers:
         dims = [_constant(d) for d in buffer.shape]
+        shape = ", ".join(str(d) for d in buffer.shape)
         if any(d is not None and d < 0 for d in dims):
-            shape = ", ".join(str(d) for d in buffer.shape)
             problems.append(f"buffer `{buffer.name}` is allocated with shape ({shape}); a dim must be >= 0")
+        if None in dims and str(buffer.scope()).startswith(("shared", "local")):
+            problems.append(
+                f"on-chip buffer `{buffer.name}` ({buffer.scope()}) is allocated with shape ({shape}), which varies "
+                "per call; its size must be fixed when the kernel is built (tile the dyn dim, or make it const)"
+            )
     return problems

@@ -27,7 +27,7 @@ from tvm.tirx.stmt_functor import post_order_visit, substitute
 from tltyped.backend import build
 from tltyped.backend.kernel import CUBIN, CUDA_SOURCE, LAUNCHER_SOURCE, MODULE, CompiledKernel, OutputSpec, load
 from tltyped.backend.lower import HOST_SCALARS, LoweredKernel
-from tltyped.errors import ABIError
+from tltyped.errors import ABIError, KernelBuildError
 from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.templates import render
@@ -278,6 +278,12 @@ def build_steps(lowered: LoweredKernel, signature: KernelSignature) -> list[buil
     include path) and names the header's sha256, so that the build's key,
     which covers each step's source, changes with the header.
     """
+    idle = [kernel.name for kernel in lowered.kernels if not kernel.params]
+    if idle:  # a launch needs an argument: TileLang's host code passes none, which does not compile
+        raise KernelBuildError(
+            f"{signature.name}: the body launches no kernel that uses its arguments ({idle[0]} takes none): what "
+            "runs on the GPU goes in `with T.Kernel(...)`, reading or writing the kernel's tensors"
+        )
     abi = describe_abi(lowered, signature)
     description = {
         "outputs": [o.spec.__dict__ for o in abi.outputs], "returns": list(abi.returns),

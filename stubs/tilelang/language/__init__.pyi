@@ -2,13 +2,13 @@
 
 The shared definitions (tltyped/_tilelang_language.pyi, which tltyped's own
 `tltyped.language` reads too) with TileLang's versions of the functions
-tltyped replaces: `empty(*shape, dtype=...)` takes the dims one by one,
-`alloc_global` is a plain global buffer, and the functions that take a dtype
+tltyped replaces: `empty` takes TileLang's dtypes (its shape as a tuple, or
+the dims one by one), `alloc_global` is a plain global buffer, and the functions that take a dtype
 take TileLang's dtypes, its names and torch dtypes, not tltyped's classes.
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 from typing_extensions import TypeAlias, Unpack
 
@@ -20,8 +20,13 @@ from tltyped.types.tensor import Tensor as _Tensor
 
 dtype: TypeAlias = TileLangDType
 
-def empty(*shape: _int, dtype: dtype = "float32") -> _Tensor[Any, Unpack[tuple[Any, ...]]]:
+@overload
+def empty(shape: Sequence[_int], dtype: dtype = "float32") -> _Tensor[Any, Unpack[tuple[Any, ...]]]:
     """Declare an output tensor of the kernel; return it from the kernel."""
+
+@overload
+def empty(*shape: _int, dtype: dtype = "float32") -> _Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """The dims one by one, the dtype by name: `T.empty(M, N, dtype=...)`."""
 
 def alloc_global(shape: Shape, dtype: dtype, scope: str = "global") -> Buffer: ...
 def alloc_shared(shape: Shape, dtype: dtype, scope: str = "shared.dyn") -> Buffer: ...

@@ -79,14 +79,16 @@ _HOME = {  # public name -> the module defining it
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'tltyped' has no attribute {name!r}")
-    home = _HOME.get(name, "tltyped.types")
-    module = importlib.import_module(home)
-    # Bind every public name of that module, so later lookups skip this function; importing
-    # `tltyped.jit` bound the submodule itself to the package's `jit`, which is the function.
-    for public in __all__:
-        if _HOME.get(public, "tltyped.types") == home:
-            globals()[public] = getattr(module, "bool_" if public == "bool" else public)
-    return globals()[name]
+if not TYPE_CHECKING:  # checkers read the imports above: a misspelt `tl.jti` is an error, not `Any`
+
+    def __getattr__(name: str) -> Any:
+        if name not in __all__:
+            raise AttributeError(f"module 'tltyped' has no attribute {name!r}")
+        home = _HOME.get(name, "tltyped.types")
+        module = importlib.import_module(home)
+        # Bind every public name of that module, so later lookups skip this function; importing
+        # `tltyped.jit` bound the submodule itself to the package's `jit`, which is the function.
+        for public in __all__:
+            if _HOME.get(public, "tltyped.types") == home:
+                globals()[public] = getattr(module, "bool_" if public == "bool" else public)
+        return globals()[name]

@@ -105,6 +105,11 @@ class _TensorAnnotation:
         if isinstance(arg, RawExpressionType) and isinstance(arg.literal_value, str):  # see dtype_params.py
             if dtype_params.is_marker(arg.literal_value):
                 return LiteralType(arg.literal_value, self.api.named_type("builtins.str", []), line=arg.line)
+        if isinstance(arg, UnboundType) and arg.original_str_expr in names.LANGUAGE_DTYPE_CLASS:  # `"float16"`
+            class_name = names.LANGUAGE_DTYPE_CLASS[arg.original_str_expr]
+            info = self.api.lookup_fully_qualified(names.dtype_class_fullname(class_name)).node
+            assert isinstance(info, TypeInfo)
+            return Instance(info, [], line=arg.line, column=arg.column)
         if isinstance(arg, UnboundType) and not arg.args:
             found = self.dtype_of_name(arg)
             if found is not None:
@@ -204,7 +209,7 @@ class _TensorAnnotation:
             if not isinstance(literal, AnyType):
                 self.malformed("a Literal dim must be an int", arg)
             return AnyType(TypeOfAny.from_error)
-        if isinstance(node, Var) and _may_be_int(node):  # a size the module (or a factory) computes, as at run time
+        if isinstance(node, Var) and _may_be_int(node) and not arg.args:  # a size the module computes, as at run time
             value = node.final_value if node.is_final else None
             if isinstance(value, int) and not isinstance(value, bool):  # `HIDDEN: Final = 256`: that size
                 return LiteralType(value, self.api.named_type("builtins.int", []), line=arg.line, column=arg.column)

@@ -28,7 +28,6 @@ from mypy.nodes import AssignmentStmt, FuncDef
 from mypy.types import AnyType, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
 
 from tltyped.mypy_plugin.parsed import ModuleNames
-from tltyped.types import dtypes
 
 
 @dataclass(frozen=True)
@@ -151,8 +150,7 @@ def _either(choice: ast.IfExp) -> tuple[ast.expr | None, frozenset[str]]:
 
 def _dtype(expr: ast.expr, found: ModuleNames, line: int, column: int) -> Type | None:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):  # `"float16"`: spelled as the module spells dtypes
-        known = dtypes.BY_NAME.get(expr.value)
-        spelling = None if known is None else found.dtype_spelling(known.__name__)
+        spelling = found.dtype_named(expr.value)
         return None if spelling is None else UnboundType(spelling, line=line, column=column)
     name = _dotted(expr)
     return None if name is None else UnboundType(name, line=line, column=column)

@@ -441,6 +441,8 @@ def _dtypes_of(typ: Instance | TypeVarType) -> list[str]:
 def _dtype_text(typ: ProperType) -> str:
     if isinstance(typ, Instance):
         return names.dtype_display(typ.type.fullname)
+    if isinstance(typ, LiteralType) and isinstance(typ.value, str):  # given by a const parameter: named by it
+        return dtype_parameter(typ.value)[0]
     return str(typ)
 
 

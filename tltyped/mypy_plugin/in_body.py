@@ -245,8 +245,11 @@ class KernelRewrite:
             self.aliases.pop(name, None)
 
     def declare_dtype_name(self, name: str, value: Expression) -> None:
-        """`dtype = T.bfloat16`: a name for a dtype, usable in annotations (a dotted name only; last binding wins)."""
+        """`dtype = T.bfloat16` or `dtype = "bfloat16"`: a name for a dtype, usable in annotations (last binding
+        wins)."""
         spelled = dotted_name(value) if isinstance(value, MemberExpr) else None
+        if isinstance(value, StrExpr):
+            spelled = self.found.dtype_named(value.value)
         if spelled is None:
             self.dtype_names.pop(name, None)
         else:

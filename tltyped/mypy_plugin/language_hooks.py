@@ -43,13 +43,13 @@ def declared_dims(ctx: FunctionContext) -> Type:
     return TupleType([int_type] * count, ctx.api.named_generic_type("builtins.tuple", [int_type]))
 
 
-def output_tensor(ctx: FunctionContext, *, star_shape: bool = False) -> Type:
+def output_tensor(ctx: FunctionContext) -> Type:
     """The tensor `T.empty` / `T.alloc_global` declares: its dtype and rank from the arguments.
 
-    tltyped's `T.empty(shape, dtype)` takes the shape as one sequence;
-    TileLang's `T.empty(*shape, dtype=...)` (`star_shape`) as separate ints.
+    `T.empty` (tltyped's and TileLang's) takes the shape as one sequence, `T.empty((M, N), dtype)`, or as
+    separate ints, `T.empty(M, N, dtype=...)`.
     """
-    shape, dtype = _mapped_shape_and_dtype(ctx, star_shape)
+    shape, dtype = _mapped_shape_and_dtype(ctx)
     dtype_type = dtype_class_of(ctx.api, dtype) if dtype is not None else _named_dtype(ctx, "float32")
     if shape is None:
         any_tuple = ctx.api.named_generic_type("builtins.tuple", [AnyType(TypeOfAny.special_form)])
@@ -61,13 +61,13 @@ def output_tensor(ctx: FunctionContext, *, star_shape: bool = False) -> Type:
     return tensor_type(ctx.api, dtype_type, dims)
 
 
-def _mapped_shape_and_dtype(ctx: FunctionContext, star_shape: bool) -> tuple[list[Expression] | None, Expression | None]:
+def _mapped_shape_and_dtype(ctx: FunctionContext) -> tuple[list[Expression] | None, Expression | None]:
     shape: list[Expression] | None = None
     dtype: Expression | None = None
     for name, exprs, kinds, types in zip(ctx.callee_arg_names, ctx.args, ctx.arg_kinds, ctx.arg_types):
         if name == "shape" and exprs and all(k == ARG_POS for k in kinds):
-            # tltyped's `T.empty` takes either spelling (two overloads): ints one by one are TileLang's.
-            if star_shape or all(_is_int(t) for t in types):
+            # either spelling (two overloads): ints one by one, or one sequence
+            if all(_is_int(t) for t in types):
                 shape = list(exprs)
             elif len(exprs) == 1 and isinstance(exprs[0], (TupleExpr, ListExpr)):
                 shape = list(exprs[0].items)

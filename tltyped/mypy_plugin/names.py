@@ -41,7 +41,7 @@ LANGUAGE_BUFFER: Final = f"{LANGUAGE_DEFINITIONS}.Buffer"
 LANGUAGE_DIM_DECLARATIONS: Final = tuple(f"{LANGUAGE_DEFINITIONS}.{c}" for c in in_body_grammar.DIM_DECLARATION_CALLS)
 LANGUAGE_OUTPUTS: Final = tuple(f"{LANGUAGE}.{c}" for c in in_body_grammar.OUTPUT_CALLS)
 TILELANG_OUTPUT: Final = f"{TILELANG_LANGUAGE}.empty"
-"""TileLang's own `T.empty(*shape, dtype=...)`."""
+"""TileLang's own `T.empty`: its shape as a tuple, or the dims one by one (`T.empty(M, N, dtype=...)`)."""
 
 _DTYPES_MODULE: Final = dtypes.__name__
 

@@ -42,6 +42,7 @@ from mypy.nodes import (
 )
 
 from tltyped.mypy_plugin import names
+from tltyped.types import dtypes
 
 
 @dataclass
@@ -60,6 +61,11 @@ class ModuleNames:
         """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
         prefixes = sorted(self.tltyped) + sorted(self.language)
         return f"{prefixes[0]}.Tensor" if prefixes else None
+
+    def dtype_named(self, text: str) -> str | None:
+        """A dotted name for the dtype a string names (`"float16"`, as TileLang spells dtypes), if any."""
+        known = dtypes.BY_NAME.get(text)
+        return None if known is None else self.dtype_spelling(known.__name__)
 
     def dtype_spelling(self, class_name: str) -> str | None:
         """A dotted name that resolves to one of tltyped's dtypes (`tl.float32`), if any."""

@@ -204,3 +204,14 @@ def test_forward_mode_ad_through_a_kernel_is_refused_under_a_tracer(scale_with_b
         torch.compile(tangent_of_scale, fullgraph=True, backend="aot_eager")(a)
     with fake, pytest.raises(tl.AutogradError, match=refused):
         torch.export.export(TangentOfScale(), (a,))
+
+
+def test_forward_mode_over_reverse_mode_is_refused_too(scale_with_backward: Any) -> None:
+    """`hessian` (jacfwd of jacrev): forward mode meets the call recorded for the inner reverse mode, whose
+    Function refuses a tangent as the call itself does."""
+    a = torch.empty(10, device="meta")
+    refused = "scale: argument 'A' carries a tangent .*no forward-mode formula"
+    with pytest.raises(tl.AutogradError, match=refused):
+        torch.func.hessian(lambda a: scale_with_backward(a, 3.0).sum())(a)
+    with pytest.raises(tl.AutogradError, match=refused):
+        torch.func.jacfwd(torch.func.jacrev(lambda a: scale_with_backward(a, 3.0).sum()))(a)

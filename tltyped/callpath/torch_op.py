@@ -124,11 +124,15 @@ def refuse_tangents(dispatcher: Dispatcher, args: tuple[Any, ...]) -> None:
     tangents = [p.name for p, a in zip(dispatcher.signature.params, args)
                 if issubclass(type(a), torch.Tensor) and unpack_dual(a).tangent is not None]
     if tangents:
-        raise AutogradError(
-            f"{dispatcher.signature.name}: argument {tangents[0]!r} carries a tangent (forward-mode AD: "
-            "torch.func.jvp, jacfwd, torch.autograd.forward_ad), and a kernel has no forward-mode formula; "
-            "use reverse mode (torch.func.grad, vjp, jacrev, or backward)"
-        )
+        raise _no_forward_formula(dispatcher, tangents[0])
+
+
+def _no_forward_formula(dispatcher: Dispatcher, argument: str) -> AutogradError:
+    return AutogradError(
+        f"{dispatcher.signature.name}: argument {argument!r} carries a tangent (forward-mode AD: torch.func.jvp, "
+        "jacfwd, hessian, torch.autograd.forward_ad), and a kernel has no forward-mode formula; use reverse mode "
+        "(torch.func.grad, vjp, jacrev, or backward)"
+    )
 
 
 def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
@@ -271,10 +275,10 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
     torch.library.register_fake(qualname, fake, lib=library)
     record = transformable = None
     if not written:
-        setup_context, backward = _autograd_formula(dispatcher, consts)
-        torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=library)
-        record = _recording(run, setup_context, backward)
-        transformable = _transformable(run, setup_context, backward)
+        formula = _autograd_formula(dispatcher, consts)
+        torch.library.register_autograd(qualname, formula.backward, setup_context=formula.setup_context, lib=library)
+        record = _recording(run, formula)
+        transformable = _transformable(run, formula)
     overload = getattr(getattr(torch.ops, namespace), name).default
     return KernelOp(qualname, overload, library, tuple(written), record, transformable)
 
@@ -298,12 +302,20 @@ def _written(dispatcher: Dispatcher, bound: Bound, runtime: list[Param]) -> list
     return [runtime[i].name for i in sorted(lowered.written_params) if i < len(runtime) and runtime[i].kind is Kind.TENSOR]
 
 
-def _autograd_formula(
-    dispatcher: Dispatcher, consts: dict[str, Any]
-) -> tuple[Callable[[Any, tuple[Any, ...], Any], None], Callable[..., Any]]:
-    """The op's autograd formula (setup_context, backward): the backward the kernel has when a call is recorded,
-    or an AutogradError at backward time (so one formula serves a backward given before or after the op is
-    made). The op's inputs are the runtime arguments only; its consts (fixed into the op) are `ctx.consts`."""
+@dataclass(frozen=True)
+class Formula:
+    """An op's autograd formula, as its recording Functions take it."""
+
+    setup_context: Callable[[Any, tuple[Any, ...], Any], Any]
+    backward: Callable[..., Any]
+    jvp: Callable[..., Any]  # forward mode: refused, naming the argument whose tangent reached it
+
+
+def _autograd_formula(dispatcher: Dispatcher, consts: dict[str, Any]) -> Formula:
+    """The op's autograd formula: the backward the kernel has when a call is recorded, or an AutogradError at
+    backward time (so one formula serves a backward given before or after the op is made); no forward mode, which
+    a tangent reaching a recorded call (forward over reverse: `hessian`) meets. The op's inputs are the runtime
+    arguments only; its consts (fixed into the op) are `ctx.consts`."""
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         ctx.consts = dict(consts)
@@ -322,12 +334,14 @@ def _autograd_formula(
             )
         return autograd.backward(ctx, *grads)
 
-    return setup_context, backward
+    def jvp(ctx: Any, *tangents: Any) -> Any:
+        runtime = [p.name for p in dispatcher.signature.params if p.is_runtime]
+        raise _no_forward_formula(dispatcher, next((n for n, t in zip(runtime, tangents) if t is not None), runtime[0]))
+
+    return Formula(setup_context, backward, jvp)
 
 
-def _recording(
-    run: Callable[..., Any], setup_context: Callable[[Any, tuple[Any, ...], Any], None], backward: Callable[..., Any]
-) -> Callable[..., Any]:
+def _recording(run: Callable[..., Any], formula: Formula) -> Callable[..., Any]:
     """The op's formula as an `autograd.Function` of its runtime arguments, for eager calls: `apply` runs the
     kernel with grad mode off and records the call, as the op's autograd kernel does. Its forward sets up the
     context itself: a Function with a `setup_context` of its own has torch bind its arguments through
@@ -337,19 +351,16 @@ def _recording(
         @staticmethod
         def forward(ctx: Any, *values: Any) -> Any:
             output = run(*values)
-            setup_context(ctx, values, output)
+            formula.setup_context(ctx, values, output)
             return output
 
-        @staticmethod
-        def backward(ctx: Any, *grads: Any) -> Any:
-            return backward(ctx, *grads)
+        backward = staticmethod(formula.backward)
+        jvp = staticmethod(formula.jvp)
 
     return Recorded.apply
 
 
-def _transformable(
-    run: Callable[..., Any], setup_context: Callable[[Any, tuple[Any, ...], Any], None], backward: Callable[..., Any]
-) -> Callable[..., Any]:
+def _transformable(run: Callable[..., Any], formula: Formula) -> Callable[..., Any]:
     """The op's formula as an `autograd.Function` that `torch.func.grad` (and jacrev, ...) can differentiate: those
     transforms take only a Function with a `setup_context` of its own, which the one torch registers for the op
     has not. Its forward runs on the tensors the transform unwraps; under vmap (jacrev, vmap of grad) its forward
@@ -365,10 +376,9 @@ def _transformable(
 
         @staticmethod
         def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-            setup_context(ctx, inputs, output)
+            formula.setup_context(ctx, inputs, output)
 
-        @staticmethod
-        def backward(ctx: Any, *grads: Any) -> Any:
-            return backward(ctx, *grads)
+        backward = staticmethod(formula.backward)
+        jvp = staticmethod(formula.jvp)
 
     return Transformable.apply

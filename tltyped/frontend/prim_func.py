@@ -22,6 +22,7 @@ than launched with a mismatched layout.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -41,8 +42,19 @@ tirx = tvm.tirx
 
 
 def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-    """The PrimFunc the factory returns for these arguments."""
-    result = fn(**arguments)
+    """The PrimFunc the factory returns for these arguments; a failure names them, and the factory's line it
+    reached (TileLang's own error, often TVM's, says little about which argument it could not take)."""
+    try:
+        result = fn(**arguments)
+    except Exception as exc:
+        lines = [f"{frame.filename}:{frame.lineno}" for frame in traceback.extract_tb(exc.__traceback__)
+                 if frame.filename == fn.__code__.co_filename]
+        given = ", ".join(f"{name}={describe(value)}" for name, value in arguments.items())
+        text = (str(exc).strip().splitlines() or [""])[0]
+        raise KernelBuildError(
+            f"{fn.__name__}: running the factory with {given} failed at {lines[-1] if lines else fn.__name__}: "
+            f"{type(exc).__name__}: {text}"
+        ) from exc
     if not isinstance(result, tirx.PrimFunc):
         raise DefinitionError(
             f"{fn.__name__}: a lazy-style factory returns the @T.prim_func it defines; it returned {describe(result)}"

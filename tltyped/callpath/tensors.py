@@ -65,9 +65,7 @@ def forward_ad_open() -> bool:
     return getattr(forward_ad, "_current_level", -1) >= 0
 
 
-# a tensor subclass torch dispatches to Python (a tracer's FakeTensor, ...), a negated or conjugated view (its
-# memory holds other values than its elements: `.conj().imag`)
-_NEVER_READ = (torch._C.DispatchKey.Python, torch._C.DispatchKey.Negative, torch._C.DispatchKey.Conjugate)
+_PYTHON_KEY = torch._C.DispatchKey.Python  # a tensor subclass torch dispatches to Python: a tracer's FakeTensor, ...
 
 
 def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
@@ -81,9 +79,10 @@ def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     for rank, t in zip(ranks, tensors):
         if t.dim() != rank:
             raise ArgumentValueError("rank mismatch")
-        keys = torch._C._dispatch_keys(t)
-        if (t.requires_grad and torch.is_grad_enabled()) or any(keys.has(key) for key in _NEVER_READ):
-            # autograd, a tracer's tensor, or a negated view: the slow path's to handle (dispatcher.py)
+        if ((t.requires_grad and torch.is_grad_enabled()) or torch._C._dispatch_keys(t).has(_PYTHON_KEY)
+                or t.is_neg() or t.is_conj()):
+            # autograd, a tracer's tensor, or a negated or conjugated view (its memory holds other values than its
+            # elements: `.conj().imag`): the slow path's to handle (dispatcher.py)
             raise ArgumentValueError("autograd, a tracer's tensor, or a negated or conjugated view")
         cuda = t.is_cuda
         data = t.data_ptr() if cuda or t.is_cpu else 0

@@ -77,3 +77,13 @@ def shared_of_a_dyn_size(A: tl.Tensor[tl.float32, L]):
     with T.Kernel(1, threads=128) as bx:
         S = T.alloc_shared((n,), tl.float32)  # n is dyn: no size for the launch to reserve
         T.copy(A, S)
+
+
+@tl.jit
+def too_much_shared_memory(A: tl.Tensor[tl.float32, 128]):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((128, 1024), tl.float32)  # 512 KiB: more than any GPU gives a block
+        for i, j in T.Parallel(128, 1024):
+            S[i, j] = A[i]
+        for i in T.Parallel(128):
+            A[i] = S[i, 5]

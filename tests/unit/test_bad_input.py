@@ -346,6 +346,13 @@ def test_an_on_chip_buffer_of_a_dyn_size() -> None:
         broken.shared_of_a_dyn_size.compile(meta(64, dtype=torch.float32))
 
 
+def test_more_shared_memory_than_the_target_gives_a_block() -> None:
+    """Refused before nvcc, as Triton refuses it: on the GPU the launch would fail, after the build."""
+    with pytest.raises(KernelBuildError, match=r"^too_much_shared_memory: too_much_shared_memory_kernel uses 524288 "
+                                               r"bytes of shared memory; sm_90a allows a block at most 232448$"):
+        broken.too_much_shared_memory.compile(meta(128, dtype=torch.float32))
+
+
 def test_elaboration_failure_in_compile_too() -> None:
     with pytest.raises(KernelBuildError, match=re.escape(f"{broken.__file__}:{marker_line(broken, 'typo_in_copy')}")):
         broken.typo_in_copy.compile(meta(64, dtype=torch.float32))

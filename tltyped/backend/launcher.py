@@ -25,6 +25,7 @@ from tilelang.jit.adapter.utils import pythonic_expr
 from tvm.tirx.stmt_functor import post_order_visit, substitute
 
 from tltyped.backend import build
+from tltyped.backend import target as targets
 from tltyped.backend.kernel import CUBIN, CUDA_SOURCE, LAUNCHER_SOURCE, MODULE, CompiledKernel, OutputSpec, load
 from tltyped.backend.lower import HOST_SCALARS, LoweredKernel
 from tltyped.errors import ABIError, KernelBuildError
@@ -284,6 +285,13 @@ def build_steps(lowered: LoweredKernel, signature: KernelSignature) -> list[buil
             f"{signature.name}: the body launches no kernel that uses its arguments ({idle[0]} takes none): what "
             "runs on the GPU goes in `with T.Kernel(...)`, reading or writing the kernel's tensors"
         )
+    limit = targets.shared_memory_limit(lowered.target)
+    for kernel, size in lowered.shared_memory.items():
+        if limit is not None and size > limit:  # the launch would fail on the GPU, after nvcc
+            raise KernelBuildError(
+                f"{signature.name}: {kernel} uses {size} bytes of shared memory; {lowered.target['arch']} allows a "
+                f"block at most {limit}"
+            )
     abi = describe_abi(lowered, signature)
     description = {
         "outputs": [o.spec.__dict__ for o in abi.outputs], "returns": list(abi.returns),

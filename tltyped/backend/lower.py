@@ -141,6 +141,15 @@ class LoweredKernel:
         return code[len(self.cuda_source) :]
 
     @cached_property
+    def shared_memory(self) -> dict[str, int]:
+        """Each device function's dynamic shared memory in bytes, as its launch asks for it (TileLang's attribute)."""
+        sizes: dict[str, int] = {}
+        for symbol, function in self.artifact.device_mod.functions.items():
+            if function.attrs is not None and "dyn_shared_memory_buf" in function.attrs:
+                sizes[str(symbol.name_hint)] = int(function.attrs["dyn_shared_memory_buf"])
+        return sizes
+
+    @cached_property
     def kernels(self) -> tuple[KernelDeclaration, ...]:
         """The device functions the host launcher calls, in launch order."""
         return kernel_declarations(self.cuda_source, list(self.wrapper.function_names))

@@ -24,6 +24,18 @@ _ARCH = re.compile(r"^(?:cuda)?[\s:]*(?:-arch=)?(sm_\d{2,3}[a-z]?)$")
 _NAME_AN_ARCH = "name a CUDA architecture such as 'sm_90a' or 'sm_80'"
 
 
+SHARED_MEMORY_PER_BLOCK = {  # bytes a block may opt in to, by compute capability (CUDA's programming guide)
+    "70": 96 << 10, "72": 96 << 10, "75": 64 << 10, "80": 163 << 10, "86": 99 << 10, "87": 163 << 10,
+    "89": 99 << 10, "90": 227 << 10, "100": 227 << 10,
+}
+
+
+def shared_memory_limit(target: dict[str, Any]) -> int | None:
+    """The most shared memory one block of the target may use, where known."""
+    found = re.match(r"sm_(\d+)", str(target.get("arch", "")))
+    return SHARED_MEMORY_PER_BLOCK.get(found.group(1)) if found else None
+
+
 DETECTED = frozenset({"auto", "cuda"})
 """TileLang's targets meaning "the GPU at hand": the same as giving none."""
 

@@ -136,13 +136,10 @@ def _check_returned(
         return
     if not isinstance(value, NameExpr):
         return  # a `T.macro`'s outputs (`return copy_impl(A)`): what it returns is checked in the macro
-    if value.name in parameters and value.name not in bindings:
+    if value.name in parameters and value.name not in bindings:  # an input: the caller has it already
         found = get_proper_type(parameters[value.name])
-        if not (isinstance(found, AnyType) or is_buffer_like(found)):
-            api.fail(
-                f'{_RETURN_RULE}, not parameter "{value.name}" of type {format_type(found, api.options)}',
-                value, code=codes.KERNEL,
-            )
+        shown = "" if isinstance(found, AnyType) or is_buffer_like(found) else f" of type {format_type(found, api.options)}"
+        api.fail(f'{_RETURN_RULE}, not parameter "{value.name}"{shown}', value, code=codes.KERNEL)
         return
     for bound in bindings.get(value.name, []):
         what = _non_buffer(bound, api.path)

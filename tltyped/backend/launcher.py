@@ -272,6 +272,23 @@ def _output(label: str, buffer: Any, sizes: _Sizes) -> COutput:
     return COutput(OutputSpec(label, tuple(s.code for s in shape), dtype.name), shape, dtype.dlpack_code, dtype.bits)
 
 
+def check_launchable(lowered: LoweredKernel, name: str) -> None:
+    """Refuse, before nvcc, a lowered kernel no launch could run (frontend/extents.py checks the TIR's extents)."""
+    idle = [kernel.name for kernel in lowered.kernels if not kernel.params]
+    if idle:  # a launch needs an argument: TileLang's host code passes none, which does not compile
+        raise KernelBuildError(
+            f"{name}: the body launches no kernel that uses its arguments ({idle[0]} takes none): what runs on the "
+            "GPU goes in `with T.Kernel(...)`, reading or writing the kernel's tensors"
+        )
+    limit = targets.shared_memory_limit(lowered.target)
+    for kernel, size in lowered.shared_memory.items():
+        if limit is not None and size > limit:  # the launch would fail on the GPU, after nvcc
+            raise KernelBuildError(
+                f"{name}: {kernel} uses {size} bytes of shared memory; {lowered.target['arch']} allows a block at "
+                f"most {limit}"
+            )
+
+
 def build_steps(lowered: LoweredKernel, signature: KernelSignature) -> list[build.Step]:
     """The kernel's two compiler runs: its device code into a cubin, its launcher into an extension.
 
@@ -279,19 +296,7 @@ def build_steps(lowered: LoweredKernel, signature: KernelSignature) -> list[buil
     include path) and names the header's sha256, so that the build's key,
     which covers each step's source, changes with the header.
     """
-    idle = [kernel.name for kernel in lowered.kernels if not kernel.params]
-    if idle:  # a launch needs an argument: TileLang's host code passes none, which does not compile
-        raise KernelBuildError(
-            f"{signature.name}: the body launches no kernel that uses its arguments ({idle[0]} takes none): what "
-            "runs on the GPU goes in `with T.Kernel(...)`, reading or writing the kernel's tensors"
-        )
-    limit = targets.shared_memory_limit(lowered.target)
-    for kernel, size in lowered.shared_memory.items():
-        if limit is not None and size > limit:  # the launch would fail on the GPU, after nvcc
-            raise KernelBuildError(
-                f"{signature.name}: {kernel} uses {size} bytes of shared memory; {lowered.target['arch']} allows a "
-                f"block at most {limit}"
-            )
+    check_launchable(lowered, signature.name)
     abi = describe_abi(lowered, signature)
     description = {
         "outputs": [o.spec.__dict__ for o in abi.outputs], "returns": list(abi.returns),

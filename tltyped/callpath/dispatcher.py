@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 import os
 import sys
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import torch
 
 from tltyped.autotune import candidates, search, time_call
+from tltyped.backend import records
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
@@ -73,7 +75,7 @@ class Dispatcher:
         self.op_base: str | None = None  # the name its ops are named from, once claimed (torch_op.py)
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
         self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
-        self.outputs_agree: set[Hashable] = set()  # tuning spaces whose candidates were seen to return alike
+        self.outputs_agree: set[str] = set()  # tuning spaces (described) whose candidates were seen to return alike
         self.autograd: Autograd | None = None  # the backward `register_autograd` gave
         self.target = target
         self.options = options
@@ -168,8 +170,7 @@ class Dispatcher:
 
         configs = candidates(bound.tuned)  # [{}] where nothing is tuned
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
-        seen = (tuple(sorted(space.consts.items(), key=lambda item: item[0])), tuple(sorted(space.dims.items())),
-                tuple(sorted(space.dtypes.items())), tuple(sorted(space.strides.items())))
+        seen = json.dumps(records.describe(space), sort_keys=True)
         verify = len(configs) > 1 and seen not in self.outputs_agree
         reference: tuple[dict[str, Hashable], list[tuple[tuple[Any, ...], str]]] | None = None
         failure: Exception | None = None

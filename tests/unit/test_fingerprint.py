@@ -104,6 +104,11 @@ def test_value_texts_tell_apart_what_compiles_differently() -> None:
     assert stable_text(tl.float16) == stable_text(torch.float16) == stable_text("float16")
 
 
+def test_an_int_too_long_for_str_has_a_text() -> None:
+    """A const of 10**5000 is past the digits `repr` prints; it still keys its kernel, apart from its neighbour."""
+    assert len({stable_text(10**5000), stable_text(10**5000 + 1), stable_text(2**4096)}) == 3
+
+
 def test_fingerprints_are_the_same_in_every_process() -> None:
     """Whatever the process's hash seed (which orders sets and dicts), a kernel made from the same source and
     values has the same fingerprint: a disk record of one process is found by the next."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import tilelang.language as TL
@@ -219,6 +219,21 @@ def test_variadic_parameters_are_rejected(which: str) -> None:
 
     fn, name = (with_args, "rest") if which == "args" else (with_kwargs, "options")
     with pytest.raises(tl.DefinitionError, match=rf"variadic parameter '{name}'"):
+        tl.jit(fn)
+
+
+async def async_kernel(A: tl.Tensor[tl.float32, M]):
+    pass
+
+
+def generator_kernel(A: tl.Tensor[tl.float32, M]):
+    yield A  # elaboration would run nothing: calling a generator function runs no line of its body
+
+
+@pytest.mark.parametrize("fn, kind", [(async_kernel, "an `async def`"), (generator_kernel, "a generator"),
+                                      (lambda A: A, "a lambda")])
+def test_a_kernel_is_a_plain_def(fn: Any, kind: str) -> None:
+    with pytest.raises(tl.DefinitionError, match=f"takes a plain `def` function, not {re.escape(kind)}"):
         tl.jit(fn)
 
 

@@ -72,6 +72,9 @@ class BodyInfo:
 
 def function_ast(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str]:
     """The function's definition as an AST with the file's own line numbers."""
+    kind = _other_than_plain_def(fn)
+    if kind is not None:
+        raise DefinitionError(f"{fn.__qualname__}: {grammar.not_a_plain_def(kind)}")
     try:
         lines, first = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
@@ -81,8 +84,17 @@ def function_ast(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str]:
     ast.increment_lineno(tree, first - 1)
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
-        raise DefinitionError(f"{fn.__qualname__}: @tl.jit takes a plain `def` function")
+        raise DefinitionError(f"{fn.__qualname__}: {grammar.not_a_plain_def('this definition')}")
     return node, filename
+
+
+def _other_than_plain_def(fn: Callable[..., Any]) -> str | None:
+    """What `fn` is if not a plain `def` (a lambda's source is its whole line, which may not parse alone)."""
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        return grammar.ASYNC_DEF
+    if inspect.isgeneratorfunction(fn):
+        return grammar.GENERATOR
+    return "a lambda" if getattr(fn, "__name__", None) == "<lambda>" else None
 
 
 def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyInfo:

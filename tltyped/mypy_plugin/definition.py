@@ -3,7 +3,9 @@
 The seeds' rules, each reported on the offending line (the runtime enforces
 the same ones at decoration; the in-body grammar, tltyped/types/in_body_grammar.py,
 gives both the rules on buffers and returns and their wording):
-- no positional-only or variadic parameters;
+- a plain `def` (no `async def`, no generator);
+- no positional-only or variadic parameters, and no tensor parameter without
+  its dtype and dims;
 - a `tl.tune([...])` default has candidates, each fitting the parameter's type;
 - a `T.alloc_*` (or `T.empty`) result is assigned to a name, never passed
   straight into a call;
@@ -39,7 +41,7 @@ from mypy.nodes import (
     UnaryExpr,
 )
 from mypy.plugin import CheckerPluginInterface
-from mypy.types import AnyType, CallableType, Type, TypeOfAny, get_proper_type
+from mypy.types import AnyType, CallableType, Instance, Type, TypeOfAny, UnboundType, get_proper_type
 
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
@@ -59,12 +61,28 @@ def check_definition(decorator: Decorator, record: KernelRecord | None, api: Che
     if record is not None:
         for found in record.diagnostics:
             api.fail(found.message, Context(found.line, found.column), code=found.code)
+    _check_function(func, api)
     _check_parameters(func, api)
     _check_tune_defaults(func, api)
     _check_body(func, api)
 
 
+def _check_function(func: FuncDef, api: CheckerPluginInterface) -> None:
+    if func.is_coroutine:
+        api.fail(codes.sentence(grammar.not_a_plain_def(grammar.ASYNC_DEF)), func, code=codes.KERNEL)
+    elif func.is_generator:
+        api.fail(codes.sentence(grammar.not_a_plain_def(grammar.GENERATOR)), func, code=codes.KERNEL)
+
+
 def _check_parameters(func: FuncDef, api: CheckerPluginInterface) -> None:
+    written = func.unanalyzed_type.arg_types if isinstance(func.unanalyzed_type, CallableType) else []
+    analyzed = func.type.arg_types if isinstance(func.type, CallableType) else []
+    for arg, as_written, typ in zip(func.arguments, written, analyzed):
+        if _is_bare_tensor(as_written, typ):  # `Tensor` alone means any tensor outside a kernel; a kernel needs its spec
+            api.fail(
+                f'Kernel parameter "{arg.variable.name}" needs a dtype and dims: Tensor[dtype, *dims] or '
+                "Tensor[[dims...], dtype]", arg, code=codes.ANNOTATION,
+            )
     for arg in func.arguments:
         name = arg.variable.name
         if arg.pos_only:
@@ -78,6 +96,12 @@ def _check_parameters(func: FuncDef, api: CheckerPluginInterface) -> None:
                 f'Variadic parameter "{stars}{name}" is not supported in a kernel; name each parameter',
                 arg, code=codes.KERNEL,
             )
+
+
+def _is_bare_tensor(written: Type, analyzed: Type) -> bool:
+    typ = get_proper_type(analyzed)
+    return (isinstance(written, UnboundType) and not written.args and isinstance(typ, Instance)
+            and typ.type.fullname == names.PLUGIN_TENSOR)
 
 
 def _check_tune_defaults(func: FuncDef, api: CheckerPluginInterface) -> None:

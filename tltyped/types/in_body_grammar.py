@@ -79,6 +79,15 @@ def check_declared_once(variable: str, dim: str, declared: Mapping[str, str]) ->
         raise DimSyntaxError(f'dim "{repeated}" is declared twice')
 
 
+ASYNC_DEF: Final = "an `async def`"
+GENERATOR: Final = "a generator (it has a `yield`)"
+
+
+def not_a_plain_def(kind: str) -> str:
+    """The message for a kernel defined other than by a plain `def`: TileLang elaborates the body by running it."""
+    return f"@tl.jit takes a plain `def` function, not {kind}"
+
+
 def passed_straight(spelled: str) -> str:
     """A buffer call used as another call's argument: TileLang allocates it only when bound to a name."""
     return f"{spelled}(...) is passed straight into a call; assign it to a name first (buf = {spelled}(...))"

@@ -3,7 +3,7 @@
 `Tensor[dtype, *dims]` (and TileLang's order `Tensor[[dims], dtype]`) becomes
 an instance of `MypyPlugin.Tensor[dtype, *dims]`, which mypy shows as users
 write it (tltyped/types/tensor.py), where the dtype is one of tltyped's dtype
-classes (TileLang's `T.float16` is read as `tl.float16`), a dtype variable or
+classes (TileLang's `T.float16` and torch's `torch.float16` are read as `tl.float16`), a dtype variable or
 Any, and each dim is a TypeVar (a declared dim), `Literal[n]` (a bare `128`
 means the same), or a string `Literal` holding a derived dim's expression
 (only the in-body rewrite writes those: in_body.py, dimexpr.py). Anything else is an
@@ -145,8 +145,8 @@ class _TensorAnnotation:
             return AnyType(TypeOfAny.explicit)
         if isinstance(node, TypeInfo) and node.has_base(names.DTYPE_BASE) and node.fullname != names.DTYPE_BASE:
             return Instance(node, [], line=arg.line, column=arg.column)
-        if isinstance(node, (Var, TypeAlias)):  # a TileLang dtype name: `T.float16`
-            class_name = names.language_dtype_class(node.fullname)
+        if isinstance(node, (Var, TypeAlias)):  # a TileLang dtype name, `T.float16`, or torch's, `torch.float16`
+            class_name = names.language_dtype_class(node.fullname) or names.torch_dtype_class(node.fullname)
             if class_name is not None:
                 info = self.api.lookup_fully_qualified(class_name).node
                 assert isinstance(info, TypeInfo)

@@ -65,12 +65,15 @@ def language_dtype_class(fullname: str) -> str | None:
     return None if class_name is None else dtype_class_fullname(class_name)
 
 
-_TORCH_DTYPE_CLASS: Final = {f"torch.{d.torch_name}": d.__name__ for d in dtypes.ALL_DTYPES}
+_TORCH_DTYPE_CLASS: Final = {name: d.__name__ for d in dtypes.ALL_DTYPES for name in (d.torch_name, *d.aliases)}
+"""torch's dtype attributes (`torch.float16`, and the aliases it shares with TileLang: `torch.half`, `torch.long`)."""
+_TORCH_DTYPE_MODULES: Final = ("torch", "torch._C")  # torch's stubs declare its dtypes in torch._C
 
 
 def torch_dtype_class(fullname: str) -> str | None:
-    """`torch.float16` -> `tltyped.types.dtypes.float16`; None if not a supported torch dtype."""
-    class_name = _TORCH_DTYPE_CLASS.get(fullname)
+    """`torch.float16` (mypy's `torch._C.float16`) -> `tltyped.types.dtypes.float16`; None if not a torch dtype."""
+    module, _, name = fullname.rpartition(".")
+    class_name = _TORCH_DTYPE_CLASS.get(name) if module in _TORCH_DTYPE_MODULES else None
     return None if class_name is None else dtype_class_fullname(class_name)
 
 

@@ -112,12 +112,8 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
     kinds, names_, types = list(params.arg_kinds), list(params.arg_names), [anything for _ in params.arg_types]
     if not returns_result:
         dims = _dims_by_name(params)
-        keywords = set(ctx.context.arg_names) if isinstance(ctx.context, CallExpr) else set()
-        if keywords & set(dims):  # tensors described by dims
-            kinds = [
-                (ARG_OPT if k == ARG_POS else ARG_NAMED_OPT if k == ARG_NAMED else k) if tensor_parts(get_proper_type(t)) else k
-                for k, t in zip(kinds, params.arg_types)
-            ]
+        if _describes_by_dims(ctx.context, dims):  # the tensors may be left out, and mypy cannot say which
+            kinds = [ARG_OPT if k == ARG_POS else ARG_NAMED_OPT if k == ARG_NAMED else k for k in kinds]
         kinds += [ARG_NAMED_OPT] * len(dims)
         names_ += dims
         types += [ctx.api.named_generic_type("builtins.int", [])] * len(dims)
@@ -144,6 +140,13 @@ def _dims_by_name(params: Parameters) -> list[str]:
             if isinstance(found, TypeVarType) and found.name not in dims and found.name not in params.arg_names:
                 dims.append(found.name)
     return dims
+
+
+def _describes_by_dims(context: Context, dims: list[str]) -> bool:
+    """Whether a `lower`/`compile` call names a dim: it may then leave out the tensors. All its parameters
+    are then optional to mypy, whose message for a missing one would name the first optional parameter
+    before it, a tensor; `call_inspection` names the missing others."""
+    return isinstance(context, CallExpr) and bool(set(context.arg_names) & set(dims))
 
 
 def inspection_attribute(ctx: AttributeContext) -> Type:
@@ -203,6 +206,15 @@ def _star_expander(api: CheckerPluginInterface) -> ArgTypeExpander | None:
 def call_inspection(ctx: MethodContext) -> Type:
     """`gemm.lower(...)` / `gemm.compile(...)` take the kernel's arguments: check them alike."""
     call_return(ctx)
+    kernel = Kernel.of(ctx.type)
+    if kernel is not None and _describes_by_dims(ctx.context, _dims_by_name(kernel.params)):
+        params = kernel.params
+        for index, (name, kind, formal) in enumerate(zip(params.arg_names, params.arg_kinds, params.arg_types)):
+            if kind in (ARG_POS, ARG_NAMED) and not ctx.args[index] and tensor_parts(get_proper_type(formal)) is None:
+                ctx.api.fail(
+                    f'Missing {"positional" if kind == ARG_POS else "named"} argument "{name}" in call to '
+                    f'"{kernel_name(ctx.context)}"', ctx.context, code=errorcodes.CALL_ARG,
+                )
     return ctx.default_return_type
 
 

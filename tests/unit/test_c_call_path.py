@@ -11,6 +11,7 @@ does not serve must end exactly as the Python path ends it.
 import dataclasses
 import inspect
 import pickle
+import re
 import shutil
 import sysconfig
 import weakref
@@ -22,7 +23,7 @@ import torch
 import tltyped as tl
 from examples.interleave import interleave_into
 from tests.conftest import has_nvcc, meta, target_env
-from tests.kernels import dispatch, in_body
+from tests.kernels import dispatch, in_body, names
 from tltyped.callpath import tensors, torch_direct
 from tltyped.callpath import fastpath
 
@@ -221,6 +222,20 @@ def test_the_c_path_calls_a_compiled_launcher_through_its_raw_entry(scale_rows_k
             with pytest.raises(ValueError, match=r"scale_rows: launches on a CUDA device \(0 to 63\), not on device -1"):
                 call(a, a, 2.0)
     assert c_path.call(a, a, "2.0") == python_path.call(a, a, "2.0") == "slow"  # the launcher refused a str
+
+
+@c_path
+@pytest.mark.parametrize("name", [names.CRAFTED, "double"])
+def test_argument_errors_name_the_kernel_as_written(name: str) -> None:
+    """Python's messages for a wrong argument count, from either path, name the kernel as its source does, not
+    the C++-safe name of the generated `def` (`double` is a C++ keyword; the crafted name is no identifier)."""
+    kernel = names.double(256) if name == "double" else names.keywords  # a lazy-style kernel object; an eager kernel
+    launches: dict[Any, Any] = {}
+    c_path = fastpath.build_fast_path(kernel._dispatcher.plan, kernel.fast_path_source, launches, slow)
+    python_path = fastpath.build_fast_path(kernel._dispatcher.plan, kernel.fast_path_source, launches, slow, in_c=False)
+    for call in (c_path.call, python_path.call):
+        with pytest.raises(TypeError, match=rf"^{re.escape(name)}\(\) (missing|takes)"):
+            call()
 
 
 @c_path

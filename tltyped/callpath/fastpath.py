@@ -126,11 +126,14 @@ def _exec(source: str, filename: str, *closure: Any) -> Any:
     return namespace["make"](*closure)
 
 
-def named_plainly(call: Any) -> Any:
-    """A generated function named by its own name: Python's errors about its arguments say `f()`, not `make.<locals>.f()`."""
-    call.__qualname__ = call.__name__
+def named_plainly(call: Any, name: str) -> Any:
+    """A generated function named by its kernel's name: Python's errors about its arguments say `double()`, not
+    `make.<locals>._double()` (the `def` has the name made safe for C++ as well, where `double` is a keyword)."""
+    call.__name__ = call.__qualname__ = name
     if hasattr(call.__code__, "co_qualname"):  # where those errors take the name from, on Python >= 3.11
-        call.__code__ = call.__code__.replace(co_qualname=call.__name__)
+        call.__code__ = call.__code__.replace(co_name=name, co_qualname=name)
+    else:
+        call.__code__ = call.__code__.replace(co_name=name)
     return call
 
 
@@ -186,7 +189,7 @@ def build_fast_path(
         source, f"<tltyped fast path of {plan.name}>", launches, slow, facts or tensors.tensor_facts(), ranks, address,
         int, tuple, type, typed_key, Exception, (TypeError, OverflowError), *defaults,
     )
-    named_plainly(call)
+    named_plainly(call, plan.name)
     facts_variable = f"{variable_prefix(plan)}facts"
     if helper is None:
         return FastPath(call, key, hits, call, facts_variable)

@@ -58,7 +58,7 @@ class Router:
         self.call: Callable[..., Any] = named_plainly(_exec(
             self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route, Exception,
             *(p.default for p in params if p.has_default),
-        ))
+        ), self.signature.name)
 
     def child(self, consts: dict[str, Any]) -> Dispatcher:
         """The Dispatcher of the signature resolved for these const values (built on first use)."""

@@ -92,6 +92,19 @@ def bad_out_idx(N):
     return main
 
 
+@tl.jit(out_idx=[-1])
+def one_name_two_dims():
+    """Two `T.dynamic` variables of one name: a call could not tell which size is which."""
+    a, b = T.dynamic("a"), T.dynamic("a", "int64")
+
+    @T.prim_func
+    def main(X: T.Tensor((a,), "float32"), Z: T.Tensor((b,), "float32"), Y: T.Tensor((a,), "float32")):
+        with T.Kernel(1, threads=32):
+            T.evaluate(0)
+
+    return main
+
+
 WIDTH = 2  # sizes `widened`'s input: rebinding it after a kernel object was made changes that kernel's signature
 
 

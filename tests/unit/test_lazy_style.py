@@ -75,6 +75,8 @@ def test_a_factory_s_arguments_are_checked_like_consts(sm90) -> None:
         ks.not_a_kernel(8)
     with pytest.raises(tl.DefinitionError, match="bad_out_idx: out_idx 5 is not the index of one of its 2 parameters"):
         ks.bad_out_idx(8)
+    with pytest.raises(tl.DefinitionError, match="one_name_two_dims: two different dim variables are both named 'a'"):
+        ks.one_name_two_dims()
 
 
 def test_a_factory_failing_on_its_arguments_names_them_and_the_line(sm90) -> None:

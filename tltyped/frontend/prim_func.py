@@ -87,16 +87,17 @@ def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | Non
 def _dim_variables(name: str, buffers: list[Any]) -> dict[str, Any]:
     """Every TIR variable the buffers' shapes and strides name, by name (each name one variable)."""
     found: dict[str, Any] = {}
+    clashes: list[str] = []
 
-    def visit(node: Any) -> None:
-        if isinstance(node, tirx.Var):
-            known = found.setdefault(node.name, node)
-            if not known.same_as(node):
-                raise DefinitionError(f"{name}: two different dim variables are both named {node.name!r}")
+    def visit(node: Any) -> None:  # an exception raised here would reach the caller as TVM's RuntimeError
+        if isinstance(node, tirx.Var) and not found.setdefault(node.name, node).same_as(node):
+            clashes.append(node.name)
 
     for buffer in buffers:
         for expr in (*buffer.shape, *buffer.strides):
             post_order_visit(expr, visit)
+    if clashes:
+        raise DefinitionError(f"{name}: two different dim variables are both named {clashes[0]!r}")
     return found
 
 

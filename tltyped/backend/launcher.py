@@ -234,16 +234,20 @@ class _Sizes:
 
     def size(self, expr: Any) -> SizeExpr:
         used: dict[Any, tuple[str, str]] = {}
+        problems: list[str] = []  # raised after the visit: raised inside it, they would reach the caller as TVM's RuntimeError
 
         def visit(node: Any) -> None:
             if isinstance(node, tvm.tirx.Var):
                 if node not in self.names:
-                    raise ABIError(f"{self.kernel}: a size names {node.name!r}, which is neither a dyn dim nor a scalar parameter")
-                used[node] = self.names[node]
+                    problems.append(f"a size names {node.name!r}, which is neither a dyn dim nor a scalar parameter")
+                else:
+                    used[node] = self.names[node]
             elif not isinstance(node, _SIZE_NODES):
-                raise ABIError(f"{self.kernel}: the size {expr} uses {type(node).__name__}, which the launcher does not compute")
+                problems.append(f"the size {expr} uses {type(node).__name__}, which the launcher does not compute")
 
         post_order_visit(expr, visit)
+        if problems:
+            raise ABIError(f"{self.kernel}: {problems[0]}")
         return SizeExpr(
             code=_render(expr, {var: cname for var, (cname, _) in used.items()}, "/"),
             text=_render(expr, {var: user for var, (_, user) in used.items()}, "//"),

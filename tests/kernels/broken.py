@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import tltyped as tl
 import tltyped.language as T
+from tests.kernels.helpers import blocks_for
 
 M = TypeVar("M")
 L = TypeVar("L", bound=tl.dyn[int])
@@ -63,6 +64,13 @@ def gemm_shape_mismatch(A: tl.Tensor[tl.float16, M, M]):
         T.gemm(A_s, B_s, C_l)  # FAILS HERE: gemm_shape_mismatch
         T.copy(C_l, C[0, 0])
     return C
+
+
+@tl.jit
+def calls_a_failing_helper(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    with T.Kernel(blocks_for(m, 64), threads=64) as bx:  # FAILS HERE: calls_a_failing_helper
+        A[bx * 64] = 0.0
 
 
 @tl.jit

@@ -26,7 +26,7 @@ import torch
 
 from tests.conftest import meta
 import tltyped as tl
-from tests.kernels import broken, consts, in_body, shapes
+from tests.kernels import broken, consts, helpers, in_body, shapes
 from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr, Recorded, StoragelessTensor
 from tltyped import KernelBuildError
 
@@ -330,6 +330,17 @@ def test_elaboration_failure_names_the_users_file_and_line(kernel: str, args: tu
     for fragment in fragments:
         assert fragment in message
     assert info.value.__cause__ is not None  # TileLang's own exception stays reachable
+
+
+def test_a_failure_in_a_helper_of_another_module_names_both_lines() -> None:
+    """The kernel's line that called it, and the helper's line that raised."""
+    with pytest.raises(KernelBuildError) as info:
+        broken.calls_a_failing_helper.lower(meta(100, dtype=torch.float32))
+    assert str(info.value) == (
+        f"calls_a_failing_helper: building the kernel failed at "
+        f"{broken.__file__}:{marker_line(broken, 'calls_a_failing_helper')} (in blocks_for at "
+        f"{helpers.__file__}:{marker_line(helpers, 'blocks_for')}): ValueError: 100 is not a multiple of 64"
+    )
 
 
 def test_a_body_that_launches_no_kernel() -> None:

@@ -226,9 +226,27 @@ class Elaborator:
             prim_func = tl_builder._patch_prim_func_attrs(prim_func, builder)
         except Exception as exc:
             where = f"{builder.current_file}:{builder.current_line}" if builder.current_line else self._signature.name
+            where = failure_site(exc, where)
             raise KernelBuildError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
         dyn_vars = {name: dims[name] for name in self._signature.dyn_dims}
         return Elaborated(prim_func, dyn_vars)
+
+
+_LIBRARIES = frozenset({"tltyped", "tilelang", "tvm", "tvm_ffi", "torch"}) | sys.stdlib_module_names
+
+
+def failure_site(exc: BaseException, site: str) -> str:
+    """`site` (the kernel's or factory's line that failed), and the innermost line of the user's own code that
+    `exc` passed through where that is elsewhere: a helper of another module the body called."""
+    inner, tb = None, exc.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0] not in _LIBRARIES:
+            inner = tb
+        tb = tb.tb_next
+    if inner is None:
+        return site
+    here = f"{inner.tb_frame.f_code.co_filename}:{inner.tb_lineno}"
+    return site if here == site else f"{site} (in {inner.tb_frame.f_code.co_name} at {here})"
 
 
 def outputs_last(prim_func: Any, outputs: list[str]) -> Any:

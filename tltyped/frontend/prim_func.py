@@ -31,7 +31,7 @@ from tvm.tirx.stmt_functor import post_order_visit
 
 from tltyped.errors import ArgumentValueError, DefinitionError, KernelBuildError
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.elaborate import Elaborated, outputs_last
+from tltyped.frontend.elaborate import Elaborated, failure_site, outputs_last
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
@@ -52,7 +52,8 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
         given = ", ".join(f"{name}={describe(value)}" for name, value in arguments.items())
         text = (str(exc).strip().splitlines() or [""])[0]
         raise KernelBuildError(
-            f"{fn.__name__}: running the factory with {given} failed at {lines[-1] if lines else fn.__name__}: "
+            f"{fn.__name__}: running the factory with {given} failed at "
+            f"{failure_site(exc, lines[-1] if lines else fn.__name__)}: "
             f"{type(exc).__name__}: {text}"
         ) from exc
     if not isinstance(result, tirx.PrimFunc):

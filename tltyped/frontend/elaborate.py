@@ -239,8 +239,10 @@ def failure_site(exc: BaseException, site: str) -> str:
     """`site` (the kernel's or factory's line that failed), and the innermost line of the user's own code that
     `exc` passed through where that is elsewhere: a helper of another module the body called."""
     inner, tb = None, exc.__traceback__
-    while tb is not None:
-        if str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0] not in _LIBRARIES:
+    while tb is not None:  # TVM adds frames of its C++ (`op.cc`, no module): Python sources of a user's module only
+        module = tb.tb_frame.f_globals.get("__name__")
+        if isinstance(module, str) and module and module.partition(".")[0] not in _LIBRARIES \
+                and tb.tb_frame.f_code.co_filename.endswith(".py"):
             inner = tb
         tb = tb.tb_next
     if inner is None:

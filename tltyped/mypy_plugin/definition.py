@@ -55,16 +55,20 @@ from tltyped.types import in_body_grammar as grammar
 _RETURN_RULE = codes.sentence(grammar.RETURN_RULE)
 
 
-def check_definition(decorator: Decorator, record: KernelRecord | None, api: CheckerPluginInterface) -> None:
-    """Report everything wrong with one kernel's definition, on the lines where it is."""
+def check_definition(decorator: Decorator, record: KernelRecord | None, api: CheckerPluginInterface) -> bool:
+    """Report everything wrong with one kernel's definition, on the lines where it is; whether its signature (its
+    parameters, as the signature or the body's declarations give them) was wrong."""
+    reported = api.msg.errors.num_messages()
     func = decorator.func
     if record is not None:
         for found in record.diagnostics:
             api.fail(found.message, Context(found.line, found.column), code=found.code)
     _check_function(func, api)
     _check_parameters(func, api)
+    signature_wrong = api.msg.errors.num_messages() > reported
     _check_tune_defaults(func, api)
     _check_body(func, api)
+    return signature_wrong
 
 
 def _check_function(func: FuncDef, api: CheckerPluginInterface) -> None:

@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from mypy.nodes import Decorator, MypyFile
+from mypy.nodes import ARG_STAR, ARG_STAR2, Decorator, MypyFile
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
@@ -34,7 +34,7 @@ from mypy.plugin import (
     Plugin,
     ReportConfigContext,
 )
-from mypy.types import CallableType, FunctionLike, Type, get_proper_type
+from mypy.types import AnyType, CallableType, FunctionLike, Instance, Parameters, Type, TypeOfAny, get_proper_type
 
 from tltyped.errors import UnsupportedSetup
 from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
@@ -160,7 +160,8 @@ class TLTypedPlugin(Plugin):
         """
         if isinstance(ctx.context, Decorator):
             record = self.kernels.get(id(ctx.context.func))
-            check_definition(ctx.context, record, ctx.api)
+            if check_definition(ctx.context, record, ctx.api):
+                return _unchecked(ctx.default_return_type)
             if record is None:
                 return ctx.default_return_type
             if record.prim_func_params is not None:
@@ -172,6 +173,18 @@ class TLTypedPlugin(Plugin):
         if isinstance(returned, CallableType):
             return returned.copy_modified(name=names.JIT)
         return ctx.default_return_type
+
+
+def _unchecked(kernel: Type) -> Type:
+    """A kernel whose definition has an error, with its calls left unchecked: what they would report would follow
+    from that error (a parameter the body failed to annotate reads as a const, and every tensor passed to it as
+    unhashable)."""
+    jit_function = get_proper_type(kernel)
+    if not (isinstance(jit_function, Instance) and len(jit_function.args) == 2):
+        return kernel
+    anything = AnyType(TypeOfAny.from_error)
+    params = Parameters([anything, anything], [ARG_STAR, ARG_STAR2], [None, None], is_ellipsis_args=True)
+    return jit_function.copy_modified(args=[params, anything])
 
 
 def _version_tuple(version: str) -> tuple[int, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 import tilelang.language as TL
@@ -235,6 +235,14 @@ def generator_kernel(A: tl.Tensor[tl.float32, M]):
 def test_a_kernel_is_a_plain_def(fn: Any, kind: str) -> None:
     with pytest.raises(tl.DefinitionError, match=f"takes a plain `def` function, not {re.escape(kind)}"):
         tl.jit(fn)
+
+
+def test_a_literal_of_several_sizes_is_rejected_naming_the_parameter() -> None:
+    def kernel(A: tl.Tensor[tl.float16, Literal[64, 128]]):
+        pass
+
+    with pytest.raises(tl.DefinitionError, match=r"parameter 'A': dim typing.Literal\[64, 128\] is one of several sizes"):
+        tl.jit(kernel)
 
 
 def test_dyn_str_is_rejected_naming_the_parameter() -> None:

@@ -129,6 +129,11 @@ def _parse_dim(name: str, axis: int, value: object, dim_kinds: dict[str, bool]) 
         names = [m.name for m in getattr(value, "__metadata__", ()) if isinstance(m, DimName)]
         return _declare(names[0] if names else f"_{name}_{axis}", True, dim_kinds)
     if get_origin(value) is Literal:
+        if len(get_args(value)) != 1:
+            raise DefinitionError(
+                f"parameter {name!r}: dim {value!r} is one of several sizes; a kernel's dim is one int, or a TypeVar "
+                "for a size each call gives"
+            )
         (value,) = get_args(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return dimlib.literal(value)

@@ -37,6 +37,7 @@ from mypy.types import (
     TypeList,
     TypeOfAny,
     UnboundType,
+    UnionType,
     UnpackType,
     get_proper_type,
 )
@@ -206,7 +207,9 @@ class _TensorAnnotation:
             literal = get_proper_type(self.api.analyze_type(arg))
             if isinstance(literal, LiteralType) and literal.fallback.type.fullname == "builtins.int":
                 return LiteralType(literal.value, literal.fallback, line=arg.line, column=arg.column)
-            if not isinstance(literal, AnyType):
+            if isinstance(literal, UnionType):  # `Literal[64, 128]`
+                self.malformed("a Literal dim is one int, not one of several (a dim name or Any is a size each call gives)", arg)
+            elif not isinstance(literal, AnyType):
                 self.malformed("a Literal dim must be an int", arg)
             return AnyType(TypeOfAny.from_error)
         if isinstance(node, Var) and _may_be_int(node) and not arg.args:  # a size the module computes, as at run time

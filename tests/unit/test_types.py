@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from typing import Annotated, TypeVar, get_args, get_origin
+from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 import pytest
 import tilelang.language as TL
@@ -207,8 +207,15 @@ def test_empty_tune_is_rejected() -> None:
 
 
 def test_unhashable_tune_candidate_is_rejected() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(tl.ArgumentTypeError, match=r"tl.tune\(\): candidate list \[64, 128\] is unhashable"):
         tl.tune([[64, 128]])
+
+
+@pytest.mark.parametrize("values", [64, "64", None])
+def test_tune_takes_a_list_of_candidates(values: Any) -> None:
+    """A string would otherwise be a space of its characters; an int, a bare TypeError from tuple()."""
+    with pytest.raises(tl.ArgumentTypeError, match=r"tl.tune\(\) takes a list of candidate values, got "):
+        tl.tune(values)
 
 
 def test_tune_is_immutable() -> None:

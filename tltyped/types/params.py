@@ -10,12 +10,12 @@ runtime reads the marker out of the `Annotated` metadata. `dyn[int, "K"]`
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
-from tltyped.errors import ArgumentValueError, DefinitionError
-from tltyped.types.values import typed_key
+from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError
+from tltyped.types.values import describe, typed_key
 
 _T = TypeVar("_T")
 
@@ -89,7 +89,12 @@ class Tune:
         if not self.values:
             raise ArgumentValueError("tl.tune() needs at least one candidate value")
         for value in self.values:
-            hash(value)
+            try:
+                hash(value)
+            except TypeError:
+                raise ArgumentTypeError(
+                    f"tl.tune(): candidate {describe(value)} is unhashable (each candidate keys the kernel cache)"
+                ) from None
         object.__setattr__(self, "_key", typed_key(self.values))
         object.__setattr__(self, "_hash", hash(self._key))
 
@@ -106,4 +111,6 @@ def tune(values: Sequence[_T]) -> _T:
     Typed as returning one candidate, so the default fits the parameter's
     annotation; the runtime object is a `Tune`.
     """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ArgumentTypeError(f"tl.tune() takes a list of candidate values, got {describe(values)}")
     return cast(_T, Tune(tuple(cast(Sequence[Any], values))))

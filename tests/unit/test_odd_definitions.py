@@ -1,0 +1,55 @@
+"""Odd annotations a user may write: decoration accepts them or raises a tl.Error naming what is wrong, never
+another exception (a ValueError from unpacking, a TypeError from TileLang), with and without
+`from __future__ import annotations` (which decides who evaluates the annotation: Python at `def`, or tltyped)."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+import traceback
+from pathlib import Path
+
+import pytest
+
+import tltyped as tl
+
+DIMS = ["M", "Literal[True]", "Literal[-1]", "Literal[2**70]", "Literal[64, 128]", "Literal['a']", "1.5", "'M'", "None",
+        "...", "(M, M)", "[M]", "Annotated[int, 3]", "Optional[int]", "tl.dyn[float]", "tl.dyn[int, 'K']",
+        "tl.dyn[int, 3]", "tl.dyn", "tl.dyn[str]", "tl.ptr", "tl.const[int]", "int", "float", "C", "-1", "tl.float16",
+        "BOUND_FLOAT", "T.dynamic('x')", "T.int32"]
+DTYPES = ["torch.float16", "'float16'", "'fp16'", "int", "None", "M", "T.float16", "torch.complex64",
+          "numpy.float16", "tl.DType", "'bool'"]
+SCALARS = ["tl.dyn[bool]", "tl.dyn[tl.float16]", "tl.const", "tl.const[list]", "Optional[tl.Tensor[tl.float16, M]]",
+           "list[tl.Tensor[tl.float16, M]]", "tuple[tl.Tensor[tl.float16, M], ...]", "T.handle", "tl.dyn[int] = 3",
+           "int = tl.tune([1, 'a'])", "int = tl.tune(3)", "tl.dyn[int] = tl.tune([1, 2])"]
+PARAMETERS = ([f"A: tl.Tensor[tl.float16, {d}]" for d in DIMS] + [f"A: tl.Tensor[[{d}], tl.float16]" for d in DIMS[:12]]
+              + [f"A: tl.Tensor[{t}, M]" for t in DTYPES] + [f"A: tl.Tensor[tl.float16, M], s: {s}" for s in SCALARS])
+HEADER = """
+from typing import Annotated, Literal, Optional, TypeVar
+import numpy, torch
+import tltyped as tl
+import tltyped.language as T
+M = TypeVar("M")
+C = TypeVar("C", int, str)
+BOUND_FLOAT = TypeVar("BOUND_FLOAT", bound=tl.dyn[float])
+"""
+
+
+@pytest.mark.parametrize("future", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("parameters", PARAMETERS)
+def test_an_odd_definition_is_accepted_or_refused_with_a_tl_error(parameters: str, future: bool, tmp_path: Path) -> None:
+    source = ("from __future__ import annotations\n" if future else "") + HEADER + textwrap.dedent(f"""
+        @tl.jit
+        def kernel({parameters}):
+            pass
+    """)
+    path = tmp_path / "odd_definition.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("odd_definition", path)
+    assert spec is not None and spec.loader is not None
+    try:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    except tl.Error:
+        pass
+    except Exception as exc:  # raised by Python's own evaluation at `def` (TileLang's T.dynamic outside a kernel)
+        assert not any(Path(tl.__file__).parent in Path(f.filename).parents for f in traceback.extract_tb(exc.__traceback__)), repr(exc)

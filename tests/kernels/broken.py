@@ -74,6 +74,15 @@ def calls_a_failing_helper(A: tl.Tensor[tl.float32, M]):
 
 
 @tl.jit
+def output_of_a_negative_size(A: tl.Tensor[tl.float32, L]):
+    (n,) = A.shape
+    C = T.empty((n - 100,), tl.float32)  # negative for a call with fewer than 100 elements
+    with T.Kernel(1, threads=32) as bx:
+        C[0] = A[0]
+    return C
+
+
+@tl.jit
 def launches_nothing(A: tl.Tensor[tl.float32, M]):
     (m,) = A.shape
     size = m + 1  # no `with T.Kernel(...)`: nothing runs on the GPU

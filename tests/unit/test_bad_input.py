@@ -343,6 +343,13 @@ def test_a_failure_in_a_helper_of_another_module_names_both_lines() -> None:
     )
 
 
+def test_an_output_of_a_negative_size_is_refused_as_the_launcher_refuses_it() -> None:
+    assert broken.output_of_a_negative_size(meta(164, dtype=torch.float32)).shape == (64,)
+    with pytest.raises(tl.ArgumentValueError, match=r"^output_of_a_negative_size: output 'C' would have size -36 in "
+                                                    r"dim 0 \(its shape is \(L - 100,\)\)"):
+        broken.output_of_a_negative_size(meta(64, dtype=torch.float32))
+
+
 def test_a_body_that_launches_no_kernel() -> None:
     """It lowers (TileLang's own tests lower such functions), but a launch of a kernel with no arguments is nothing
     to run, and TileLang's host code for it does not compile: refused before nvcc, saying why."""

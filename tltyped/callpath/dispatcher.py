@@ -166,7 +166,7 @@ class Dispatcher:
 
         def of(config: dict[str, Hashable]) -> list[tuple[tuple[Any, ...], str]]:
             elaborated = self.builder.elaborate(self.specialization(bound, {**consts, **config}))
-            return [(tuple(shape), dtype) for shape, dtype in returned_shapes(elaborated, inputs, sizes)]
+            return [(tuple(shape), dtype) for shape, dtype in returned_shapes(self.signature.name, elaborated, inputs, sizes)]
 
         configs = candidates(bound.tuned)  # [{}] where nothing is tuned
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here

@@ -261,13 +261,15 @@ def outputs_last(prim_func: Any, outputs: list[str]) -> Any:
     return moved.with_attr("tilelang_out_idx", [i - len(outputs) for i in range(len(outputs))])
 
 
-def returned_shapes(elaborated: Elaborated, inputs: int, sizes: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
-    """The shape and dtype of each output the kernel returns, in return order, for these dyn dims' sizes.
+def returned_shapes(
+    name: str, elaborated: Elaborated, inputs: int, sizes: Mapping[str, Any]
+) -> list[tuple[tuple[Any, ...], str]]:
+    """The shape and dtype of each output the kernel `name` returns, in return order, for these dyn dims' sizes.
 
     The outputs are the parameters after the `inputs` runtime ones; `tilelang_out_idx` says, from the end,
     which are returned (what the launcher returns, and a call with meta tensors gives back). A size is an
     int, or torch's symbolic size where the dyn dims' are (a traced call): each output's shape is evaluated
-    over them, so it stays symbolic.
+    over them, so it stays symbolic. A negative size is refused as the launcher refuses it.
     """
     prim_func = elaborated.prim_func
     params = list(prim_func.params)
@@ -277,7 +279,12 @@ def returned_shapes(elaborated: Elaborated, inputs: int, sizes: Mapping[str, Any
     shapes = []
     for index in returned:
         buffer = prim_func.buffer_map[params[len(params) + index]]
-        shapes.append((tuple(_evaluate(size, values) for size in buffer.shape), str(buffer.dtype)))
+        shape = tuple(_evaluate(size, values) for size in buffer.shape)
+        for dim, size in enumerate(shape):
+            if isinstance(size, int) and size < 0:
+                raise ArgumentValueError(f"{name}: output {buffer.name!r} would have size {size} in dim {dim} "
+                                         f"(its shape is {tuple(buffer.shape)})")
+        shapes.append((shape, str(buffer.dtype)))
     assert all(len(params) + i >= inputs for i in returned), "an input is never returned"
     return shapes
 

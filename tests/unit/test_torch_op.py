@@ -4,6 +4,10 @@ Nothing runs a kernel: tracing needs the kernel's types (and TileLang's lowering
 writes), never nvcc or a GPU. Fake CUDA tensors stand for the GPU's.
 """
 
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import pytest
@@ -12,6 +16,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export import Dim
 
 import tltyped as tl
+from tests.conftest import ROOT
 from tests.kernels import torch_ops as kernels
 from tests.kernels.torch_ops import accumulated, interleaved, scaled_plus_one
 
@@ -197,6 +202,26 @@ def test_a_traced_float_for_a_dyn_float_is_refused_naming_it(fake: FakeTensorMod
     with fake, pytest.raises(tl.ArgumentTypeError, match=r"scale: dyn parameter 'factor' expects a float32 fixed when "
                                                          r"the program is traced, got torch.SymFloat"):
         torch.export.export(ItemScale(), (cuda(fake, 10), cuda(fake, 3)))
+
+
+def test_dynamo_takes_a_kernel_made_before_it_was_imported_for_no_lru_cache() -> None:
+    """The usual program: kernels defined at import, torch.compile later. Defining them imports no Dynamo, and
+    its first trace of one does not warn (in a process of its own: this one has imported Dynamo)."""
+    probe = textwrap.dedent("""
+        import sys, warnings
+        import torch
+        from tests.kernels.torch_ops import scaled_plus_one
+        assert "torch._dynamo" not in sys.modules
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = torch.compile(scaled_plus_one, fullgraph=True, backend="eager")(torch.empty(10, device="meta"))
+        assert tuple(out.shape) == (10,), out.shape
+        print([str(w.message)[:80] for w in caught if "lru_cache" in str(w.message)])
+    """)
+    env = {**os.environ, "TLTYPED_TARGET": "sm_90a"}
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout
 
 
 def test_dynamo_takes_a_kernel_made_after_its_first_trace_for_no_lru_cache(fake: FakeTensorMode) -> None:

@@ -377,9 +377,9 @@ _EXPOSED: weakref.WeakSet[Any] = weakref.WeakSet()
 def _hook_dynamo(call: Any) -> None:
     """Let Dynamo trace calls of `call`, which it cannot trace into, as one call in its graph (torch_op.py says how):
     the attributes of torch's script-if-tracing wrappers make Dynamo trace `traced` instead, whose `register`
-    Dynamo runs for real, as a function of constant result, before it reaches `entry`. Nothing is imported here
-    unless Dynamo is loaded already: then `call` is told apart now, before Dynamo first meets it (a kernel made
-    after a first trace, by a factory or a lazy-style call, would otherwise be the one it warns about)."""
+    Dynamo runs for real, as a function of constant result, before it reaches `entry`. `call` is told apart from
+    an lru_cache wrapper before Dynamo first meets it: now if Dynamo is loaded, else as it loads (never imported
+    here)."""
 
     def entry(*args: Any, **kwargs: Any) -> Any:
         return call(*args, **kwargs)
@@ -400,6 +400,10 @@ def _hook_dynamo(call: Any) -> None:
     setattr(call, "__original_fn", traced)
     if "torch._dynamo" in sys.modules:
         register((call,))
+    else:
+        from tltyped.callpath.torch_op import tell_apart_when_dynamo_loads
+
+        tell_apart_when_dynamo_loads(_EXPOSED)
 
 
 def _shapes(outputs: list[tuple[tuple[Any, ...], str]]) -> str:

@@ -175,13 +175,17 @@ class _TensorAnnotation:
         if isinstance(value, str) and arg.base_type_name == "builtins.str":  # derived: see dimexpr.py
             return LiteralType(value, self.api.named_type("builtins.str", []), line=arg.line, column=arg.column)
         if isinstance(value, int) and not isinstance(value, bool) and arg.base_type_name == "builtins.int":
-            if value < 0:
-                self.malformed(f"a dim size must be non-negative, got {value}", arg)
-                return AnyType(TypeOfAny.from_error)
-            return LiteralType(value, self.api.named_type("builtins.int", []), line=arg.line, column=arg.column)
+            return self.size(value, arg)
         shown = "an expression" if value is None else repr(value)
         self.malformed(f"a dim must be a dim name, an int or Literal[int], not {shown}", arg)
         return AnyType(TypeOfAny.from_error)
+
+    def size(self, value: int, arg: Type) -> Type:
+        """A dim of this size (`128`, `Literal[128]`, a `Final` int), which no tensor has below zero."""
+        if value < 0:
+            self.malformed(f"a dim size must be non-negative, got {value}", arg)
+            return AnyType(TypeOfAny.from_error)
+        return LiteralType(value, self.api.named_type("builtins.int", []), line=arg.line, column=arg.column)
 
     def named_dim(self, arg: UnboundType) -> Type:
         if arg.original_str_expr is not None:  # `"x"`: a string, not a dim name
@@ -206,7 +210,8 @@ class _TensorAnnotation:
         if node.fullname in _LITERALS or isinstance(node, TypeAlias):  # `Literal[64]`, or `L64` naming it
             literal = get_proper_type(self.api.analyze_type(arg))
             if isinstance(literal, LiteralType) and literal.fallback.type.fullname == "builtins.int":
-                return LiteralType(literal.value, literal.fallback, line=arg.line, column=arg.column)
+                assert isinstance(literal.value, int)
+                return self.size(literal.value, arg)
             if isinstance(literal, UnionType):  # `Literal[64, 128]`
                 self.malformed("a Literal dim is one int, not one of several (a dim name or Any is a size each call gives)", arg)
             elif not isinstance(literal, AnyType):
@@ -215,7 +220,7 @@ class _TensorAnnotation:
         if isinstance(node, Var) and _may_be_int(node) and not arg.args:  # a size the module computes, as at run time
             value = node.final_value if node.is_final else None
             if isinstance(value, int) and not isinstance(value, bool):  # `HIDDEN: Final = 256`: that size
-                return LiteralType(value, self.api.named_type("builtins.int", []), line=arg.line, column=arg.column)
+                return self.size(value, arg)
             return AnyType(TypeOfAny.special_form, line=arg.line, column=arg.column)  # known when the kernel is made
         if isinstance(node, TypeInfo):  # `int`: a size's type, not a size
             self.fail(

@@ -22,6 +22,7 @@ from mypy.nodes import (
     ListExpr,
     NameExpr,
     ReturnStmt,
+    StrExpr,
     TupleExpr,
 )
 from mypy.types import AnyType, Instance, RawExpressionType, TupleType, Type, TypeOfAny, UnboundType
@@ -98,8 +99,10 @@ class _OutputReader:
         if dtype is None:  # T.empty's default
             default = self.found.dtype_spelling("float32")
             return UnboundType(default) if default is not None else AnyType(TypeOfAny.special_form)
-        spelled = dotted_name(dtype)
-        if spelled is None:
+        spelled: str | None = dotted_name(dtype)
+        if isinstance(dtype, StrExpr):  # TileLang's spelling, `"float16"`
+            spelled = self.found.dtype_named(dtype.value) or dtype.value  # naming none: the annotation hook says so
+        if spelled is None:  # a dtype computed some other way
             return AnyType(TypeOfAny.special_form)
         if spelled in self.params:  # chosen per call by a const parameter
             return parameter_dtype(self.func, spelled, dtype.line, dtype.column)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Optional, TypeVar
 
 import pytest
 import tilelang.language as TL
@@ -235,6 +235,17 @@ def generator_kernel(A: tl.Tensor[tl.float32, M]):
 def test_a_kernel_is_a_plain_def(fn: Any, kind: str) -> None:
     with pytest.raises(tl.DefinitionError, match=f"takes a plain `def` function, not {re.escape(kind)}"):
         tl.jit(fn)
+
+
+@pytest.mark.parametrize("annotation", [Optional[tl.Tensor[tl.float16, M]], tuple[tl.Tensor[tl.float16, M], ...]])
+def test_a_tensor_inside_another_annotation_is_rejected(annotation: Any) -> None:
+    """It would be a const: a tensor passed to it keyed by identity, and never the kernel's tensor."""
+    def kernel(A: tl.Tensor[tl.float16, M], bias=None):
+        pass
+
+    kernel.__annotations__["bias"] = annotation
+    with pytest.raises(tl.DefinitionError, match=r"parameter 'bias': a tensor inside \w+\[...\] is not supported"):
+        tl.jit(kernel)
 
 
 def test_a_literal_of_several_sizes_is_rejected_naming_the_parameter() -> None:

@@ -65,7 +65,17 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
     scalar = tilelang_scalar(annotation)
     if scalar is not None:
         return Param(name, Kind.DYN, default, scalar=parameter_dtype(name, scalar).name)
+    if _holds_a_tensor(annotation):
+        raise DefinitionError(
+            f"parameter {name!r}: a tensor inside {_name(get_origin(annotation))}[...] is not supported (it would be a "
+            "const, keyed by identity); a kernel's tensors are parameters of their own, always given"
+        )
     return Param(name, Kind.CONST, default, annotation=annotation)
+
+
+def _holds_a_tensor(annotation: object) -> bool:
+    """`Optional[Tensor[...]]`, `tuple[Tensor[...], ...]`: an annotation with a tensor annotation inside."""
+    return any(is_tensor_annotation(arg) or _holds_a_tensor(arg) for arg in get_args(annotation))
 
 
 def _marker(annotation: object) -> Marker | None:

@@ -41,7 +41,18 @@ from mypy.nodes import (
     UnaryExpr,
 )
 from mypy.plugin import CheckerPluginInterface
-from mypy.types import AnyType, CallableType, Instance, Type, TypeOfAny, UnboundType, get_proper_type
+from mypy.types import (
+    AnyType,
+    CallableType,
+    Instance,
+    ProperType,
+    TupleType,
+    Type,
+    TypeOfAny,
+    UnboundType,
+    UnionType,
+    get_proper_type,
+)
 
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
@@ -87,6 +98,12 @@ def _check_parameters(func: FuncDef, api: CheckerPluginInterface) -> None:
                 f'Kernel parameter "{arg.variable.name}" needs a dtype and dims: Tensor[dtype, *dims] or '
                 "Tensor[[dims...], dtype]", arg, code=codes.ANNOTATION,
             )
+        elif _holds_a_tensor(typ):
+            api.fail(
+                f'Kernel parameter "{arg.variable.name}" has a tensor inside {format_type(typ, api.options)}, which '
+                "is not supported; a kernel's tensors are parameters of their own, always given",
+                arg, code=codes.KERNEL,
+            )
     for arg in func.arguments:
         name = arg.variable.name
         if arg.pos_only:
@@ -106,6 +123,27 @@ def _is_bare_tensor(written: Type, analyzed: Type) -> bool:
     typ = get_proper_type(analyzed)
     return (isinstance(written, UnboundType) and not written.args and isinstance(typ, Instance)
             and typ.type.fullname == names.PLUGIN_TENSOR)
+
+
+def _holds_a_tensor(typ: Type) -> bool:
+    """`Optional[Tensor[...]]`, `tuple[Tensor[...], ...]`: a tensor inside another type (the runtime would take
+    the parameter for a const)."""
+    return any(_is_tensor(t) for t in _inner_types(get_proper_type(typ)))
+
+
+def _inner_types(typ: ProperType) -> list[Type]:
+    if isinstance(typ, UnionType):
+        return list(typ.items)
+    if isinstance(typ, TupleType):
+        return list(typ.items)
+    if isinstance(typ, Instance) and typ.type.fullname != names.PLUGIN_TENSOR:
+        return list(typ.args)
+    return []
+
+
+def _is_tensor(typ: Type) -> bool:
+    proper = get_proper_type(typ)
+    return isinstance(proper, Instance) and proper.type.fullname == names.PLUGIN_TENSOR or _holds_a_tensor(typ)
 
 
 def _check_tune_defaults(func: FuncDef, api: CheckerPluginInterface) -> None:

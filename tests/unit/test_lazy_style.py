@@ -79,11 +79,13 @@ def test_a_factory_s_arguments_are_checked_like_consts(sm90) -> None:
         ks.one_name_two_dims()
 
 
-def test_a_factory_failing_on_its_arguments_names_them_and_the_line(sm90) -> None:
-    """A float where the factory's body needs an int fails inside TileLang: a KernelBuildError with the arguments."""
+def test_a_factory_failing_on_its_arguments_names_them_and_the_line(sm90, capfd, caplog) -> None:
+    """A float where the factory's body needs an int fails inside TileLang: a KernelBuildError with the arguments,
+    and not TileLang's log of the generated builder source before it."""
     with pytest.raises(tl.KernelBuildError, match=r"^matmul: running the factory with M=float 256.0, N=int 128, .* "
                                                   r"failed at .*lazy_style.py:\d+: "):
         ks.matmul(256.0, 128, 64, 64, 64, 32)
+    assert "Failed to build prim_func" not in capfd.readouterr().err + caplog.text
 
 
 def test_a_non_contiguous_tensor_is_refused_naming_it(sm90) -> None:

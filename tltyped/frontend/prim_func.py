@@ -22,6 +22,7 @@ than launched with a mismatched layout.
 
 from __future__ import annotations
 
+import logging
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -41,9 +42,22 @@ from tltyped.types.values import describe
 tirx = tvm.tirx
 
 
+_BUILDER_LOG = logging.getLogger("tilelang.language.eager.builder")
+
+
+class _WithoutTheBuildersDump(logging.Filter):
+    """TileLang logs, as CRITICAL, the whole builder source of a `@T.prim_func` that fails to build; the error
+    run_factory raises names the factory's line and arguments instead, and keeps TileLang's as its cause."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to build prim_func")
+
+
 def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     """The PrimFunc the factory returns for these arguments; a failure names them, and the factory's line it
     reached (TileLang's own error, often TVM's, says little about which argument it could not take)."""
+    quiet = _WithoutTheBuildersDump()
+    _BUILDER_LOG.addFilter(quiet)
     try:
         result = fn(**arguments)
     except Exception as exc:
@@ -56,6 +70,8 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
             f"{failure_site(exc, lines[-1] if lines else fn.__name__)}: "
             f"{type(exc).__name__}: {text}"
         ) from exc
+    finally:
+        _BUILDER_LOG.removeFilter(quiet)
     if not isinstance(result, tirx.PrimFunc):
         raise DefinitionError(
             f"{fn.__name__}: a lazy-style factory returns the @T.prim_func it defines; it returned {describe(result)}"

@@ -212,6 +212,8 @@ class _TensorAnnotation:
             if isinstance(literal, LiteralType) and literal.fallback.type.fullname == "builtins.int":
                 assert isinstance(literal.value, int)
                 return self.size(literal.value, arg)
+            if isinstance(literal, Instance) and literal.type.fullname == "builtins.int":  # `dyn[int, "K"]`
+                return AnyType(TypeOfAny.special_form, line=arg.line, column=arg.column)  # a size each call gives
             if isinstance(literal, UnionType):  # `Literal[64, 128]`
                 self.malformed("a Literal dim is one int, not one of several (a dim name or Any is a size each call gives)", arg)
             elif not isinstance(literal, AnyType):
@@ -222,7 +224,9 @@ class _TensorAnnotation:
             if isinstance(value, int) and not isinstance(value, bool):  # `HIDDEN: Final = 256`: that size
                 return self.size(value, arg)
             return AnyType(TypeOfAny.special_form, line=arg.line, column=arg.column)  # known when the kernel is made
-        if isinstance(node, TypeInfo):  # `int`: a size's type, not a size
+        if isinstance(node, TypeInfo) and node.fullname == "builtins.int":  # the seed's anonymous dim: any size
+            return AnyType(TypeOfAny.special_form, line=arg.line, column=arg.column)
+        if isinstance(node, TypeInfo):  # `float`: a type, not a size
             self.fail(
                 f'Dim "{arg.name}" is a type, not a dim: name the dim with a TypeVar '
                 f'({_DIM_EXAMPLE} = TypeVar("{_DIM_EXAMPLE}")) or give its size with Literal[n]',
@@ -245,10 +249,14 @@ def _spelling(typ: Type) -> str:
 
 
 def analyze_dyn(ctx: AnalyzeTypeContext) -> Type:
-    """`tl.dyn[int]` is `int` (and `tl.dyn[float]` `float`); nothing else may be dyn."""
+    """`tl.dyn[int]` is `int` (and `tl.dyn[float]` `float`); nothing else may be dyn. `dyn[int, "K"]`, a named dyn
+    dim written where a dim goes (the seed's spelling), is `int` too: as a dim, a size each call gives."""
     args = ctx.type.args
+    if len(args) == 2 and _is_name_literal(args[1]):
+        args = args[:1]
     if len(args) != 1:
-        ctx.api.fail("dyn takes one type: dyn[int] or dyn[float]", ctx.context, code=codes.ANNOTATION)
+        ctx.api.fail('dyn takes one type, and a dim name: dyn[int], dyn[float] or dyn[int, "K"]', ctx.context,
+                     code=codes.ANNOTATION)
         return AnyType(TypeOfAny.from_error)
     inner = ctx.api.analyze_type(args[0])
     proper = get_proper_type(inner)
@@ -261,6 +269,13 @@ def analyze_dyn(ctx: AnalyzeTypeContext) -> Type:
         ctx.context, code=codes.ANNOTATION,
     )
     return inner
+
+
+def _is_name_literal(typ: Type) -> bool:
+    """`"K"` in an annotation: a string that is an identifier."""
+    if isinstance(typ, RawExpressionType):
+        return isinstance(typ.literal_value, str) and typ.literal_value.isidentifier()
+    return isinstance(typ, UnboundType) and typ.original_str_expr is not None and typ.original_str_expr.isidentifier()
 
 
 def type_analyze_hook(fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:

@@ -67,6 +67,14 @@ def gemm_shape_mismatch(A: tl.Tensor[tl.float16, M, M]):
 
 
 @tl.jit
+def raises_on_a_continued_line(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    with T.Kernel(1, threads=32) as bx:
+        T.fill(A,  # FAILS HERE: raises_on_a_continued_line
+               m // 0)
+
+
+@tl.jit
 def calls_a_failing_helper(A: tl.Tensor[tl.float32, M]):
     (m,) = A.shape
     with T.Kernel(blocks_for(m, 64), threads=64) as bx:  # FAILS HERE: calls_a_failing_helper

@@ -318,6 +318,7 @@ def test_binder_is_the_slow_paths_check(seed_gemm) -> None:
         ("returns_a_python_int", (meta(64, dtype=torch.float32),), ["returns global buffers"]),
         ("unreturned_empty", (meta(64, dtype=torch.float32),), ["Not all tensor allocated from `T.empty` are returned"]),
         ("gemm_shape_mismatch", (meta(256, 256),), ["T.gemm K shape check failed"]),
+        ("raises_on_a_continued_line", (meta(64, dtype=torch.float32),), ["ZeroDivisionError"]),
     ],
 )
 def test_elaboration_failure_names_the_users_file_and_line(kernel: str, args: tuple, fragments: list[str]) -> None:
@@ -326,7 +327,7 @@ def test_elaboration_failure_names_the_users_file_and_line(kernel: str, args: tu
         fn.lower(*args)
     message = str(info.value)
     assert message.startswith(f"{kernel}: building the kernel failed at ")
-    assert f"{broken.__file__}:{marker_line(broken, kernel)}" in message
+    assert f"failed at {broken.__file__}:{marker_line(broken, kernel)}: " in message  # the line, and no other
     for fragment in fragments:
         assert fragment in message
     assert info.value.__cause__ is not None  # TileLang's own exception stays reachable

@@ -35,6 +35,7 @@ from tilelang.language.eager import builder as tl_builder
 from tilelang.language.eager.utils import construct_strides
 
 from tltyped.errors import ArgumentValueError, KernelBuildError
+from tltyped.frontend.fingerprint import is_users_code
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
 from tltyped.templates.names import c_names, identifier
@@ -225,30 +226,26 @@ class Elaborator:
             builder.out_idx = _returned_indices(prim_func, builder.returned)
             prim_func = tl_builder._patch_prim_func_attrs(prim_func, builder)
         except Exception as exc:
-            where = f"{builder.current_file}:{builder.current_line}" if builder.current_line else self._signature.name
-            where = failure_site(exc, where)
+            where = (failure_site(exc, builder.current_file, builder.current_line) if builder.current_line
+                     else self._signature.name)
             raise KernelBuildError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
         dyn_vars = {name: dims[name] for name in self._signature.dyn_dims}
         return Elaborated(prim_func, dyn_vars)
 
 
-_LIBRARIES = frozenset({"tltyped", "tilelang", "tvm", "tvm_ffi", "torch"}) | sys.stdlib_module_names
-
-
-def failure_site(exc: BaseException, site: str) -> str:
-    """`site` (the kernel's or factory's line that failed), and the innermost line of the user's own code that
-    `exc` passed through where that is elsewhere: a helper of another module the body called."""
+def failure_site(exc: BaseException, file: str, line: int) -> str:
+    """`file:line` (the kernel's or factory's line that failed), and the innermost line of the user's own code in
+    another file that `exc` passed through: a helper of another module the body called."""
     inner, tb = None, exc.__traceback__
-    while tb is not None:  # TVM adds frames of its C++ (`op.cc`, no module): Python sources of a user's module only
-        module = tb.tb_frame.f_globals.get("__name__")
-        if isinstance(module, str) and module and module.partition(".")[0] not in _LIBRARIES \
-                and tb.tb_frame.f_code.co_filename.endswith(".py"):
+    while tb is not None:  # TVM adds frames of its C++ (`op.cc`), of no module
+        code, module = tb.tb_frame.f_code, tb.tb_frame.f_globals.get("__name__")
+        if code.co_filename != file and isinstance(module, str) and is_users_code(code.co_filename, module):
             inner = tb
         tb = tb.tb_next
+    site = f"{file}:{line}"
     if inner is None:
         return site
-    here = f"{inner.tb_frame.f_code.co_filename}:{inner.tb_lineno}"
-    return site if here == site else f"{site} (in {inner.tb_frame.f_code.co_name} at {here})"
+    return f"{site} (in {inner.tb_frame.f_code.co_name} at {inner.tb_frame.f_code.co_filename}:{inner.tb_lineno})"
 
 
 def outputs_last(prim_func: Any, outputs: list[str]) -> Any:

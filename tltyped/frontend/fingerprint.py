@@ -202,6 +202,17 @@ _EMPTY_CELL = "<empty cell>"
 _MISSING = "<no such attribute>"  # an attribute set only later: its absence is what the elaboration would meet
 
 
+_LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # wherever they are installed from
+
+
+def is_users_code(path: str, module: str) -> bool:
+    """Whether a Python file (of module `module`) is the user's own code: not the standard library's, tltyped's,
+    an installed package's, nor TileLang's, TVM's or torch's from any path."""
+    resolved = str(Path(path).resolve())
+    return (path.endswith(".py") and module.partition(".")[0] not in _LIBRARY_PACKAGES
+            and not resolved.startswith((_PACKAGE, _STDLIB_DIR, *_INSTALLED_DIRS)))
+
+
 def _origin(path: str | None, module: str) -> str:
     """Where code comes from, as a key needs it: nothing for the standard library and tltyped, an installed
     package's version, else ` source <sha256>` of the file's content (as this process read it)."""

@@ -61,14 +61,13 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     try:
         result = fn(**arguments)
     except Exception as exc:
-        lines = [f"{frame.filename}:{frame.lineno}" for frame in traceback.extract_tb(exc.__traceback__)
-                 if frame.filename == fn.__code__.co_filename]
+        file = fn.__code__.co_filename
+        lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == file]
         given = ", ".join(f"{name}={describe(value)}" for name, value in arguments.items())
         text = (str(exc).strip().splitlines() or [""])[0]
+        where = failure_site(exc, file, lines[-1]) if lines and lines[-1] is not None else fn.__name__
         raise KernelBuildError(
-            f"{fn.__name__}: running the factory with {given} failed at "
-            f"{failure_site(exc, lines[-1] if lines else fn.__name__)}: "
-            f"{type(exc).__name__}: {text}"
+            f"{fn.__name__}: running the factory with {given} failed at {where}: {type(exc).__name__}: {text}"
         ) from exc
     finally:
         _BUILDER_LOG.removeFilter(quiet)

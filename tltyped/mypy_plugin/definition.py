@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 
+from mypy.errorcodes import ErrorCode
 from mypy.messages import format_type
 from mypy.nodes import (
     ARG_STAR,
@@ -40,6 +41,7 @@ from mypy.nodes import (
     TupleExpr,
     UnaryExpr,
 )
+from mypy.options import Options
 from mypy.plugin import CheckerPluginInterface
 from mypy.types import (
     AnyType,
@@ -69,54 +71,43 @@ _RETURN_RULE = codes.sentence(grammar.RETURN_RULE)
 def check_definition(decorator: Decorator, record: KernelRecord | None, api: CheckerPluginInterface) -> bool:
     """Report everything wrong with one kernel's definition, on the lines where it is; whether its signature (its
     parameters, as the signature or the body's declarations give them) was wrong."""
-    reported = api.msg.errors.num_messages()
     func = decorator.func
-    if record is not None:
-        for found in record.diagnostics:
-            api.fail(found.message, Context(found.line, found.column), code=found.code)
-    _check_function(func, api)
-    _check_parameters(func, api)
-    signature_wrong = api.msg.errors.num_messages() > reported
+    problems = [(found.message, Context(found.line, found.column), found.code) for found in
+                (record.diagnostics if record is not None else [])]
+    problems += _signature_problems(func, api.options)
+    for message, where, code in problems:
+        api.fail(message, where, code=code)
     _check_tune_defaults(func, api)
     _check_body(func, api)
-    return signature_wrong
+    return bool(problems)
 
 
-def _check_function(func: FuncDef, api: CheckerPluginInterface) -> None:
-    if func.is_coroutine:
-        api.fail(codes.sentence(grammar.not_a_plain_def(grammar.ASYNC_DEF)), func, code=codes.KERNEL)
-    elif func.is_generator:
-        api.fail(codes.sentence(grammar.not_a_plain_def(grammar.GENERATOR)), func, code=codes.KERNEL)
-
-
-def _check_parameters(func: FuncDef, api: CheckerPluginInterface) -> None:
+def _signature_problems(func: FuncDef, options: Options) -> list[tuple[str, Context, ErrorCode]]:
+    """What is wrong with the kernel as a function and with its parameters, each with where and its code."""
+    problems: list[tuple[str, Context, ErrorCode]] = []
+    if func.is_coroutine or func.is_generator:
+        kind = grammar.ASYNC_DEF if func.is_coroutine else grammar.GENERATOR
+        problems.append((codes.sentence(grammar.not_a_plain_def(kind)), func, codes.KERNEL))
     written = func.unanalyzed_type.arg_types if isinstance(func.unanalyzed_type, CallableType) else []
     analyzed = func.type.arg_types if isinstance(func.type, CallableType) else []
-    for arg, as_written, typ in zip(func.arguments, written, analyzed):
-        if _is_bare_tensor(as_written, typ):  # `Tensor` alone means any tensor outside a kernel; a kernel needs its spec
-            api.fail(
-                f'Kernel parameter "{arg.variable.name}" needs a dtype and dims: Tensor[dtype, *dims] or '
-                "Tensor[[dims...], dtype]", arg, code=codes.ANNOTATION,
-            )
-        elif _holds_a_tensor(typ):
-            api.fail(
-                f'Kernel parameter "{arg.variable.name}" has a tensor inside {format_type(typ, api.options)}, which '
-                "is not supported; a kernel's tensors are parameters of their own, always given",
-                arg, code=codes.KERNEL,
-            )
-    for arg in func.arguments:
+    for index, arg in enumerate(func.arguments):
         name = arg.variable.name
+        typ = analyzed[index] if index < len(analyzed) else AnyType(TypeOfAny.special_form)
         if arg.pos_only:
-            api.fail(
-                f'Positional-only parameter "{name}" is not supported in a kernel; remove the "/"',
-                arg, code=codes.KERNEL,
-            )
+            problems.append((f'Positional-only parameter "{name}" is not supported in a kernel; remove the "/"',
+                             arg, codes.KERNEL))
         elif arg.kind in (ARG_STAR, ARG_STAR2):
             stars = "*" if arg.kind == ARG_STAR else "**"
-            api.fail(
-                f'Variadic parameter "{stars}{name}" is not supported in a kernel; name each parameter',
-                arg, code=codes.KERNEL,
-            )
+            problems.append((f'Variadic parameter "{stars}{name}" is not supported in a kernel; name each parameter',
+                             arg, codes.KERNEL))
+        if index < len(written) and _is_bare_tensor(written[index], typ):  # a kernel's tensor needs its spec
+            problems.append((f'Kernel parameter "{name}" needs a dtype and dims: Tensor[dtype, *dims] or '
+                             "Tensor[[dims...], dtype]", arg, codes.ANNOTATION))
+        elif _holds_a_tensor(typ):
+            problems.append((f'Kernel parameter "{name}" has a tensor inside {format_type(typ, options)}, which is '
+                             "not supported; a kernel's tensors are parameters of their own, always given",
+                             arg, codes.KERNEL))
+    return problems
 
 
 def _is_bare_tensor(written: Type, analyzed: Type) -> bool:

@@ -206,11 +206,14 @@ def test_a_traced_float_for_a_dyn_float_is_refused_naming_it(fake: FakeTensorMod
 
 def test_dynamo_takes_a_kernel_made_before_it_was_imported_for_no_lru_cache() -> None:
     """The usual program: kernels defined at import, torch.compile later. Defining them imports no Dynamo, and
-    its first trace of one does not warn (in a process of its own: this one has imported Dynamo)."""
+    its first trace of one does not warn (in a process of its own: this one has imported Dynamo). A program that
+    first asks whether Dynamo exists (importlib.util.find_spec) is no different."""
     probe = textwrap.dedent("""
-        import sys, warnings
+        import importlib.util, sys, warnings
         import torch
         from tests.kernels.torch_ops import scaled_plus_one
+        assert "torch._dynamo" not in sys.modules
+        assert importlib.util.find_spec("torch._dynamo") is not None  # asking whether it exists imports nothing
         assert "torch._dynamo" not in sys.modules
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

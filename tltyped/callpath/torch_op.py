@@ -76,14 +76,8 @@ refuses its `out=` functions: autograd cannot record a write.
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import itertools
-import logging
-import sys
 import threading
-import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -93,6 +87,7 @@ import torch
 from torch.autograd import forward_ad
 
 from tltyped.callpath.dispatcher import unpack
+from tltyped.callpath.import_hook import when_imported
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
 from tltyped.frontend.binding import transformed
 from tltyped.frontend.fingerprint import Reader, fingerprint
@@ -102,8 +97,6 @@ from tltyped.templates.names import identifier
 if TYPE_CHECKING:
     from tltyped.callpath.dispatcher import Dispatcher
     from tltyped.frontend.binding import Bound
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -186,6 +179,10 @@ def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
     return op.record(*runtime)
 
 
+_waiting_for_dynamo = False
+_waiting_lock = threading.Lock()
+
+
 def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
     """Let Dynamo put `entry` in its graph as one call (run by Dynamo while it traces: see the module's docstring).
 
@@ -205,44 +202,14 @@ def _not_lru_cache_wrappers(exposed: Iterable[Any]) -> None:
 
 
 def tell_apart_when_dynamo_loads(exposed: Iterable[Any]) -> None:
-    """Tell the jit functions apart from lru_cache wrappers as soon as Dynamo is imported, before it can trace one
-    (`allow_in_graph` says why), importing nothing now: Dynamo takes a second to import, and most programs never
-    do. Once per process; `exposed` is the live set of jit functions."""
+    """Tell the jit functions (`exposed`, a live set) apart from lru_cache wrappers as soon as Dynamo is
+    imported, before it can trace one, importing nothing now (import_hook.py)."""
     global _waiting_for_dynamo
-    with _import_hook_lock:
-        if not _waiting_for_dynamo and "torch._dynamo" not in sys.modules:
-            _waiting_for_dynamo = True
-            sys.meta_path.insert(0, _DynamoImport(exposed))
-
-
-_waiting_for_dynamo = False
-_import_hook_lock = threading.Lock()
-
-
-class _DynamoImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: on the import of `torch._dynamo` it steps aside, and has that module's own loader
-    run, then tell the jit functions apart (never raising into the import)."""
-
-    def __init__(self, exposed: Iterable[Any]) -> None:
-        self.exposed = exposed
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name != "torch._dynamo":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None:
-            run = spec.loader.exec_module
-
-            def exec_module(module: types.ModuleType) -> None:
-                run(module)
-                try:
-                    _not_lru_cache_wrappers(self.exposed)
-                except Exception:  # noqa: BLE001 - at worst Dynamo warns once, as it would have
-                    logger.debug("could not tell the jit functions apart from lru_cache wrappers", exc_info=True)
-
-            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
+    with _waiting_lock:
+        if _waiting_for_dynamo:
+            return
+        _waiting_for_dynamo = True
+    when_imported("torch._dynamo", lambda _: _not_lru_cache_wrappers(exposed))
 
 
 # -- making ops ---------------------------------------------------------------------------

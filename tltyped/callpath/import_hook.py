@@ -1,0 +1,91 @@
+"""Code to run once a module is imported, without importing it: a post-import hook.
+
+Dynamo takes a second to import, and most programs never do; yet the jit
+functions must be told apart from lru_cache wrappers before Dynamo traces
+one (torch_op.allow_in_graph says why). So a finder on `sys.meta_path`
+watches for the module: it finds nothing itself, but for the watched name it
+asks the other finders and hands back their spec with a loader that runs the
+module's own loader, then the callback. It stays installed (a string
+comparison per import; taking it out would change the list while another
+thread's import reads it), and fires once, when the module is executed: a
+`find_spec` that only asks whether the module exists fires nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.abc
+import importlib.machinery
+import logging
+import sys
+import threading
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+
+
+def when_imported(name: str, callback: Callable[[types.ModuleType], None]) -> None:
+    """Run `callback(module)` once `name` is imported: now if it is already, else right after it executes."""
+    with _lock:
+        module = sys.modules.get(name)
+        if module is None:
+            sys.meta_path.insert(0, _Watch(name, callback))
+            return
+    callback(module)
+
+
+class _Watch(importlib.abc.MetaPathFinder):
+    def __init__(self, name: str, callback: Callable[[types.ModuleType], None]) -> None:
+        self.name = name
+        self.callback = callback
+        self.fired = False
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if name != self.name or self.fired:
+            return None
+        spec: importlib.machinery.ModuleSpec | None = None
+        for finder in sys.meta_path:  # the spec the import would have found
+            find = getattr(finder, "find_spec", None) if finder is not self else None
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None:
+            return spec
+        spec = copy.copy(spec)
+        spec.loader = _ThenCall(spec.loader, self)
+        return spec
+
+    def run(self, module: types.ModuleType) -> None:
+        with _lock:
+            if self.fired:
+                return
+            self.fired = True
+        try:
+            self.callback(module)
+        except Exception:  # noqa: BLE001 - never into the user's import
+            logger.warning("the hook on importing %s failed", self.name, exc_info=True)
+
+
+class _ThenCall(importlib.abc.Loader):
+    """The module's own loader, then the watch's callback; anything else (`get_source`, ...) is the loader's."""
+
+    def __init__(self, loader: Any, watch: _Watch) -> None:
+        self._loader = loader
+        self._watch = watch
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        created: types.ModuleType | None = self._loader.create_module(spec)
+        return created
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        self._watch.run(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)

@@ -211,9 +211,10 @@ def test_unhashable_tune_candidate_is_rejected() -> None:
         tl.tune([[64, 128]])
 
 
-@pytest.mark.parametrize("values", [64, "64", None])
+@pytest.mark.parametrize("values", [64, "64", None, {64, 128}])
 def test_tune_takes_a_list_of_candidates(values: Any) -> None:
-    """A string would otherwise be a space of its characters; an int, a bare TypeError from tuple()."""
+    """A string would otherwise be a space of its characters, a set one whose order differs between processes; an
+    int, a bare TypeError from tuple()."""
     with pytest.raises(tl.ArgumentTypeError, match=r"tl.tune\(\) takes a list of candidate values, got "):
         tl.tune(values)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from mypy import errorcodes
 from mypy.checker import TypeChecker
 from mypy.messages import format_type
-from mypy.nodes import CallExpr, Expression, ListExpr, NameExpr, RefExpr, TupleExpr, TypeInfo
+from mypy.nodes import CallExpr, Expression, ListExpr, NameExpr, RefExpr, StrExpr, TupleExpr, TypeInfo
 from mypy.plugin import CheckerPluginInterface
 from mypy.subtypes import is_subtype
 from mypy.types import AnyType, Instance, Type, get_proper_type
@@ -23,6 +23,7 @@ from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.parsed import dotted_name
 from tltyped.mypy_plugin.typeops import expression_type
+from tltyped.types.params import TUNE_TAKES
 
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass")
 
@@ -92,7 +93,11 @@ def _dataclass_flags(info: TypeInfo) -> dict[str, bool]:
 
 
 def check_tune_candidates(api: CheckerPluginInterface, name: str, declared: Type, call: CallExpr) -> None:
-    """Each candidate of `tl.tune([...])` must fit the parameter's type, and there must be one."""
+    """Each candidate of `tl.tune([...])` must fit the parameter's type, and there must be one; a string is no
+    list of candidates (to mypy it is a Sequence[str])."""
+    if call.args and isinstance(call.args[0], StrExpr):
+        api.fail(f"{TUNE_TAKES}, not a string", call, code=codes.TUNE)
+        return
     if not call.args or not isinstance(call.args[0], (ListExpr, TupleExpr)):
         return
     candidates = call.args[0].items

@@ -10,7 +10,7 @@ runtime reads the marker out of the `Annotated` metadata. `dyn[int, "K"]`
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
@@ -105,12 +105,16 @@ class Tune:
         return self._hash
 
 
+TUNE_TAKES = "tl.tune() takes a list of candidate values"
+"""What `tune` takes, in the runtime's message and the mypy plugin's."""
+
+
 def tune(values: Sequence[_T]) -> _T:
     """Declare a tuning space: `block_M: int = tl.tune([64, 128])`.
 
     Typed as returning one candidate, so the default fits the parameter's
     annotation; the runtime object is a `Tune`.
     """
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ArgumentTypeError(f"tl.tune() takes a list of candidate values, got {describe(values)}")
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):  # a set's order differs by process
+        raise ArgumentTypeError(f"{TUNE_TAKES}, got {describe(values)}")
     return cast(_T, Tune(tuple(cast(Sequence[Any], values))))

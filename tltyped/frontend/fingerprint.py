@@ -98,8 +98,8 @@ class Reader:
     def text(self, value: object) -> str:
         if _is_dtype(value):
             return f"dtype:{as_dtype(value).name}"  # TileLang's dtype objects, their names, DType classes, torch dtypes
-        if type(value) is int and value.bit_length() > 4096:  # past what repr may print (sys.get_int_max_str_digits)
-            return f"int:{value:#x}"
+        if type(value) is int and value.bit_length() > 2048:  # past what repr may print at the lowest limit
+            return f"int:{value:#x}"  # (sys.set_int_max_str_digits(640)); one cutoff, so one text in every process
         if type(value) in (type(None), bool, int, str, bytes, complex):
             return f"{type(value).__name__}:{value!r}"
         if type(value) is float:

@@ -310,3 +310,14 @@ def test_a_strided_out_parameter_of_one_element_may_have_stride_0(double_into: A
 
 def test_the_description_names_the_written_tensors(add_into: Any, widen: Any) -> None:
     assert (add_into.written, widen.written) == (("C",), ())
+
+
+def test_a_size_the_launcher_cannot_compute_is_an_abi_error_naming_it() -> None:
+    """Raised after TVM's visit of the expression: raised inside it, TVM would turn it into a RuntimeError."""
+    from tilelang import tvm
+
+    from tltyped.errors import ABIError
+
+    stray = tvm.tirx.Var("stray", "int32")
+    with pytest.raises(ABIError, match=r"^k: a size names 'stray', which is neither a dyn dim nor a scalar parameter"):
+        launcher._Sizes("k", {}).size(stray + 1)

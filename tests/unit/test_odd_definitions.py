@@ -5,6 +5,7 @@ another exception (a ValueError from unpacking, a TypeError from TileLang), with
 from __future__ import annotations
 
 import importlib.util
+import re
 import textwrap
 import traceback
 from pathlib import Path
@@ -53,3 +54,26 @@ def test_an_odd_definition_is_accepted_or_refused_with_a_tl_error(parameters: st
         pass
     except Exception as exc:  # raised by Python's own evaluation at `def` (TileLang's T.dynamic outside a kernel)
         assert not any(Path(tl.__file__).parent in Path(f.filename).parents for f in traceback.extract_tb(exc.__traceback__)), repr(exc)
+
+
+REFUSED = {
+    "A: tl.Tensor[tl.float16, Literal[-1]]": "parameter 'A'",
+    "A: tl.Tensor[tl.float16, Literal[64, 128]]": "parameter 'A'",
+    "A: tl.Tensor[tl.float16, 1.5]": "parameter 'A'",
+    "A: tl.Tensor[tl.float16, M], s: tl.dyn[str]": "parameter 's'",
+    "A: tl.Tensor[tl.float16, M], s: Optional[tl.Tensor[tl.float16, M]] = None": "parameter 's'",
+    "A: tl.Tensor[tl.float16, M], s: int = tl.tune(3)": "tl.tune() takes a list of candidate values",
+    "A: tl.Tensor": "parameter 'A'",
+}
+
+
+@pytest.mark.parametrize("parameters", sorted(REFUSED))
+def test_an_odd_definition_that_cannot_work_is_refused_naming_what(parameters: str, tmp_path: Path) -> None:
+    source = "from __future__ import annotations\n" + HEADER + f"\n@tl.jit\ndef kernel({parameters}):\n    pass\n"
+    path = tmp_path / "refused_definition.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("refused_definition", path)
+    assert spec is not None and spec.loader is not None
+    with pytest.raises(tl.Error, match=re.escape(REFUSED[parameters])):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+

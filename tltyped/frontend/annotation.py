@@ -15,7 +15,7 @@ import inspect
 import sys
 from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_origin
 
-from tltyped.errors import ArgumentTypeError, DefinitionError
+from tltyped.errors import ArgumentTypeError, DefinitionError, DimSyntaxError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import DTypeSpec, Kind, Param, TensorSpec
 from tltyped.types.dtypes import DType, DTypeName, argument_dtype, is_dtype_like
@@ -146,7 +146,10 @@ def _parse_dim(name: str, axis: int, value: object, dim_kinds: dict[str, bool]) 
             )
         (value,) = get_args(value)
     if isinstance(value, int) and not isinstance(value, bool):
-        return dimlib.literal(value)
+        try:
+            return dimlib.literal(value)
+        except DimSyntaxError as exc:
+            raise DefinitionError(f"parameter {name!r}: {exc}") from None
     raise DefinitionError(
         f"parameter {name!r}: dim {value!r} must be a TypeVar, an int, int, Literal[int] or tl.dyn[int, 'name']"
     )

@@ -22,7 +22,7 @@ from typing import Any
 
 from tilelang import tvm
 from tilelang.jit.adapter.utils import pythonic_expr
-from tvm.tirx.stmt_functor import post_order_visit, substitute
+from tvm.tirx.stmt_functor import substitute
 
 from tltyped.backend import build
 from tltyped.backend import target as targets
@@ -31,6 +31,7 @@ from tltyped.backend.lower import HOST_SCALARS, LoweredKernel
 from tltyped.errors import ABIError, KernelBuildError
 from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind
+from tltyped.frontend.tir_nodes import tir_nodes
 from tltyped.templates import render
 from tltyped.types.dtypes import ALL_DTYPES, as_dtype, bool_
 
@@ -234,20 +235,15 @@ class _Sizes:
 
     def size(self, expr: Any) -> SizeExpr:
         used: dict[Any, tuple[str, str]] = {}
-        problems: list[str] = []  # raised after the visit: raised inside it, they would reach the caller as TVM's RuntimeError
-
-        def visit(node: Any) -> None:
+        for node in tir_nodes(expr):
             if isinstance(node, tvm.tirx.Var):
                 if node not in self.names:
-                    problems.append(f"a size names {node.name!r}, which is neither a dyn dim nor a scalar parameter")
-                else:
-                    used[node] = self.names[node]
+                    raise ABIError(f"{self.kernel}: a size names {node.name!r}, which is neither a dyn dim nor a scalar "
+                                   "parameter")
+                used[node] = self.names[node]
             elif not isinstance(node, _SIZE_NODES):
-                problems.append(f"the size {expr} uses {type(node).__name__}, which the launcher does not compute")
-
-        post_order_visit(expr, visit)
-        if problems:
-            raise ABIError(f"{self.kernel}: {problems[0]}")
+                raise ABIError(f"{self.kernel}: the size {expr} uses {type(node).__name__}, which the launcher does not "
+                               "compute")
         return SizeExpr(
             code=_render(expr, {var: cname for var, (cname, _) in used.items()}, "/"),
             text=_render(expr, {var: user for var, (_, user) in used.items()}, "//"),

@@ -20,11 +20,12 @@ import tilelang
 from tilelang import tvm
 from tilelang.transform import PassConfigKey
 from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
-from tvm.tirx.stmt_functor import post_order_visit, pre_order_visit
+from tvm.tirx.stmt_functor import pre_order_visit
 
 from tltyped.backend.options import BuildOptions
 from tltyped.errors import LoweringError
 from tltyped.frontend.elaborate import Elaborated
+from tltyped.frontend.tir_nodes import tir_nodes
 
 
 class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
@@ -243,9 +244,7 @@ def _written_handles(function: Any) -> set[str]:
 
 
 def _var_names(expr: Any) -> set[str]:
-    names: set[str] = set()
-    post_order_visit(expr, lambda node: names.add(node.name) if isinstance(node, tvm.tirx.Var) else None)
-    return names
+    return {node.name for node in tir_nodes(expr) if isinstance(node, tvm.tirx.Var)}
 
 
 def pass_config_flags(pass_configs: Mapping[str, Any]) -> list[str]:

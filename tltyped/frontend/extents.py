@@ -19,6 +19,7 @@ from typing import Any
 from tilelang import tvm
 
 from tltyped.errors import KernelBuildError
+from tltyped.frontend.tir_nodes import tir_nodes
 
 MAX_THREADS = 1024  # per block, every CUDA architecture
 MAX_GRID = {"blockIdx.x": 2**31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}
@@ -28,17 +29,17 @@ tirx = tvm.tirx
 
 def check_extents(name: str, prim_func: Any) -> None:
     """Raise a KernelBuildError naming the first extent that no launch can run correctly."""
-    problems: list[str] = []
-
-    def visit(node: Any) -> None:
-        if isinstance(node, tirx.For):
-            problems.extend(_loop(node))
-        elif isinstance(node, tirx.SBlock):
-            problems.extend(_block(node))
-
-    tirx.stmt_functor.post_order_visit(prim_func.body, visit)
+    problems = [problem for node in tir_nodes(prim_func.body) for problem in _problems(node)]
     if problems:
         raise KernelBuildError(f"{name}: {problems[0]}")
+
+
+def _problems(node: Any) -> list[str]:
+    if isinstance(node, tirx.For):
+        return _loop(node)
+    if isinstance(node, tirx.SBlock):
+        return _block(node)
+    return []
 
 
 def _constant(expr: Any) -> int | None:

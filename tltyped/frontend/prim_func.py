@@ -28,13 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tilelang import tvm
-from tvm.tirx.stmt_functor import post_order_visit
 
 from tltyped.errors import ArgumentValueError, DefinitionError, KernelBuildError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.elaborate import Elaborated, failure_site, outputs_last
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import to_dim
+from tltyped.frontend.tir_nodes import tir_nodes
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
 from tltyped.types.dtypes import as_dtype
 from tltyped.types.values import describe
@@ -103,17 +103,11 @@ def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | Non
 def _dim_variables(name: str, buffers: list[Any]) -> dict[str, Any]:
     """Every TIR variable the buffers' shapes and strides name, by name (each name one variable)."""
     found: dict[str, Any] = {}
-    clashes: list[str] = []
-
-    def visit(node: Any) -> None:  # an exception raised here would reach the caller as TVM's RuntimeError
-        if isinstance(node, tirx.Var) and not found.setdefault(node.name, node).same_as(node):
-            clashes.append(node.name)
-
     for buffer in buffers:
         for expr in (*buffer.shape, *buffer.strides):
-            post_order_visit(expr, visit)
-    if clashes:
-        raise DefinitionError(f"{name}: two different dim variables are both named {clashes[0]!r}")
+            for node in tir_nodes(expr):
+                if isinstance(node, tirx.Var) and not found.setdefault(node.name, node).same_as(node):
+                    raise DefinitionError(f"{name}: two different dim variables are both named {node.name!r}")
     return found
 
 

@@ -94,7 +94,7 @@ def _other_than_plain_def(fn: Callable[..., Any]) -> str | None:
         return grammar.ASYNC_DEF
     if inspect.isgeneratorfunction(fn):
         return grammar.GENERATOR
-    return "a lambda" if getattr(fn, "__name__", None) == "<lambda>" else None
+    return grammar.LAMBDA if getattr(fn, "__name__", None) == "<lambda>" else None
 
 
 def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyInfo:

@@ -208,13 +208,18 @@ def call_inspection(ctx: MethodContext) -> Type:
     call_return(ctx)
     kernel = Kernel.of(ctx.type)
     if kernel is not None and _describes_by_dims(ctx.context, _dims_by_name(kernel.params)):
-        params = kernel.params
-        for index, (name, kind, formal) in enumerate(zip(params.arg_names, params.arg_kinds, params.arg_types)):
-            if kind in (ARG_POS, ARG_NAMED) and not ctx.args[index] and tensor_parts(get_proper_type(formal)) is None:
-                ctx.api.fail(
-                    f'Missing {"positional" if kind == ARG_POS else "named"} argument "{name}" in call to '
-                    f'"{kernel_name(ctx.context)}"', ctx.context, code=errorcodes.CALL_ARG,
-                )
+        params, called = kernel.params, kernel_name(ctx.context)
+        missing = [(name, kind) for index, (name, kind, formal) in enumerate(zip(params.arg_names, params.arg_kinds,
+                                                                                params.arg_types))
+                   if kind in (ARG_POS, ARG_NAMED) and not ctx.args[index] and tensor_parts(get_proper_type(formal)) is None]
+        positional = [f'"{name}"' for name, kind in missing if kind == ARG_POS]
+        if positional:  # in mypy's words for a call that gives no dims
+            plural = "s" if len(positional) > 1 else ""
+            ctx.api.fail(f"Missing positional argument{plural} {', '.join(positional)} in call to \"{called}\"",
+                         ctx.context, code=errorcodes.CALL_ARG)
+        for name, kind in missing:
+            if kind == ARG_NAMED:
+                ctx.api.fail(f'Missing named argument "{name}" for "{called}"', ctx.context, code=errorcodes.CALL_ARG)
     return ctx.default_return_type
 
 

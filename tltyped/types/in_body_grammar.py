@@ -81,6 +81,7 @@ def check_declared_once(variable: str, dim: str, declared: Mapping[str, str]) ->
 
 ASYNC_DEF: Final = "an `async def`"
 GENERATOR: Final = "a generator (it has a `yield`)"
+LAMBDA: Final = "a lambda"
 
 
 def not_a_plain_def(kind: str) -> str:

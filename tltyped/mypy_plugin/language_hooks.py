@@ -43,8 +43,9 @@ def declared_dims(ctx: FunctionContext) -> Type:
     return TupleType([int_type] * count, ctx.api.named_generic_type("builtins.tuple", [int_type]))
 
 
-def output_tensor(ctx: FunctionContext) -> Type:
-    """The tensor `T.empty` / `T.alloc_global` declares: its dtype and rank from the arguments.
+def described_tensor(ctx: FunctionContext) -> Type:
+    """The tensor `T.empty` / `T.alloc_global` declares, or `T.Tensor((M, K), dtype)` describes (to `lower`,
+    `compile`): its dtype (float32 by default, as at run time), its rank and its int dims from the arguments.
 
     `T.empty` (tltyped's and TileLang's) takes the shape as one sequence, `T.empty((M, N), dtype)`, or as
     separate ints, `T.empty(M, N, dtype=...)`.
@@ -98,8 +99,8 @@ def tune_signature(ctx: FunctionSigContext) -> FunctionLike:
 
 def tensor_call_signature(ctx: FunctionSigContext) -> FunctionLike:
     """`T.Tensor((M, K), dtype)` as a value (`gemm.lower(T.Tensor(...))`, TileLang's call form): a function
-    of the shape and dtype giving a tensor of any dtype and dims, which every tensor parameter takes, not a
-    call of the Protocol class (which mypy refuses to instantiate)."""
+    of the shape and dtype, not a call of the Protocol class (which mypy refuses to instantiate); what it
+    gives is `described_tensor`'s."""
     anything = AnyType(TypeOfAny.special_form)
     return ctx.default_signature.copy_modified(
         arg_types=[anything, anything, anything, anything],

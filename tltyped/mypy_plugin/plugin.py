@@ -116,8 +116,8 @@ class TLTypedPlugin(Plugin):
             return self.check_jit
         if fullname in names.LANGUAGE_DIM_DECLARATIONS:
             return language_hooks.declared_dims
-        if fullname in names.LANGUAGE_OUTPUTS or fullname == names.TILELANG_OUTPUT:
-            return language_hooks.output_tensor
+        if fullname in names.LANGUAGE_OUTPUTS or fullname in (names.TILELANG_OUTPUT, names.LANGUAGE_TENSOR):
+            return language_hooks.described_tensor
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:

@@ -34,8 +34,8 @@ from tltyped.frontend import dims as dimlib
 from tltyped.frontend.elaborate import Elaborated, failure_site, outputs_last
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import to_dim
-from tltyped.frontend.tir_nodes import tir_nodes
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
+from tltyped.frontend.tir_nodes import tir_nodes
 from tltyped.types.dtypes import as_dtype
 from tltyped.types.values import describe
 

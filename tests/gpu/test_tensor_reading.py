@@ -62,8 +62,6 @@ def test_plain_cuda_tensors_are_read_directly_and_agree_with_the_python_facts(dt
 KERNEL_DTYPES = {to_torch(d) for d in ALL_DTYPES}
 OTHERS: dict[str, Callable[[], torch.Tensor]] = {
     "made in inference mode": lambda: torch.inference_mode()(lambda: torch.randn(8, device="cuda"))(),
-    "conjugate view": lambda: torch.randn(8, dtype=torch.complex64, device="cuda").conj(),
-    "negative view": lambda: torch._neg_view(torch.randn(8, dtype=torch.complex64, device="cuda").conj()),
     "sparse": lambda: torch.randn(4, 4, device="cuda").to_sparse(),
     "meta": lambda: torch.empty(8, device="meta"),
     "cpu": lambda: torch.randn(8),
@@ -85,6 +83,26 @@ def test_other_tensors_are_left_to_the_exchange_api_and_agree_too(make: Callable
             facts.tensor_facts()(ranks, t)
     else:
         assert facts.tensor_facts()(ranks, t) == python
+
+
+LAZY_VIEWS: dict[str, Callable[[], torch.Tensor]] = {
+    "conjugate view": lambda: torch.randn(8, dtype=torch.complex64, device="cuda").conj(),
+    "negative view": lambda: torch._neg_view(torch.randn(8, device="cuda")),
+    "negative view of a conjugate": lambda: torch._neg_view(torch.randn(8, dtype=torch.complex64, device="cuda").conj()),
+    "real part of a conjugate": lambda: torch.randn(8, dtype=torch.complex64, device="cuda").conj().imag,
+}
+
+
+@pytest.mark.parametrize("make", LAZY_VIEWS.values(), ids=LAZY_VIEWS.keys())
+def test_negated_and_conjugated_views_are_left_to_the_slow_path(make: Callable[[], torch.Tensor]) -> None:
+    """Their memory holds other values than their elements: never read here, refused by both facts alike."""
+    t = make()
+    assert read()(t) == 1
+    ranks = bytes([t.dim()])
+    with pytest.raises(ValueError):
+        facts.python_facts(ranks, t)
+    with pytest.raises(ValueError):
+        facts.tensor_facts()(ranks, t)
 
 
 def test_a_dispatch_subclass_is_left_to_the_slow_path() -> None:

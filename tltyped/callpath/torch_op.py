@@ -195,7 +195,7 @@ def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
 
 
 def _not_lru_cache_wrappers(exposed: Iterable[Any]) -> None:
-    allow = getattr(torch._dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)  # torch >= 2.11
+    allow = getattr(torch._dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)  # torch 2.13; 2.11 warns
     if allow is not None:
         for call in list(exposed):
             allow(call)

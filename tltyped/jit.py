@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
+C = ParamSpec("C", default=...)
 
 
 class Inspection(Protocol[P, R_co]):
@@ -48,12 +49,15 @@ class Inspection(Protocol[P, R_co]):
 
 
 @runtime_checkable
-class JitFunction(Protocol[P, R_co]):
+class JitFunction(Protocol[P, R_co, C]):
     """What `@tl.jit` returns: callable like the kernel, plus inspection.
 
     Generic over the kernel's parameters (P) and result (R), so a type checker
     checks each call, and `lower` / `compile`, against the kernel's own
-    signature, and infers the returned tensor's dims from the arguments.
+    signature, and infers the returned tensor's dims from the arguments; and
+    over its runtime parameters (C: P without the consts), which the kernel
+    `compile` returns takes. Only the mypy plugin can tell them from P
+    (`tl.dyn[int]` and a const `int` are both `int`); elsewhere C is `...`.
     """
 
     signature: KernelSignature
@@ -70,7 +74,7 @@ class JitFunction(Protocol[P, R_co]):
     def lower(self) -> Inspection[P, lowering.LoweredKernel]: ...
 
     @property
-    def compile(self) -> Inspection[P, CompiledKernel]: ...
+    def compile(self) -> Inspection[P, CompiledKernel[C, R_co]]: ...
 
     def cache_info(self) -> CacheInfo: ...
 
@@ -91,7 +95,7 @@ class KernelObject(JitFunction[P, R_co], Protocol):
     def lower(self) -> Callable[..., lowering.LoweredKernel]: ...
 
     @property
-    def compile(self) -> Callable[..., CompiledKernel]: ...
+    def compile(self) -> Callable[..., CompiledKernel[P, R_co]]: ...
 
     @property
     def get_kernel_source(self) -> Callable[..., str]: ...

@@ -108,6 +108,9 @@ def test_an_eager_kernel_from_compile_runs_and_profiles_as_tilelang_s() -> None:
     poison_allocator(((4096,), torch.float32), ((4096,), torch.float32))
     kept, out = kernel(a)
     assert rel_err(kept, 2 * a.double() + 1) < 1e-6 and rel_err(out, 2 * a.double()) < 1e-6
+    poison_allocator(((4096,), torch.float32), ((4096,), torch.float32))
+    kept, out = kernel(A=a)  # by name, as the kernel's own call takes it
+    assert rel_err(kept, 2 * a.double() + 1) < 1e-6 and rel_err(out, 2 * a.double()) < 1e-6
     kernel.get_profiler().assert_allclose(lambda x: (2 * x + 1, 2 * x))
     with pytest.raises(AssertionError):
         kernel.get_profiler().assert_allclose(lambda x: (2 * x, 2 * x))

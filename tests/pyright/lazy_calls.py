@@ -30,6 +30,7 @@ def calls(
     print(kernel(t, t).sum(), lo.float() + hi.float(), rows(8)(t, alpha=0.5))
     flat((2, 3, 4))(a)
     split(100).register_autograd(lambda ctx, *grads: grads)  # a kernel object takes a backward, as a jit function
+    reveal_type(split(100).compile()(t))  # reveal: tuple[Tensor[float32, Any], Tensor[float16, Any]]
     kernel(a)  # wrong: count
     kernel(a, t, t)  # wrong: count
     kernel(a, C=t)  # wrong: name

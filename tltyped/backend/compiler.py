@@ -65,5 +65,5 @@ class KernelBuilder:
             parts.append(f"{p.name}: {spec.dtypes[p.name].name}[{dims}]" + (f" strides {strides}" if strides else ""))
         return ", ".join(parts)
 
-    def build(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:
+    def build(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
         return compile_kernel(self.lower(spec, target), self.signature)

@@ -16,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import ParamSpec
 
 from tltyped.backend.build import extension_name, load_extension
 from tltyped.errors import ArgumentTypeError
@@ -25,6 +27,9 @@ MODULE = "tltyped_kernel"  # every kernel's extension module has this name, each
 CUBIN = "kernel.cubin"
 CUDA_SOURCE = "kernel.cu"  # the device code's source, kept beside its cubin
 LAUNCHER_SOURCE = "launcher.cpp"  # the launcher's source, kept beside its extension
+
+P = ParamSpec("P")
+R_co = TypeVar("R_co", covariant=True)
 
 
 @dataclass(frozen=True)
@@ -37,8 +42,13 @@ class OutputSpec:
 
 
 @dataclass
-class CompiledKernel:
-    """`launch(*runtime args, *dyn dims, stream, device)` runs the kernel and returns its outputs."""
+class CompiledKernel(Generic[P, R_co]):
+    """`launch(*runtime args, *dyn dims, stream, device)` runs the kernel and returns its outputs.
+
+    Generic over the call's runtime parameters (P: the kernel's tensors, dyn scalars and pointers; its consts are
+    bound) and its result (R): `gemm.compile(a, b)` is a `CompiledKernel` of `(A, B) -> C` to the mypy plugin,
+    and a lazy-style kernel object's `compile()` one of the object's own parameters to any type checker.
+    """
 
     launch: Callable[..., Any]
     outputs: tuple[OutputSpec, ...]  # in parameter order
@@ -50,11 +60,12 @@ class CompiledKernel:
     call: Callable[..., Any] | None = None  # `kernel(a, b)`: the jit function's call, consts bound (Dispatcher.compile)
     profile: Callable[[Any], Any] | None = None  # tensor supply type -> TileLang's Profiler of `call`
 
-    def __call__(self, *args: Any) -> Any:
-        """Run the kernel on torch tensors, as TileLang's compiled kernels run: the call's runtime arguments only."""
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co:
+        """Run the kernel on torch tensors, as TileLang's compiled kernels run: the call's runtime arguments only
+        (by position or by name)."""
         if self.call is None:
             raise ArgumentTypeError("this kernel was loaded without its call; call the jit function with tensors")
-        return self.call(*args)
+        return self.call(*args, **kwargs)  # type: ignore[no-any-return]
 
     def get_kernel_source(self) -> str:
         """TileLang's name for `cuda_source`."""
@@ -83,7 +94,7 @@ class CompiledKernel:
         return result
 
 
-def load(folder: Path, *, compiled: bool) -> CompiledKernel:
+def load(folder: Path, *, compiled: bool) -> CompiledKernel[..., Any]:
     """The kernel of a build folder: import its launcher and hand it the cubin."""
     module = load_extension(MODULE, folder / extension_name(MODULE))
     module.set_cubin((folder / CUBIN).read_bytes())

@@ -312,7 +312,7 @@ def build_steps(lowered: LoweredKernel, signature: KernelSignature) -> list[buil
     ]
 
 
-def compile_kernel(lowered: LoweredKernel, signature: KernelSignature) -> CompiledKernel:
+def compile_kernel(lowered: LoweredKernel, signature: KernelSignature) -> CompiledKernel[..., Any]:
     """Build the device code (cubin) and the host launcher (extension) side by side, or load them."""
     folder, compiled = build.build(signature.name, build_steps(lowered, signature))
     return load(folder, compiled=compiled)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 import logging
 import os
@@ -278,7 +279,7 @@ class Dispatcher:
         const_dims = {d: int(v) for d, v in bound.dims.items() if not self.signature.dims[d]}  # a traced size: specialised
         return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
 
-    def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel:
+    def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel[..., Any]:
         """The compiled kernel of one specialisation and target, built or loaded once per process."""
         return self.kernels.get(self.specialization(bound, consts), targets.resolve(self.target, device))
 
@@ -298,7 +299,7 @@ class Dispatcher:
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
         return self.builder.lower(*self.bind_for_inspection(args, kwargs))
 
-    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]:
         """The kernel a call with these arguments runs, built now or loaded from the disk cache; callable with the
         call's runtime arguments (its consts those given here), as TileLang's compiled kernels are."""
         self.load_helpers()
@@ -306,13 +307,18 @@ class Dispatcher:
         kernel = self.kernels.load_or_build(spec, target)
         params = self.signature.params
         runtime = [p for p in params if p.is_runtime]
+        takes = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
+                                   for p in runtime])  # as the fast path takes them, by position or name
         fast = self.fast_path.call
 
-        def call(*args: Any) -> Any:
-            if len(args) != len(runtime):
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = takes.bind(*args, **kwargs)
+            except TypeError as exc:
                 raise ArgumentTypeError(f"{self.signature.name}: the compiled kernel takes "
-                                        f"{', '.join(p.name for p in runtime)}; got {len(args)} arguments")
-            given = dict(zip((p.name for p in runtime), args))
+                                        f"({', '.join(p.name for p in runtime)}): {exc}") from None
+            bound.apply_defaults()
+            given = bound.arguments
             return fast(*(given[p.name] if p.is_runtime else spec.consts[p.name] for p in params))
 
         def profile(supply: Any) -> Any:
@@ -346,7 +352,7 @@ class Inspectable(Protocol):
 
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel: ...
 
-    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel: ...
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]: ...
 
     def cache_info(self) -> CacheInfo: ...
 

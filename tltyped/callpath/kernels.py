@@ -56,14 +56,14 @@ class KernelTable:
 
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature,
-        build: Callable[[Specialization, dict[str, Any]], CompiledKernel], options: str = "",
+        build: Callable[[Specialization, dict[str, Any]], CompiledKernel[..., Any]], options: str = "",
     ) -> None:
         self._fn = fn
         self._signature = str(signature)
         self._build = build
         self._options = options  # how the kernels are built besides their specialisation (`BuildOptions.describe`)
         self._name = f"{fn.__module__}.{fn.__qualname__}"
-        self._kernels: dict[str, tuple[CompiledKernel, tuple[object, ...]]] = {}
+        self._kernels: dict[str, tuple[CompiledKernel[..., Any], tuple[object, ...]]] = {}
         self._lock = threading.Lock()
         self.compiles = 0  # kernels built (elaborated and lowered) in this process
         self.disk_hits = 0  # kernels loaded from the disk cache without building them
@@ -79,7 +79,7 @@ class KernelTable:
         record = records.kernel_key(whole, about, target, self._options, *extra) if stable else None
         return _Identity(memory, record, about, function.held + tuple(reader.held))
 
-    def get(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:
+    def get(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
         """The compiled kernel of `spec` for `target`: in memory, from its disk record, or built now."""
         identity = self.identity(spec, target)
         with self._lock:
@@ -90,11 +90,11 @@ class KernelTable:
         with self._lock:
             return self._kernels.setdefault(identity.memory, (kernel, identity.held))[0]
 
-    def load_or_build(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:
+    def load_or_build(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
         """The kernel of `spec` from its disk record, or built now and recorded (not kept in memory)."""
         return self._load_or_build(self.identity(spec, target), spec, target)
 
-    def _load_or_build(self, identity: _Identity, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:
+    def _load_or_build(self, identity: _Identity, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
         key = identity.record
         if key is None:
             logger.info("%s: not recorded on disk (a value it reads has no stable text)", self._fn.__qualname__)
@@ -109,14 +109,14 @@ class KernelTable:
                 records.write(key, records.LaunchRecord(self._name, target["arch"], identity.about, kernel.folder.name))
         return kernel
 
-    def _built(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel:
+    def _built(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
         kernel = allocating(self._build(spec, target))
         self.compiles += 1
         logger.info("%s: built %s for %s (%s)", self._fn.__qualname__, _brief(spec), target["arch"],
                     "nvcc" if kernel.compiled else "device code from the disk cache")
         return kernel
 
-    def _load(self, key: str) -> CompiledKernel | None:
+    def _load(self, key: str) -> CompiledKernel[..., Any] | None:
         record = records.read(records.LaunchRecord, key)
         if record is None:
             return None
@@ -144,7 +144,7 @@ class KernelTable:
                 self._name, target["arch"], identity.about, gpu, result["candidates"], result["winner"]))
 
 
-def allocating(kernel: CompiledKernel) -> CompiledKernel:
+def allocating(kernel: CompiledKernel[..., Any]) -> CompiledKernel[..., Any]:
     """The kernel, allocating its outputs through torch's own allocator (torch_direct.py) where the helper is built."""
     if kernel.outputs and kernel.module is not None:
         kernel.module.set_allocator(torch_direct.torch_empty())

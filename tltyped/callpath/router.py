@@ -94,7 +94,7 @@ class Router:
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
         return self.child(self._consts(args, kwargs)).lower(*args, **kwargs)
 
-    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]:
         return self.child(self._consts(args, kwargs)).compile(*args, **kwargs)
 
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:

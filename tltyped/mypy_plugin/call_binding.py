@@ -252,6 +252,12 @@ class Solution(TypeTranslator):
             return dtype
         return self.dtype_argument(proper.value) if self.dtype_argument is not None else AnyType(TypeOfAny.special_form)
 
+    def for_compiled_kernel(self) -> Solution:
+        """What the kernel `compile` gave is typed with: the dtypes its consts name put in, its dims left for each
+        of its calls to bind (the plugin cannot tell an in-body `T.dynamic` dim from a const one, and a const
+        dim's size, fixed by the build, is checked by the kernel's launcher)."""
+        return _OpenDims(self.bound, self.sizes, self.int_type, self.dtype_argument)
+
     def dim(self, dim: Type) -> Type:
         """A derived dim (a string Literal, see in_body.py) becomes its size once its dims are known."""
         proper = get_proper_type(dim)
@@ -261,6 +267,14 @@ class Solution(TypeTranslator):
         if size is None or self.int_type is None:
             return AnyType(TypeOfAny.special_form)
         return LiteralType(size, self.int_type)
+
+
+class _OpenDims(Solution):
+    def visit_type_var(self, t: TypeVarType) -> Type:
+        return t
+
+    def dim(self, dim: Type) -> Type:
+        return dim
 
 
 def _size(typ: ProperType) -> int | None:

@@ -51,7 +51,8 @@ from tltyped.mypy_plugin.parsed import dotted_name
 
 @dataclass(frozen=True)
 class Kernel:
-    """What a `JitFunction[P, R]` type says about its kernel."""
+    """What a `JitFunction[P, R, C]` type says about its kernel; or a `CompiledKernel[C, R]` about the kernel
+    `compile` gave, called with the runtime parameters C alone."""
 
     params: Parameters
     returns: Type
@@ -60,15 +61,15 @@ class Kernel:
     def of(typ: ProperType) -> Kernel | None:
         if not isinstance(typ, Instance):
             return None
-        base = next((b for b in typ.type.mro if b.fullname == names.JIT_FUNCTION), None)
+        base = next((b for b in typ.type.mro if b.fullname in (names.JIT_FUNCTION, names.COMPILED_KERNEL)), None)
         if base is None:
             return None
         instance = map_instance_to_supertype(typ, base)
-        if len(instance.args) != 2:
+        if len(instance.args) < 2:
             return None
         params = get_proper_type(instance.args[0])
-        if not isinstance(params, Parameters) or params.is_ellipsis_args:  # `...`: parameters unknown, calls unchecked
-            return None
+        if not isinstance(params, Parameters) or params.is_ellipsis_args or ARG_STAR in params.arg_kinds:
+            return None  # `...` (a compiled kernel's, unless the plugin could tell its parameters): calls unchecked
         return Kernel(params, instance.args[1])
 
 
@@ -154,6 +155,11 @@ def call_return(ctx: MethodContext) -> Type:
     kernel = Kernel.of(ctx.type)
     if kernel is None:
         return ctx.default_return_type
+    return _bound_call(ctx, kernel).translate(kernel.returns)
+
+
+def _bound_call(ctx: MethodContext, kernel: Kernel) -> Solution:
+    """The call's arguments checked against the kernel's parameters, and what binding them solved."""
     params = kernel.params
     given = {
         params.arg_names[index]: exprs[0]
@@ -178,7 +184,7 @@ def call_return(ctx: MethodContext) -> Type:
             else:
                 check_value(ctx.api, binder.argument(name), name, formal, expr, actual if starred else None)
     binder.check_derived_dims()
-    return binder.solution().translate(kernel.returns)
+    return binder.solution()
 
 
 def _star_expander(api: CheckerPluginInterface) -> ArgTypeExpander | None:
@@ -188,10 +194,13 @@ def _star_expander(api: CheckerPluginInterface) -> ArgTypeExpander | None:
 
 
 def call_inspection(ctx: MethodContext) -> Type:
-    """`gemm.lower(...)` / `gemm.compile(...)` take the kernel's arguments: check them alike."""
-    call_return(ctx)
+    """`gemm.lower(...)` / `gemm.compile(...)` take the kernel's arguments: check them alike. What `compile`
+    returns, a `CompiledKernel[C, R]`, gets the dtypes the call's consts name (`out_dtype=T.float16`)."""
     kernel = Kernel.of(ctx.type)
-    if kernel is not None and _describes_by_dims(ctx.context, _dims_by_name(kernel.params)):
+    if kernel is None:
+        return ctx.default_return_type
+    solution = _bound_call(ctx, kernel)
+    if _describes_by_dims(ctx.context, _dims_by_name(kernel.params)):
         params, called = kernel.params, kernel_name(ctx.context)
         missing = [(name, kind) for index, (name, kind, formal) in enumerate(zip(params.arg_names, params.arg_kinds,
                                                                                 params.arg_types))
@@ -204,4 +213,7 @@ def call_inspection(ctx: MethodContext) -> Type:
         for name, kind in missing:
             if kind == ARG_NAMED:
                 ctx.api.fail(f'Missing named argument "{name}" for "{called}"', ctx.context, code=errorcodes.CALL_ARG)
+    returned = get_proper_type(ctx.default_return_type)
+    if isinstance(returned, Instance) and returned.type.fullname == names.COMPILED_KERNEL:
+        return returned.accept(solution.for_compiled_kernel())
     return ctx.default_return_type

@@ -62,9 +62,9 @@ def kernel_objects(
     factory: Type, params: list[PrimFuncParam], out_idx: tuple[int, ...] | None, api: CheckerPluginInterface,
     context: Context,
 ) -> Type:
-    """The factory's `JitFunction[P, R]`, with R the kernel object its calls give (a `KernelObject`)."""
+    """The factory's `JitFunction[P, R, C]`, with R the kernel object its calls give (a `KernelObject`)."""
     proper = get_proper_type(factory)
-    if not (isinstance(proper, Instance) and len(proper.args) == 2):
+    if not (isinstance(proper, Instance) and len(proper.args) == 3):
         return factory
     kernel = Parameters(
         [_param_type(p, api) for p in params], [ARG_POS] * len(params), [p.name for p in params]
@@ -74,8 +74,8 @@ def kernel_objects(
         return factory
     kernel_object = named_instance(api, names.KERNEL_OBJECT, list(split))
     if not isinstance(kernel_object, Instance):  # tltyped.jit not loaded: still a JitFunction of the right call
-        kernel_object = proper.copy_modified(args=list(split))
-    return proper.copy_modified(args=[proper.args[0], kernel_object])
+        kernel_object = proper.copy_modified(args=[*split, proper.args[2]])
+    return proper.copy_modified(args=[proper.args[0], kernel_object, proper.args[2]])
 
 
 def _param_type(param: PrimFuncParam, api: CheckerPluginInterface) -> Type:

@@ -15,8 +15,10 @@ from tltyped.types import dtypes, in_body_grammar
 JIT: Final = "tltyped.jit.jit"
 JIT_FUNCTION: Final = "tltyped.jit.JitFunction"
 KERNEL_OBJECT: Final = "tltyped.jit.KernelObject"  # a lazy-style factory's kernel: a JitFunction
+COMPILED_KERNEL: Final = "tltyped.backend.kernel.CompiledKernel"  # what `compile` returns: CompiledKernel[C, R]
 JIT_CALL: Final = "tltyped.jit.JitFunction.__call__"
-JIT_CALLS: Final = (JIT_CALL, "tltyped.jit.KernelObject.__call__")  # a kernel object's call is a JitFunction's
+JIT_CALLS: Final = (JIT_CALL, "tltyped.jit.KernelObject.__call__", f"{COMPILED_KERNEL}.__call__")
+"""Calls checked as a kernel's: a kernel object's is a JitFunction's, and a compiled kernel's of its runtime params."""
 JIT_INSPECTION_METHODS: Final = tuple(f"{JIT_FUNCTION}.{m}" for m in ("lower", "compile", "get_kernel_source"))
 """Properties of JitFunction, each an `Inspection` that takes the kernel's arguments or its dims by name."""
 
@@ -27,6 +29,8 @@ PLUGIN_TENSOR: Final = f"{PLUGIN_TENSOR_SCOPE}.Tensor"
 """The class the plugin reads `Tensor[dtype, *dims]` as, which mypy shows as users write it."""
 DTYPE_BASE: Final = "tltyped.types.dtypes.DType"
 DYN: Final = "tltyped.types.params.dyn"
+PTR: Final = "tltyped.types.params.ptr"
+CONST: Final = "tltyped.types.params.const"
 TUNE: Final = "tltyped.types.params.tune"
 TORCH_TENSOR: Final = "torch._tensor.Tensor"
 HASHABLE: Final = "typing.Hashable"
@@ -40,6 +44,8 @@ LANGUAGE_TENSOR: Final = f"{LANGUAGE_DEFINITIONS}.Tensor"
 LANGUAGE_BUFFER: Final = f"{LANGUAGE_DEFINITIONS}.Buffer"
 LANGUAGE_DIM_DECLARATIONS: Final = tuple(f"{LANGUAGE_DEFINITIONS}.{c}" for c in in_body_grammar.DIM_DECLARATION_CALLS)
 LANGUAGE_OUTPUTS: Final = tuple(f"{LANGUAGE}.{c}" for c in in_body_grammar.OUTPUT_CALLS)
+LANGUAGE_DTYPE_ANNOTATIONS: Final = (f"{LANGUAGE}.dtype", f"{TILELANG_LANGUAGE}.dtype")
+"""`T.dtype`, a parameter taking a dtype: a const."""
 TILELANG_OUTPUT: Final = f"{TILELANG_LANGUAGE}.empty"
 """TileLang's own `T.empty`: its shape as a tuple, or the dims one by one (`T.empty(M, N, dtype=...)`)."""
 

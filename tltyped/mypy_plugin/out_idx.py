@@ -60,15 +60,15 @@ def _int(expr: Expression) -> int | None:
 def returning_outputs(
     kernel: Type, out_idx: tuple[int, ...] | None, api: CheckerPluginInterface, context: Context
 ) -> Type:
-    """The kernel's `JitFunction[P, R]` with the out_idx parameters taken out of P and returned."""
+    """The kernel's `JitFunction[P, R, C]` with the out_idx parameters taken out of P and returned."""
     proper = get_proper_type(kernel)
-    if out_idx == () or not (isinstance(proper, Instance) and len(proper.args) == 2):
+    if out_idx == () or not (isinstance(proper, Instance) and len(proper.args) == 3):
         return kernel
     params = get_proper_type(proper.args[0])
     if not isinstance(params, Parameters):
         return kernel
     split = split_outputs(params, out_idx, api, context)
-    return kernel if split is None else proper.copy_modified(args=list(split))
+    return kernel if split is None else proper.copy_modified(args=[*split, proper.args[2]])
 
 
 def split_outputs(

@@ -6,9 +6,10 @@ Hooks, in the order mypy calls them:
   `T.Tensor`) and dyn annotations (annotation_hooks.py);
 - `get_function_hook("tltyped.jit.jit")`, and the same on each stored
   decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
-  each kernel (definition.py), and its `out_idx` outputs (out_idx.py);
-- `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`:
-  call sites (callsite.py); `lower`, `compile` and `get_kernel_source` alike,
+  each kernel (definition.py), its `out_idx` outputs (out_idx.py) and the
+  parameters its compiled kernel takes (runtime_params.py);
+- `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`
+  (and `CompiledKernel.__call__`): call sites (callsite.py); `lower`, `compile` and `get_kernel_source` alike,
   once `get_attribute_hook` has made each a plain function of the kernel's parameters;
 - function hooks on `T.const`, `T.dynamic`, `T.empty`, `T.alloc_global` and
   `tl.tune` (language_hooks.py).
@@ -44,6 +45,7 @@ from tltyped.mypy_plugin.in_body import KernelRecord
 from tltyped.mypy_plugin.lazy import kernel_objects
 from tltyped.mypy_plugin.out_idx import returning_outputs
 from tltyped.mypy_plugin.rewrite import rewrite_module
+from tltyped.mypy_plugin.runtime_params import with_runtime_params
 
 SUPPORTED_MYPY: Final = ((2, 0), (2, 5))
 """mypy versions the plugin is tested with: >=2.0,<2.5 (it relies on how mypy
@@ -168,7 +170,8 @@ class TLTypedPlugin(Plugin):
                 return kernel_objects(
                     ctx.default_return_type, record.prim_func_params, record.out_idx, ctx.api, ctx.context
                 )
-            return returning_outputs(ctx.default_return_type, record.out_idx, ctx.api, ctx.context)
+            kernel = returning_outputs(ctx.default_return_type, record.out_idx, ctx.api, ctx.context)
+            return with_runtime_params(kernel, ctx.context.func, ctx.api)
         returned = get_proper_type(ctx.default_return_type)
         if isinstance(returned, CallableType):
             return returned.copy_modified(name=names.JIT)
@@ -180,11 +183,11 @@ def _unchecked(kernel: Type) -> Type:
     from that error (a parameter the body failed to annotate reads as a const, and every tensor passed to it as
     unhashable)."""
     jit_function = get_proper_type(kernel)
-    if not (isinstance(jit_function, Instance) and len(jit_function.args) == 2):
+    if not (isinstance(jit_function, Instance) and len(jit_function.args) == 3):
         return kernel
     anything = AnyType(TypeOfAny.from_error)
     params = Parameters([anything, anything], [ARG_STAR, ARG_STAR2], [None, None], is_ellipsis_args=True)
-    return jit_function.copy_modified(args=[params, anything])
+    return jit_function.copy_modified(args=[params, anything, params])
 
 
 def _version_tuple(version: str) -> tuple[int, int]:

@@ -9,7 +9,7 @@ function; it carries `lower`, `compile`, `cache_info`, `signature` and
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload, runtime_checkable
 
 from typing_extensions import ParamSpec
 
@@ -30,6 +30,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
 C = ParamSpec("C", default=...)
+Runtime = ParamSpec("Runtime")
 
 
 class Inspection(Protocol[P, R_co]):
@@ -101,6 +102,17 @@ class KernelObject(JitFunction[P, R_co], Protocol):
     def get_kernel_source(self) -> Callable[..., str]: ...
 
     def get_profiler(self, tensor_supply_type: Any = None) -> Any: ...
+
+
+def runtime_parameters(runtime: Callable[Runtime, Any]) -> Callable[[JitFunction[P, R, ...]], JitFunction[P, R, Runtime]]:
+    """Give a jit function's type the parameters its compiled kernels take (`JitFunction`'s C), for type checkers
+    that run no plugin: generated stubs write it above `@tl.jit`, with a function of the kernel's runtime
+    parameters (templates/stub.pyi.j2). It changes nothing at run time."""
+
+    def typed(kernel: JitFunction[P, R, ...]) -> JitFunction[P, R, Runtime]:
+        return cast("JitFunction[P, R, Runtime]", kernel)
+
+    return typed
 
 
 @overload

@@ -2,8 +2,8 @@
 
 pyright reads an in-body kernel's parameters as unannotated, so it checks
 these calls only through the kernels' generated stubs (a stubs folder that
-`python -m tltyped.stubs` writes); mypy with the plugin reads the kernels'
-bodies themselves.
+`python -m tltyped.stubs` writes), the compiled kernel's too; mypy with the
+plugin reads the kernels' bodies themselves.
 """
 
 from typing import Literal
@@ -33,3 +33,8 @@ def wrong(
     rows(t, w)  # wrong: dtype
     project(narrow, narrow)  # wrong: dim
     project(half, half)  # wrong: dtype
+    compiled = scale_rows.compile(a, a, 2.0, 4, block_M=128)  # its kernel takes the runtime arguments alone
+    compiled(a, a, 2.0)  # wrong: count
+    compiled(a, a, 2.0, 4, 128)  # wrong: count
+    compiled(a, a, "2.0", 4)  # wrong: scalar
+    compiled(a, a, 2.0, 4, block_M=128)  # wrong: name

@@ -41,6 +41,17 @@ def test_signature_form_keeps_its_return_type() -> None:
     assert 'K = TypeVar("K", bound=int)' in stub and 'M = TypeVar("M")' in stub
 
 
+def test_compiled_kernels_take_the_runtime_parameters() -> None:
+    """`fn.compile(...)`'s kernel takes the tensors, dyn scalars and pointers: its parameters in the stub."""
+    stub = ast.parse(stub_of("gemm_in_body"))
+    functions = {node.name: node for node in stub.body if isinstance(node, ast.FunctionDef)}
+    assert [a.arg for a in functions["_gemm_runtime"].args.args] == ["A", "B", "C"]
+    assert ast.unparse(functions["gemm"].decorator_list[0]) == "runtime_parameters(_gemm_runtime)"
+    add = ast.parse(stub_of("add"))
+    runtime = {node.name: [a.arg for a in node.args.args] for node in add.body if isinstance(node, ast.FunctionDef)}
+    assert runtime["_scale_runtime"] == ["X", "alpha"] and runtime["scale"] == ["X", "alpha", "block"]
+
+
 def test_stubs_of_every_example_check_under_mypy_strict_without_the_plugin(tmp_path: Path) -> None:
     for name in EXAMPLES:
         (tmp_path / f"{name}.pyi").write_text(stub_of(name))
@@ -88,7 +99,8 @@ def test_docstrings_read_back_from_the_stub_as_written(tmp_path: Path) -> None:
     stub = tmp_path / "quoted_kernels.pyi"
     assert main([str(tmp_path / "quoted_kernels.py"), "-o", str(stub)]) == 0
     functions = [node for node in ast.parse(stub.read_text()).body if isinstance(node, ast.FunctionDef)]
-    assert [ast.get_docstring(f, clean=False) for f in functions] == DOCSTRINGS
+    kernels = [f for f in functions if f.decorator_list]  # each beside its compiled kernels' parameters
+    assert [ast.get_docstring(f, clean=False) for f in kernels] == DOCSTRINGS
 
 
 SHARED_DIM_MODULE = '''\

@@ -59,6 +59,7 @@ class _StubFunction:
     params: list[_StubParam]
     returns: str
     doc: str  # the docstring as a literal
+    runtime: list[_StubParam] | None = None  # what its compiled kernels take (a jit function's; None: a kernel object's)
 
 
 @dataclass(frozen=True)
@@ -193,9 +194,10 @@ def render_stub(module: ModuleType) -> str:
         signature: KernelSignature = fn.signature
         typevars = {dim: dyn_names[dim] for dim, is_dyn in signature.dims.items() if is_dyn and dim in dyn_names}
         params = [_StubParam(p.name, _param_type(p, typevars), p.has_default) for p in signature.params]
+        runtime = [stub for stub, p in zip(params, signature.params) if p.is_runtime]
         doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else f"Kernel {name}."
         doc += "".join(f" Checks {check.source}." for check in signature.checks)
-        functions.append(_StubFunction(name, params, _returns(fn, typevars), _docstring(doc)))
+        functions.append(_StubFunction(name, params, _returns(fn, typevars), _docstring(doc), runtime))
     dims = {dim: found == {True} for dim, found in kinds.items()} | {typevar: True for typevar in dyn_names.values()}
     dtype_vars = {
         p.tensor.dtype.var for _, fn in kernels for p in (*fn.signature.params, *fn.signature.outputs)

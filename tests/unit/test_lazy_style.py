@@ -143,6 +143,9 @@ def test_the_compiled_kernel_answers_what_tilelang_s_does(sm90) -> None:
     profiler = kernel.get_profiler()
     assert [(list(p.shape), str(p.dtype)) for p in profiler.params] == [([200], "float32")]
     assert profiler.result_idx == []
+    by_position, by_name = compiled(meta(200, dtype=F32)), compiled(X=meta(200, dtype=F32))  # meta: described only
+    assert [(t.shape, t.dtype) for t in by_name] == [(t.shape, t.dtype) for t in by_position] == [
+        ((100,), F32), ((101,), torch.float16)]
     with pytest.raises(tl.ArgumentTypeError, match=r"^split_pad: the compiled kernel takes \(X\): too many positional"):
         compiled(meta(200, dtype=F32), meta(200, dtype=F32))
     with pytest.raises(tl.ArgumentTypeError, match=r"^split_pad: the compiled kernel takes \(X\): missing a required argument: 'X'"):

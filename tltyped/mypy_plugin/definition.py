@@ -59,8 +59,9 @@ from mypy.types import (
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.callvalues import check_tune_candidates
-from tltyped.mypy_plugin.in_body import KernelRecord, SourceText
+from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.parsed import called_name, dotted_name
+from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import in_body_grammar as grammar

@@ -23,7 +23,6 @@ Dims become PEP 695 type parameters of the kernel. Problems are recorded as
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass, field
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
@@ -57,63 +56,11 @@ from tltyped.errors import DimSyntaxError
 from tltyped.mypy_plugin import call_form, dimexpr
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import parameter_dtype
+from tltyped.mypy_plugin.kernel_record import Diagnostic, KernelRecord
 from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
-from tltyped.stubs.prim_func import PrimFuncParam
+from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.types import dim_grammar, in_body_grammar as grammar
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """A problem in a kernel definition, reported when the kernel is type-checked."""
-
-    line: int
-    column: int
-    message: str
-    code: ErrorCode
-
-
-@dataclass
-class KernelRecord:
-    """What the rewrite learnt about one kernel."""
-
-    func: FuncDef
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    out_idx: tuple[int, ...] | None = ()  # `jit(out_idx=...)` as written; None when not literal (out_idx.py)
-    prim_func_params: list[PrimFuncParam] | None = None  # a lazy-style factory's kernel parameters (lazy.py)
-
-
-class SourceText:
-    """A module's source lines, read when a dim expression must be recovered.
-
-    mypy's parser keeps `[N * 2]` inside an annotation only as "some
-    expression" with its position; the text at that position is the dim.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._lines: list[str] | None = None
-
-    def span(self, line: int, column: int, end_line: int | None, end_column: int | None) -> list[str]:
-        """The text between two positions on one line, read as characters and as UTF-8 bytes."""
-        if end_line is None or end_column is None or end_line != line or line < 1 or column < 0:
-            return []
-        lines = self.lines()
-        if line > len(lines):
-            return []
-        text = lines[line - 1]
-        as_bytes = text.encode()[column:end_column].decode(errors="replace")
-        return [text[column:end_column], as_bytes]
-
-    def lines(self) -> list[str]:
-        """Every line of the module; none when it cannot be read."""
-        if self._lines is None:
-            try:
-                with open(self.path, encoding="utf-8") as source:
-                    self._lines = source.read().splitlines()
-            except (OSError, UnicodeDecodeError):
-                self._lines = []
-        return self._lines
 
 
 class KernelRewrite:

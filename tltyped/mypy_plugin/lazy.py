@@ -37,8 +37,8 @@ from mypy.plugin import CheckerPluginInterface
 from mypy.types import AnyType, Instance, LiteralType, Parameters, Type, TypeOfAny, UnpackType, get_proper_type
 
 from tltyped.mypy_plugin import names
-from tltyped.mypy_plugin.in_body import SourceText
 from tltyped.mypy_plugin.out_idx import split_outputs
+from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import named_instance, tensor_type
 from tltyped.stubs import prim_func
 from tltyped.stubs.prim_func import PrimFuncParam

@@ -41,7 +41,7 @@ from tltyped.errors import UnsupportedSetup
 from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
 from tltyped.mypy_plugin.cache_record import CacheRecord
 from tltyped.mypy_plugin.definition import check_definition
-from tltyped.mypy_plugin.in_body import KernelRecord
+from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.lazy import kernel_objects
 from tltyped.mypy_plugin.out_idx import returning_outputs
 from tltyped.mypy_plugin.rewrite import rewrite_module

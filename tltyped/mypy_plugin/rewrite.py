@@ -42,7 +42,8 @@ from mypy.parse import parse
 from mypy.types import AnyType, CallableType, TypeOfAny
 
 from tltyped.mypy_plugin import call_form, out_idx
-from tltyped.mypy_plugin.in_body import KernelRecord, KernelRewrite, SourceText
+from tltyped.mypy_plugin.in_body import KernelRewrite
+from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.lazy import factory_kernel_params
 from tltyped.mypy_plugin.parsed import (
     ModuleNames,
@@ -52,6 +53,7 @@ from tltyped.mypy_plugin.parsed import (
     jit_decorator,
     module_names,
 )
+from tltyped.mypy_plugin.source_text import SourceText
 
 
 def rewrite_module(

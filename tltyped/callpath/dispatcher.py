@@ -312,14 +312,16 @@ class Dispatcher:
         fast = self.fast_path.call
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                bound = takes.bind(*args, **kwargs)
-            except TypeError as exc:
-                raise ArgumentTypeError(f"{self.signature.name}: the compiled kernel takes "
-                                        f"({', '.join(p.name for p in runtime)}): {exc}") from None
-            bound.apply_defaults()
-            given = bound.arguments
-            return fast(*(given[p.name] if p.is_runtime else spec.consts[p.name] for p in params))
+            if kwargs or len(args) != len(runtime):  # by name, or leaving defaults: bound as Python binds a call
+                try:
+                    bound = takes.bind(*args, **kwargs)
+                except TypeError as exc:
+                    raise ArgumentTypeError(f"{self.signature.name}: the compiled kernel takes "
+                                            f"({', '.join(p.name for p in runtime)}): {exc}") from None
+                bound.apply_defaults()
+                args = tuple(bound.arguments.values())
+            given = iter(args)
+            return fast(*(next(given) if p.is_runtime else spec.consts[p.name] for p in params))
 
         def profile(supply: Any) -> Any:
             from tltyped.callpath.profiler import profiler  # imports TileLang

@@ -22,6 +22,7 @@ import torch
 import tltyped as tl
 from tests.conftest import meta, needs_nvcc
 from tests.kernels import factories
+from tests.unit.hostile import RaisingClass, RaisingEverything, RaisingRepr
 from tltyped.frontend.fingerprint import fingerprint, stable_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,6 +103,15 @@ def test_value_texts_tell_apart_what_compiles_differently() -> None:
     texts = [stable_text(v) for v in values]
     assert None not in texts and len(set(texts)) == len(texts)
     assert stable_text(tl.float16) == stable_text(torch.float16) == stable_text("float16")
+
+
+@pytest.mark.parametrize("hostile", [RaisingClass, RaisingRepr, RaisingEverything], ids=lambda c: c.__name__)
+def test_a_value_that_raises_when_read_has_no_stable_text(hostile: type) -> None:
+    """A const whose `__class__`, `repr` or every attribute raises is read without raising: it has no stable
+    text, so no kernel built from it is reused; inside a tuple as well."""
+    value = hostile()
+    assert stable_text(value) is None and stable_text((1, value)) is None
+    assert stable_text((1, 2)) is not None
 
 
 def test_an_int_too_long_for_str_has_a_text() -> None:

@@ -96,6 +96,14 @@ class Reader:
         self._open: dict[int, int] = {}  # id of a function or container being read -> its depth (for cycles)
 
     def text(self, value: object) -> str:
+        try:
+            return self._text(value)
+        except Exception:  # noqa: BLE001 - a value that raises when looked at (a faked `__class__`, a raising
+            self.stable = False  # `__iter__` or `__repr__`): no stable text, so nothing built from it is reused
+            self.held.append(value)
+            return f"unreadable:{type(value).__qualname__}@{id(value):x}"
+
+    def _text(self, value: object) -> str:
         if _is_dtype(value):
             return f"dtype:{as_dtype(value).name}"  # TileLang's dtype objects, their names, DType classes, torch dtypes
         if type(value) is int and value.bit_length() > 2048:  # past what repr may print at the lowest limit

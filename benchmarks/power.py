@@ -63,15 +63,20 @@ class Clocks:
         return mhz, watts, ", ".join(name for bit, name in REASONS.items() if bits & bit) or "none"
 
 
+def query(uuid: str) -> list[str]:
+    """One reading of the GPU `uuid` (as torch's device properties name it): SM MHz, watts, clock event reasons."""
+    command = ["nvidia-smi", f"--id=GPU-{uuid}", f"--query-gpu={FIELDS}", "--format=csv,noheader,nounits"]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip().split(", ")
+
+
 @contextmanager
 def sampled(uuid: str) -> Iterator[Clocks]:
-    """nvidia-smi's readings of the GPU `uuid` (torch's device properties name it), every 0.1 s while the block runs."""
+    """Readings every 0.1 s while the block runs."""
     clocks, done = Clocks(), threading.Event()
-    query = ["nvidia-smi", f"--id=GPU-{uuid}", f"--query-gpu={FIELDS}", "--format=csv,noheader,nounits"]
 
     def poll() -> None:
         while not done.is_set():
-            clocks.samples.append(subprocess.run(query, capture_output=True, text=True).stdout.strip().split(", "))
+            clocks.samples.append(query(uuid))
             time.sleep(0.1)
 
     thread = threading.Thread(target=poll)
@@ -207,7 +212,11 @@ def main() -> None:
     if not torch.cuda.is_available():
         print("power.py measures a GPU under load; there is none here")
         return
-    props = torch.cuda.get_device_properties(0)
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    try:
+        Clocks([query(str(props.uuid))]).summary()
+    except (OSError, subprocess.CalledProcessError, ValueError, IndexError) as exc:
+        raise SystemExit(f"power.py reads clocks and power with nvidia-smi (fields {FIELDS}), which failed here: {exc}")
     peak_per_mhz = props.multi_processor_count * 4096 / 1e6  # TFLOP/s per MHz, dense fp16 WGMMA
     shape = tuple(int(x) for x in opts.shape.split(","))
     groups = opts.only.split(",")

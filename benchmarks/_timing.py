@@ -1,4 +1,4 @@
-"""The timing harness shared by the benchmarks.
+"""The timing harness shared by the benchmarks, and the check each result passes before it is timed.
 
 A call is timed inside a loop generated for that one statement, with every
 name it uses bound as a local: the harness then adds one `for` step per call
@@ -96,6 +96,11 @@ def interleaved(timers: Mapping[K, Callable[[], float]], rounds: int) -> dict[K,
             except Exception as exc:
                 failed[key] = exc
     return {key: failed[key] if key in failed else statistics.median(samples[key]) for key in timers}
+
+
+def relative_error(got: Any, want: Any) -> float:
+    """||got - want|| / ||want|| (Frobenius) of two torch tensors, computed in float64."""
+    return float((got.double() - want.double()).norm() / want.double().norm())
 
 
 def short(exc: BaseException, limit: int = 90) -> str:

@@ -23,15 +23,13 @@ the backward.
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(1, str(ROOT))
+from _timing import relative_error  # also puts the checkout on sys.path
 
 
 def bench(fn) -> float:
@@ -53,7 +51,7 @@ def backward_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
     del leaves32
 
     def errors(grads) -> str:
-        return "/".join(f"{float((g.double() - r.double()).norm() / r.double().norm()):.1e}" for g, r in zip(grads, ref))
+        return "/".join(f"{relative_error(g, r):.1e}" for g, r in zip(grads, ref))
 
     leaves_h = [x.transpose(1, 2).contiguous().requires_grad_() for x in (q, k, v)]
     dout_h = dout.transpose(1, 2).contiguous()
@@ -68,7 +66,7 @@ def backward_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
     grads = torch.autograd.grad(out, leaves, dout, retain_graph=True)
     torch.cuda.synchronize()
     first = time.perf_counter() - start
-    worst = max(float((g.double() - r.double()).norm() / r.double().norm()) for g, r in zip(grads, ref))
+    worst = max(relative_error(g, r) for g, r in zip(grads, ref))
     if worst > 1e-2:
         return lines + [f"| {mask}, backward | tltyped | - | - | - | {errors(grads)} | {first:.1f} | WRONG RESULT: not timed |"]
     ours = bench(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True))
@@ -103,7 +101,7 @@ def main() -> None:
         out = attention(q, k, v, causal)
         torch.cuda.synchronize()
         first = time.perf_counter() - start
-        err = float((out.transpose(1, 2).double() - ref.double()).norm() / ref.double().norm())
+        err = relative_error(out.transpose(1, 2), ref)
         if err > 1e-2:
             lines.append(f"| {mask} | tltyped | - | - | - | {err:.2e} | {first:.1f} | WRONG RESULT: not timed |")
             continue

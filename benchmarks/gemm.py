@@ -37,7 +37,7 @@ from typing import Any, Optional
 
 import torch
 
-from _timing import short
+from _timing import relative_error, short
 
 ROOT = Path(__file__).resolve().parent.parent
 DRY_TARGET = "sm_90a"
@@ -140,7 +140,7 @@ def measure(row: Row, fn: Callable[[], torch.Tensor], ref: torch.Tensor) -> bool
         out = fn()
         torch.cuda.synchronize()
         row.first_s = time.perf_counter() - start
-        row.rel_err = ((out.float() - ref).norm() / ref.norm()).item()
+        row.rel_err = relative_error(out, ref)
         del out
         if not row.rel_err <= TOLERANCE:  # also catches NaN
             row.note = f"WRONG RESULT (rel err {row.rel_err:.2e}); not timed"

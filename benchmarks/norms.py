@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import torch
 import torch.nn.functional as F
 
-from _timing import NotLaunched, cuda_batch, interleaved, short
+from _timing import NotLaunched, cuda_batch, interleaved, relative_error, short
 
 from examples.rms_norm import rms_norm
 from examples.softmax import softmax, softmax_dyn
@@ -121,7 +121,7 @@ def main() -> None:
                     candidate.lower()
                 raise NotLaunched("lowered for sm_90a; not launched (dry run)" if candidate.lower else "not launched (dry run)")
             ref = references[candidate.op]
-            err = ((candidate.result().float() - ref).norm() / ref.norm()).item()
+            err = relative_error(candidate.result(), ref)
             if err > 1e-2:
                 raise NotLaunched(f"WRONG RESULT (relative error {err:.1e}); not timed")
             notes[name] = f"rel err {err:.1e}"

@@ -40,7 +40,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-import _timing  # noqa: F401  (puts the checkout on sys.path)
+from _timing import relative_error  # also puts the checkout on sys.path
 
 FIELDS = "clocks.sm,power.draw,clocks_event_reasons.active"
 REASONS = {0x1: "idle", 0x4: "power cap", 0x8: "HW slowdown", 0x20: "SW thermal", 0x40: "HW thermal", 0x80: "power brake"}
@@ -131,10 +131,6 @@ def run_case(case: Case, seconds: float, peak_per_mhz: float) -> Measured:
     rate = case.work / ms / (1e6 if case.group == "copy" else 1e9)
     share = rate / (HBM_GB_PER_S if case.group == "copy" else peak_per_mhz * mhz * (2 if case.fp8 else 1))
     return Measured(case, ms, rate, mhz, watts, reasons, share)
-
-
-def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
-    return float((got.double() - want.double()).norm() / want.double().norm())
 
 
 def attention_cases(shape: tuple[int, int, int, int]) -> Iterator[Case]:

@@ -1,5 +1,6 @@
 """Tuning results on disk: the first process that calls a tuned kernel searches and saves; the next one neither
-builds nor times a candidate (it does not even import TileLang, whose `do_bench` times them)."""
+builds nor times a candidate (it does not even import TileLang, whose `do_bench` times them). For an eager kernel's
+`tl.tune` default, and for a lazy-style factory's argument left at one."""
 
 from __future__ import annotations
 
@@ -28,23 +29,30 @@ print(json.dumps({"err": float((out.double() - ref).norm() / ref.norm()), "info"
                   "tilelang": tilelang, "launched": launched}))
 """
 
+FACTORY_PROBE = """
+import json, sys, torch
+from tests.kernels.lazy_style import row_sum
+x = torch.randn(256, 64, device="cuda")
+ref = x.double().sum(dim=1)
+kernel = row_sum(256, 64)
+out = kernel(x)
+info = kernel.cache_info()
+print(json.dumps({"err": float((out.double() - ref).norm() / ref.norm()), "info": dict(zip(info._fields, info)),
+                  "tilelang": "tilelang" in sys.modules}))
+"""
 
-def run_process(cache: Path) -> tuple[dict[str, Any], str]:
-    """A fresh process calling the tuned `row_sum` once: what it printed, and its log."""
+
+def run_process(cache: Path, probe: str) -> tuple[dict[str, Any], str]:
+    """A fresh process calling a tuned `row_sum` once: what it printed, and its log."""
     env = {**os.environ, "TLTYPED_CACHE_DIR": str(cache), "TLTYPED_LOG": "info",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout.splitlines()[-1]), run.stderr
 
 
-def test_a_tuning_result_is_saved_and_reused_by_the_next_process(tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    first, log = run_process(cache)
-    assert first["err"] < 1e-5
-    assert first["info"]["compiles"] == 2, first  # both candidates of `tl.tune([32, 64])` built
-    assert "row_sum: tuned over 2 configurations" in log, log
-
+def saved_record(cache: Path) -> dict[str, Any]:
+    """The one tuning record on disk, checked: both candidates timed, the fastest the winner."""
     saved = [r for r in (json.loads(p.read_text()) for p in cache.glob("**/*.json")) if "winner" in r]
     assert len(saved) == 1, saved
     record = saved[0]
@@ -53,11 +61,37 @@ def test_a_tuning_result_is_saved_and_reused_by_the_next_process(tmp_path: Path)
     assert all(isinstance(c["ms"], float) and c["ms"] > 0 and c["error"] is None for c in record["candidates"])
     times = [c["ms"] for c in record["candidates"]]
     assert record["winner"] == times.index(min(times))
+    return record
+
+
+def test_a_tuning_result_is_saved_and_reused_by_the_next_process(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first, log = run_process(cache, PROBE)
+    assert first["err"] < 1e-5
+    assert first["info"]["compiles"] == 2, first  # both candidates of `tl.tune([32, 64])` built
+    assert "row_sum: tuned over 2 configurations" in log, log
+
+    record = saved_record(cache)
     assert first["launched"] == [[32, 64][record["winner"]]], first  # the call ran the winner, no other candidate
 
-    second, log = run_process(cache)
+    second, log = run_process(cache, PROBE)
     assert second["err"] < 1e-5
     assert second["info"]["compiles"] == 0 and second["info"]["disk_hits"] == 1, second
     assert "row_sum: tuning result from the disk cache" in log and "tuned over" not in log, log
     assert not second["tilelang"], "the second process imported TileLang"
     assert second["launched"] == first["launched"], second
+
+
+def test_a_factory_s_tuned_argument_is_searched_once_and_reused_by_the_next_process(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first, log = run_process(cache, FACTORY_PROBE)
+    assert first["err"] < 1e-5
+    assert first["info"]["compiles"] == 2, first  # the factory's kernel for each candidate of `tl.tune([32, 64])`
+    assert "row_sum: tuned over 2 configurations" in log, log
+    saved_record(cache)
+
+    second, log = run_process(cache, FACTORY_PROBE)
+    assert second["err"] < 1e-5
+    assert second["info"]["compiles"] == 0 and second["info"]["disk_hits"] == 1, second
+    assert "row_sum: tuning result from the disk cache" in log and "tuned over" not in log, log
+    assert not second["tilelang"], "the second process imported TileLang (ran the factory, or built or timed)"

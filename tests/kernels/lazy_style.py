@@ -135,3 +135,31 @@ def with_workspace(N):
                 Y[bx * 128 + i] = scratch[bx * 128 + i]
 
     return main
+
+
+@tl.jit(out_idx=-1)
+def row_sum(R, C, block=tl.tune([32, 64])):
+    """Each row's sum; the block of rows tuned at the kernel object's first call, as an eager kernel's const is."""
+
+    @T.prim_func
+    def main(X: T.Tensor((R, C), T.float32), out: T.Tensor((R,), T.float32)):
+        with T.Kernel(T.ceildiv(R, block), threads=128) as bx:
+            acc = T.alloc_fragment((block,), T.float32)
+            tile = T.alloc_fragment((block, C), T.float32)
+            T.copy(X[bx * block, 0], tile)
+            T.reduce_sum(tile, acc, dim=1)
+            T.copy(acc, out[bx * block])
+
+    return main
+
+
+@tl.jit(out_idx=-1)
+def first_rows(R, C, block=tl.tune([32, 64])):
+    """A tuned argument that decides the output's length: not a schedule, refused at the first call."""
+
+    @T.prim_func
+    def main(X: T.Tensor((R, C), T.float32), out: T.Tensor((block, C), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            T.copy(X[bx * block, 0], out)
+
+    return main

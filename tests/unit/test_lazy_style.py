@@ -158,3 +158,24 @@ def test_an_in_kernel_workspace_is_a_buffer_the_call_allocates(sm90) -> None:
     compiled = kernel.compile()
     assert [o.label for o in compiled.outputs] == ["output 'scratch'", "output 'Y'"]
     assert compiled.returns == (1,)  # the workspace is allocated for the launch, Y alone returned
+
+
+def test_a_factory_argument_left_at_tl_tune_is_tuned_as_an_eager_kernel_s_const(sm90) -> None:
+    kernel = ks.row_sum(256, 64)
+    assert kernel is ks.row_sum(256, 64) and kernel is not ks.row_sum(256, 64, 32)  # a value given: no tuning
+    assert specs(kernel) == {"X": "Tensor[float32, 256, 64]"}
+    # inspection stands on the first candidate, as an eager kernel's does
+    assert kernel.lower().cuda_source == ks.row_sum(256, 64, 32).lower().cuda_source
+    assert kernel.lower().cuda_source != ks.row_sum(256, 64, 64).lower().cuda_source
+    # a call on meta tensors elaborates every candidate and finds that they return alike
+    out = kernel(meta(256, 64, dtype=F32))
+    assert out.shape == (256,) and out.dtype == F32 and out.device.type == "meta"
+
+
+def test_a_tuned_factory_argument_must_not_decide_the_kernel_s_signature(sm90) -> None:
+    kernel = ks.first_rows(256, 64)
+    assert [str(o.tensor) for o in kernel.signature.outputs] == ["Tensor[float32, 32, 64]"]  # the first candidate's
+    with pytest.raises(tl.DefinitionError, match=r"first_rows: the factory returns a kernel with signature .*"
+                       r"Tensor\[float32, 64, 64\].* for block=64, not .* as for the first candidate"):
+        kernel(meta(256, 64, dtype=F32))
+    assert ks.first_rows(256, 64, 64)(meta(256, 64, dtype=F32)).shape == (64, 64)  # given, it is a plain argument

@@ -1,5 +1,5 @@
 """The autotuner behind `tl.tune([...])`."""
 
-from tltyped.autotune.search import SearchResult, candidates, search, time_call
+from tltyped.autotune.search import SearchResult, candidates, first_candidates, search, time_call, tuned
 
-__all__ = ["SearchResult", "candidates", "search", "time_call"]
+__all__ = ["SearchResult", "candidates", "first_candidates", "search", "time_call", "tuned"]

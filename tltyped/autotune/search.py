@@ -25,10 +25,21 @@ from tltyped.types.params import Tune
 logger = logging.getLogger(__name__)
 
 
+def tuned(consts: Mapping[str, Any]) -> dict[str, Tune]:
+    """The tuning spaces among a kernel's consts (an eager kernel's `tl.tune` defaults, a factory's arguments)."""
+    return {name: value for name, value in consts.items() if type(value) is Tune}
+
+
 def candidates(space: Mapping[str, Tune]) -> list[dict[str, Hashable]]:
     """Every combination of the candidates, in declaration order."""
     names = list(space)
     return [dict(zip(names, values)) for values in itertools.product(*(space[n].values for n in names))]
+
+
+def first_candidates(consts: Mapping[str, Any]) -> dict[str, Any]:
+    """The consts with each tuning space as its first candidate: what inspection (`lower`, `compile`) and a
+    factory's signature stand on, for every candidate alike (a tuned value chooses a schedule, not a signature)."""
+    return {name: value.values[0] if type(value) is Tune else value for name, value in consts.items()}
 
 
 def time_call(run: Callable[[], Any], device: int) -> float:

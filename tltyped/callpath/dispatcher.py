@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import torch
 
-from tltyped.autotune import candidates, search, time_call
+from tltyped.autotune import candidates, first_candidates, search, time_call, tuned
 from tltyped.backend import records
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
@@ -169,7 +169,7 @@ class Dispatcher:
             elaborated = self.builder.elaborate(self.specialization(bound, {**consts, **config}))
             return [(tuple(shape), dtype) for shape, dtype in returned_shapes(self.signature.name, elaborated, inputs, sizes)]
 
-        configs = candidates(bound.tuned)  # [{}] where nothing is tuned
+        configs = candidates(tuned(consts))  # [{}] where nothing is tuned
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
         seen = json.dumps(records.describe(space), sort_keys=True)
         verify = len(configs) > 1 and seen not in self.outputs_agree
@@ -178,6 +178,8 @@ class Dispatcher:
         for config in configs:
             try:
                 outputs = of(config)
+            except DefinitionError:  # the kernel's definition is wrong, whichever candidate showed it
+                raise
             except Exception as error:  # a candidate that cannot be built: the tuner reports it, and never picks it
                 failure = failure or error
                 continue
@@ -211,7 +213,7 @@ class Dispatcher:
         device = bound.device
         assert device is not None and device.index is not None
         consts = self.consts(bound)
-        if bound.tuned:
+        if tuned(consts):
             consts.update(self.tune(bound, consts, stream))
         return self.kernel(bound, consts, device).launch
 
@@ -220,7 +222,7 @@ class Dispatcher:
         device = bound.device
         assert device is not None and device.index is not None
         name = self.signature.name
-        configs = candidates(bound.tuned)
+        configs = candidates(tuned(consts))
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
         target = targets.resolve(self.target, device)
         gpu = torch.cuda.get_device_name(device)
@@ -291,10 +293,7 @@ class Dispatcher:
 
     def inspected(self, bound: Bound) -> tuple[Specialization, dict[str, Any]]:
         """The specialisation and target of a bound call, the first candidate of any tuning space standing for all."""
-        consts = self.consts(bound)
-        for name, space in bound.tuned.items():
-            consts[name] = space.values[0]
-        return self.specialization(bound, consts), targets.resolve(self.target, bound.device)
+        return self.specialization(bound, first_candidates(self.consts(bound))), targets.resolve(self.target, bound.device)
 
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
         return self.builder.lower(*self.bind_for_inspection(args, kwargs))

@@ -13,6 +13,13 @@ returns, then recording it. So a warm process gets its kernel objects, and
 then its kernels (launch records), without running a factory or importing
 TileLang.
 
+A factory argument left at a `tl.tune([...])` default (or given one) is
+tuned as an eager kernel's const is (dispatcher.py): the kernel object's
+first call builds the factory's kernel for every candidate, times each on
+that call's tensors and keeps the fastest, saving the result on disk for the
+GPU. Its signature, and inspection (`lower`, `compile`), stand on the first
+candidate; every candidate's kernel must take and return the same.
+
 The kernel object is a FactoryDispatcher's fast path, carrying what
 TileLang's kernel objects offer (`get_kernel_source`, `get_profiler`) beside
 tltyped's inspection (`lower`, `compile`, `signature`, `cache_info`).
@@ -27,6 +34,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tltyped.autotune import first_candidates
 from tltyped.backend import records
 from tltyped.backend import target as targets
 from tltyped.backend.options import BuildOptions
@@ -80,7 +88,8 @@ class Factory:
         return dispatcher.exposed()
 
     def signature(self, arguments: dict[str, Any]) -> KernelSignature:
-        """The signature of the factory's kernel for these arguments: recorded, or read from the PrimFunc it returns."""
+        """The signature of the factory's kernel for these arguments: recorded, or read from the PrimFunc it returns
+        (for a tuned argument's first candidate: each candidate's kernel must have the same)."""
         key = self._record_key(arguments)
         record = records.read(records.FactoryRecord, key) if key is not None else None
         if record is not None:
@@ -90,7 +99,7 @@ class Factory:
                 logger.info("%s: factory record %s does not parse; running the factory", self.fn.__qualname__, key)
         from tltyped.frontend.prim_func import read_signature, run_factory  # imports TileLang
 
-        signature, _ = read_signature(self.fn.__name__, run_factory(self.fn, arguments), self.out_idx)
+        signature, _ = read_signature(self.fn.__name__, run_factory(self.fn, first_candidates(arguments)), self.out_idx)
         if key is not None:
             records.write(key, records.FactoryRecord(f"{self.fn.__module__}.{self.fn.__qualname__}", signature_to_json(signature)))
         return signature
@@ -140,7 +149,7 @@ class FactoryDispatcher(Dispatcher):
             return super().bind_for_inspection(args, kwargs)
         dtypes = {p.name: p.tensor.dtype.fixed for p in (*self.signature.params, *self.signature.outputs)
                   if p.tensor is not None and p.tensor.dtype.fixed is not None}
-        spec = Specialization(dict(self.arguments), {}, dtypes, {p.name: None for p in self.signature.tensors})
+        spec = Specialization(first_candidates(self.arguments), {}, dtypes, {p.name: None for p in self.signature.tensors})
         return spec, targets.resolve(self.target, None)
 
     def get_profiler(self, tensor_supply_type: Any = None) -> Any:

@@ -54,10 +54,6 @@ class Bound:
     strides: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
     device: torch.device | None = None
 
-    @property
-    def tuned(self) -> dict[str, Tune]:
-        return {k: v for k, v in self.values.items() if type(v) is Tune}
-
 
 class Binder:
     def __init__(self, signature: KernelSignature, env: Mapping[str, Any]) -> None:

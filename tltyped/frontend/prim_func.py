@@ -29,6 +29,7 @@ from typing import Any
 
 from tilelang import tvm
 
+from tltyped.autotune import first_candidates, tuned
 from tltyped.errors import ArgumentValueError, DefinitionError, KernelBuildError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.elaborate import Elaborated, failure_site, outputs_last
@@ -155,8 +156,15 @@ class FactoryElaboration:
                     f"{name}: argument {p.name!r} must be contiguous (the factory's kernel is built for a contiguous "
                     f"{p.name}; its strides are {spec.strides[p.name]}); pass {p.name}.contiguous()"
                 )
-        prim_func = run_factory(self.fn, self.arguments)
+        prim_func = run_factory(self.fn, spec.consts)  # the arguments, a tuned one as the candidate being built
         signature, variables = read_signature(name, prim_func, self.out_idx)
+        if signature != self.signature and spec.consts != first_candidates(self.arguments):
+            raise DefinitionError(
+                f"{name}: the factory returns a kernel with signature {signature} for "
+                f"{', '.join(f'{k}={spec.consts[k]!r}' for k in tuned(self.arguments))}, not {self.signature} as for "
+                "the first candidate; a tuning space chooses among schedules of one computation: make the argument "
+                "an untuned one"
+            )
         if signature != self.signature:
             raise KernelBuildError(
                 f"{name}: the factory now returns a kernel with signature {signature}, not {self.signature} as when "

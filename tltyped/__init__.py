@@ -9,6 +9,8 @@ package) starts without them. `TLTYPED_LOG=info` shows what the package does
 from __future__ import annotations
 
 import importlib
+import sys
+from types import ModuleType  # not `import types`: the package's `types` is its subpackage
 from typing import TYPE_CHECKING, Any
 
 from tltyped.log import configure_from_environment
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
         TargetError,
         TuningError,
     )
+    from tltyped.autotune import autotune
     from tltyped.jit import JitFunction, KernelObject, jit, register_autograd
     from tltyped.types import (
         DType,
@@ -62,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArgumentTypeError", "ArgumentValueError", "AutogradError", "CacheInfo", "CacheWarning", "CompileError", "DType", "DefinitionError",
     "DimSyntaxError", "Error", "JitFunction", "KernelBuildError", "KernelObject", "LaunchError", "LoweringError", "TargetError", "Tensor",
-    "Tune", "TuningError", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
+    "Tune", "TuningError", "autotune", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
     "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "register_autograd", "tune", "uint8",
     "uint16", "uint32", "uint64",
 ]
@@ -74,6 +77,7 @@ _HOME = {  # public name -> the module defining it
     "CacheInfo": "tltyped.callpath.dispatcher",
     "JitFunction": "tltyped.jit",
     "KernelObject": "tltyped.jit",
+    "autotune": "tltyped.autotune",
     "jit": "tltyped.jit",
     "register_autograd": "tltyped.jit",
 }
@@ -84,11 +88,12 @@ if not TYPE_CHECKING:  # checkers read the imports above: a misspelt `tl.jti` is
     def __getattr__(name: str) -> Any:
         if name not in __all__:
             raise AttributeError(f"module 'tltyped' has no attribute {name!r}")
-        home = _HOME.get(name, "tltyped.types")
-        module = importlib.import_module(home)
-        # Bind every public name of that module, so later lookups skip this function; importing
-        # `tltyped.jit` bound the submodule itself to the package's `jit`, which is the function.
+        importlib.import_module(_HOME.get(name, "tltyped.types"))
+        # Bind each public name of the modules imported by now, so later lookups skip this function: those not
+        # bound yet, and those an import bound to a submodule (`tltyped.jit`, `tltyped.autotune`), which stand for
+        # its function.
         for public in __all__:
-            if _HOME.get(public, "tltyped.types") == home:
+            module = sys.modules.get(_HOME.get(public, "tltyped.types"))
+            if module is not None and isinstance(globals().get(public, sys), ModuleType):  # unbound or a submodule
                 globals()[public] = getattr(module, "bool_" if public == "bool" else public)
         return globals()[name]

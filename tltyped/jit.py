@@ -9,6 +9,7 @@ function; it carries `lower`, `compile`, `cache_info`, `signature` and
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload, runtime_checkable
 
 from typing_extensions import ParamSpec
@@ -143,19 +144,32 @@ def jit(
     """Make a kernel: `@tl.jit`, or with TileLang's keywords `@tl.jit(target="sm_90a", pass_configs={...},
     compile_flags=[...], out_idx=[-1])` (`out_idx`: the tensor parameters the kernel allocates and returns
     rather than takes); `op="mylib::rms_norm"` names the torch op tracers see (callpath/torch_op.py)."""
-    options = BuildOptions.of(pass_configs, compile_flags)
-    target = targets.explicit(target)
+    decoration = Decoration(targets.explicit(target), BuildOptions.of(pass_configs, compile_flags), out_idx, op)
+    return decoration if fn is None else decoration(fn)
 
-    def decorate(fn: Callable[..., Any]) -> Any:
+
+@dataclass(frozen=True)
+class Decoration:
+    """One `@tl.jit(...)`'s arguments: applied to a function, its kernel; kept on it, so `autotune` can make the
+    same kernel of the function with other defaults."""
+
+    target: targets.TargetLike
+    options: BuildOptions
+    out_idx: int | Sequence[int] | None
+    op: str | None
+
+    def __call__(self, fn: Callable[..., Any]) -> Any:
         if is_factory(fn):
-            return Factory(fn, out_idx, target, options, op)
-        analysis = analyze(fn, out_idx)
-        if analysis.signature.is_resolved:
-            return Dispatcher(fn, analysis.signature, target, options, op).exposed()
-        router = Router(analysis, target, options, op)
-        return expose(router.call, fn, router)
-
-    return decorate if fn is None else decorate(fn)
+            made: Any = Factory(fn, self.out_idx, self.target, self.options, self.op)
+        else:
+            analysis = analyze(fn, self.out_idx)
+            if analysis.signature.is_resolved:
+                made = Dispatcher(fn, analysis.signature, self.target, self.options, self.op).exposed()
+            else:
+                router = Router(analysis, self.target, self.options, self.op)
+                made = expose(router.call, fn, router)
+        made._decoration = self
+        return made
 
 
 def register_autograd(

@@ -1,6 +1,7 @@
 """Tuning results on disk: the first process that calls a tuned kernel searches and saves; the next one neither
 builds nor times a candidate (it does not even import TileLang, whose `do_bench` times them). For an eager kernel's
-`tl.tune` default, and for a lazy-style factory's argument left at one."""
+`tl.tune` default, and for a lazy-style factory's argument left at one; and `@tl.autotune`'s configurations, searched
+the same way."""
 
 from __future__ import annotations
 
@@ -39,6 +40,17 @@ out = kernel(x)
 info = kernel.cache_info()
 print(json.dumps({"err": float((out.double() - ref).norm() / ref.norm()), "info": dict(zip(info._fields, info)),
                   "tilelang": "tilelang" in sys.modules}))
+"""
+
+AUTOTUNE_PROBE = """
+import json, torch
+from tests.kernels.eager_style import gemv
+a = torch.randn(1024, dtype=torch.float16, device="cuda")
+b = torch.randn(512, 1024, dtype=torch.float16, device="cuda")
+ref = b.double() @ a.double()
+out = gemv(a, b)
+info = gemv.cache_info()
+print(json.dumps({"err": float((out.double() - ref).norm() / ref.norm()), "info": dict(zip(info._fields, info))}))
 """
 
 
@@ -95,3 +107,10 @@ def test_a_factory_s_tuned_argument_is_searched_once_and_reused_by_the_next_proc
     assert second["info"]["compiles"] == 0 and second["info"]["disk_hits"] == 1, second
     assert "row_sum: tuning result from the disk cache" in log and "tuned over" not in log, log
     assert not second["tilelang"], "the second process imported TileLang (ran the factory, or built or timed)"
+
+
+def test_autotune_s_configurations_are_searched_as_tl_tune_s_candidates(tmp_path: Path) -> None:
+    result, log = run_process(tmp_path / "cache", AUTOTUNE_PROBE)
+    assert result["err"] < 1e-2, result  # fp16 output of a 1024-long dot product
+    assert result["info"]["compiles"] == 4, result  # block_N in (2, 4) times reduce_threads in (4, 8)
+    assert "gemv: tuned over 4 configurations" in log, log

@@ -189,3 +189,31 @@ def undefined_in_deferred(A, trans=False):
     A: T.Tensor(shape, T.float32)
     with T.Kernel(1, threads=32) as bx:
         pass
+
+
+@tl.autotune(configs=[{"block_N": n, "reduce_threads": r} for n in (2, 4) for r in (4, 8)], warmup=3, rep=20)
+@tl.jit
+def gemv(A, B, block_N=None, reduce_threads=None):
+    """TileLang's autotuned gemv as its example writes it (examples/gemv): the tuned parameters default to None,
+    `@autotune`'s configurations give their candidates."""
+    N, K = T.const("N, K")
+    tile_K = 8
+    block_K = reduce_threads * tile_K
+    A: T.Tensor((K,), T.float16)
+    B: T.Tensor((N, K), T.float16)
+    C = T.empty((N,), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), threads=(block_N, reduce_threads)) as bn:
+        tn = T.get_thread_binding(0)
+        tk = T.get_thread_binding(1)
+        acc = T.alloc_local((1,), T.float32)
+        reduced = T.alloc_local((1,), T.float32)
+        T.clear(acc)
+        for bk in T.serial(T.ceildiv(K, block_K)):
+            for k in T.serial(tile_K):
+                acc[0] += A[bk * block_K + tk * tile_K + k].astype(T.float32) * B[
+                    bn * block_N + tn, bk * block_K + tk * tile_K + k].astype(T.float32)
+        with T.attr(T.comm_reducer(lambda x, y: x + y, [T.cast(0, T.float32)]), "reduce_scope",
+                    T.reinterpret(T.uint64(0), dtype="handle")):
+            T.evaluate(T.tvm_thread_allreduce(T.uint32(1), acc[0], True, reduced[0], tk, dtype="handle"))
+        C[bn * block_N + tn] = reduced[0]
+    return C

@@ -163,3 +163,4 @@ def first_rows(R, C, block=tl.tune([32, 64])):
             T.copy(X[bx * block, 0], out)
 
     return main
+

@@ -1,4 +1,4 @@
-"""The tuner's search (autotune/search.py): the fastest candidate wins, one that fails is recorded and skipped,
+"""The tuner's search (autotuner/search.py): the fastest candidate wins, one that fails is recorded and skipped,
 and the search shows its progress on a terminal."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Hashable
 
 import pytest
 
-from tltyped.autotune import candidates, search
+from tltyped.autotuner import candidates, search
 from tltyped.types.params import Tune
 
 TIMES = {16: 3.0, 32: 1.5, 64: None, 128: 2.0}  # ms; None: the candidate fails to build

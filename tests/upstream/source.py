@@ -7,8 +7,8 @@ reads the named kernels from one of its files (a test module, an example, a
 notebook), rewrites only what a user migrating would rewrite:
 
 - the decorator: `@tilelang.jit(...)` (however TileLang is imported) becomes
-  `@tltyped.jit(...)` with the same arguments; TileLang's `@autotune(...)`,
-  which wraps TileLang's own jit, is dropped;
+  `@tltyped.jit(...)` with the same arguments, and TileLang's `@autotune(...)` becomes
+  `@tltyped.autotune(...)`;
 - the imports: `tilelang.language` becomes `tltyped.language`;
 
 and imports the result from a file (kernels must live in files). Kernels that
@@ -125,27 +125,27 @@ TILELANG_ONLY = ("verbose", "execution_backend", "target_host", "debug_root_path
 """TileLang's jit keywords about its own backends and logging, which tltyped's jit does not take."""
 
 
-def _decorator(text: str, dec: ast.expr, modules: set[str], jits: set[str], jit: str = "_tltyped_jit") -> str | None:
-    """A decorator as tltyped's port has it: TileLang's jit -> `jit` (less TILELANG_ONLY), autotune dropped."""
+def _decorator(text: str, dec: ast.expr, modules: set[str], jits: set[str], package: str) -> str:
+    """A decorator as tltyped's port has it: TileLang's jit -> `jit` (less TILELANG_ONLY), autotune -> tltyped's."""
     func = dec.func if isinstance(dec, ast.Call) else dec
     written = ast.get_source_segment(text, dec) or ""
     head = ast.unparse(func)
     if head in {f"{m}.jit" for m in modules} | jits:
         if not isinstance(dec, ast.Call):
-            return f"@{jit}"
+            return f"@{package}.jit"
         keywords = [k for k in dec.keywords if k.arg not in TILELANG_ONLY]
         arguments = [ast.get_source_segment(text, a) or "" for a in dec.args]
         arguments += [("**" if k.arg is None else f"{k.arg}=") + (ast.get_source_segment(text, k.value) or "") for k in keywords]
-        return f"@{jit}({', '.join(arguments)})"
+        return f"@{package}.jit({', '.join(arguments)})"
     if re.search(r"(^|\.)autotune$", head):
-        return None
+        return f"@{package}.autotune" + written[len(ast.get_source_segment(text, func) or ""):]
     return "@" + written
 
 
 def _segment(text: str, stmt: ast.stmt, modules: set[str], jits: set[str]) -> str:
     lines = text.splitlines()
     decorators = getattr(stmt, "decorator_list", [])
-    kept = [d for d in (_decorator(text, dec, modules, jits) for dec in decorators) if d is not None]
+    kept = [_decorator(text, dec, modules, jits, "_tltyped") for dec in decorators]
     own = textwrap.dedent("\n".join(lines[stmt.lineno - 1 : stmt.end_lineno]))
     return "\n".join([*kept, own])
 
@@ -171,7 +171,7 @@ def port(source: Source) -> str:
     modules, jits = _tilelang_names(tree)
     parts = [
         f"# Ported from tile-ai/tilelang@{COMMIT}:{source.path}: only decorators and imports differ.",
-        "from tltyped import jit as _tltyped_jit",
+        "import tltyped as _tltyped",
         *_imports(tree, text, source.drop_imports),
     ]
     for name in source.names:
@@ -228,8 +228,8 @@ def migrate(text: str) -> str:
 
     - every decorator `@tilelang.jit(...)` (however TileLang or its `jit` is
       imported, at any nesting) becomes `@tltyped.jit(...)` with the same
-      arguments less TILELANG_ONLY; TileLang's `@autotune(...)` is dropped (its
-      lines are left blank);
+      arguments less TILELANG_ONLY; TileLang's `@autotune(...)` becomes
+      `@tltyped.autotune(...)` with the same arguments;
     - imports of `tilelang.language` (`import tilelang.language as T`, `from
       tilelang import language as T`, `from tilelang.language import x`) import
       `tltyped.language` instead;
@@ -251,13 +251,12 @@ def migrate(text: str) -> str:
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement), non-overlapping
     for node in ast.walk(tree):
         for dec in getattr(node, "decorator_list", []):
-            new = _decorator(text, dec, modules, jits, jit="tltyped.jit")
+            new = _decorator(text, dec, modules, jits, "tltyped")
             written = "@" + (ast.get_source_segment(text, dec) or "")
             if new == written:
                 continue
             at = text.rfind("@", 0, offset(dec.lineno, dec.col_offset))
             end = offset(dec.end_lineno or dec.lineno, dec.end_col_offset or 0)
-            new = new or ""
             edits.append((at, end, new + "\n" * (text.count("\n", at, end) - new.count("\n"))))  # keep the line count
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             new = _language_import(node)

@@ -81,7 +81,7 @@ def outer():
     assert out.splitlines()[0] == "import torch; import tltyped"
     assert "import tltyped.language as T" in out
     assert "@tltyped.jit(out_idx=[-1])" in out and "verbose" not in out  # TileLang's logging keyword dropped
-    assert "autotune(" not in out.replace("import autotune", "")
+    assert '@tltyped.autotune(\n    configs=[{"b": 1}],\n)' in out  # TileLang's autotune -> tltyped's, arguments kept
     assert "    @tltyped.jit\n" in out
     assert "tl.compile(g)" in out  # calls stay TileLang's
     assert out.splitlines()[14] == "def f(M, b):"  # same line as upstream

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import torch
 
-from tltyped.autotune import candidates, first_candidates, search, time_call, tuned
+from tltyped.autotuner import candidates, first_candidates, search, time_call, tuned
 from tltyped.backend import records
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel

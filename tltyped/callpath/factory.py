@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tltyped.autotune import first_candidates
+from tltyped.autotuner import first_candidates
 from tltyped.backend import records
 from tltyped.backend import target as targets
 from tltyped.backend.options import BuildOptions

@@ -91,18 +91,16 @@ class Analysis:
         self.hints = _signature_hints(fn, self.env)
         self.out_idx = _outputs(self.name, list(self.parameters), out_idx, self.body)
         self.signature = self._read(None)
-        for name in self.signature.depends_on:
-            if isinstance(self.parameters[name].default, Tune):
-                raise DefinitionError(
-                    f"{self.name}: a tensor annotation depends on {name!r}, which is tuned; tune another parameter"
-                )
 
     def resolve(self, consts: Mapping[str, Any]) -> KernelSignature:
-        """The signature with every annotation read for these values of the consts it depends on."""
+        """The signature with every annotation read for these values of the consts it depends on (a call must give
+        those a value: a tuned one would leave the tensors' shapes to the tuner, whose candidates all take the
+        same tensors)."""
         for name in self.signature.depends_on:
             if isinstance(consts[name], Tune):
                 raise DefinitionError(
-                    f"{self.name}: a tensor annotation depends on {name!r}, so it cannot be tuned (got {consts[name]!r})"
+                    f"{self.name}: a tensor annotation depends on {name!r}, so it cannot be tuned: pass a value "
+                    f"(got {consts[name]!r})"
                 )
         return self._read(consts)
 

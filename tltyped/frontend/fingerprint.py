@@ -117,7 +117,7 @@ class Reader:
         if isinstance(value, enum.Enum):
             return f"enum:{self.text(type(value))}.{value.name}={self.text(value.value)}"
         if isinstance(value, Tune):
-            return f"tune:{self.text(value.values)}"
+            return f"tune:{self.text(value.values)}" + (f":{self.text(value.group)}" if value.group else "")
         key = id(value)
         if key in self._open:
             return f"cycle:{len(self._open) - self._open[key]}"

@@ -29,7 +29,7 @@ from typing import Any
 
 from tilelang import tvm
 
-from tltyped.autotune import first_candidates, tuned
+from tltyped.autotuner import first_candidates, tuned
 from tltyped.errors import ArgumentValueError, DefinitionError, KernelBuildError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.elaborate import Elaborated, failure_site, outputs_last

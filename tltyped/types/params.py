@@ -79,9 +79,13 @@ class Tune:
 
     Two spaces are the same only if their candidates are of the same types
     (`tune([2, 4])` is not `tune([2.0, 4.0])`): a space is part of a cache key.
+    A space of a `group` (the names of parameters tuned jointly, `tl.autotune`'s
+    configurations) gives its i-th candidate together with the other members'
+    i-th: the search runs over the group's configurations, not their product.
     """
 
     values: tuple[Hashable, ...]
+    group: tuple[str, ...] = ()
     _key: Hashable = field(init=False, repr=False)  # the typed values and their hash, computed once: a
     _hash: int = field(init=False, repr=False)  # default space is hashed in every call's cache key
 
@@ -95,7 +99,7 @@ class Tune:
                 raise ArgumentTypeError(
                     f"tl.tune(): candidate {describe(value)} is unhashable (each candidate keys the kernel cache)"
                 ) from None
-        object.__setattr__(self, "_key", typed_key(self.values))
+        object.__setattr__(self, "_key", (typed_key(self.values), self.group))
         object.__setattr__(self, "_hash", hash(self._key))
 
     def __eq__(self, other: object) -> bool:

@@ -31,9 +31,17 @@ def tuned(consts: Mapping[str, Any]) -> dict[str, Tune]:
 
 
 def candidates(space: Mapping[str, Tune]) -> list[dict[str, Hashable]]:
-    """Every combination of the candidates, in declaration order."""
-    names = list(space)
-    return [dict(zip(names, values)) for values in itertools.product(*(space[n].values for n in names))]
+    """Every combination of the candidates, in declaration order: of each space's own, and of each group's
+    configurations (its members' candidates side by side; a member given a value is no longer in the space)."""
+    units: dict[tuple[str, ...], list[tuple[Hashable, ...]]] = {}  # names -> their joint candidates
+    for name, tune in space.items():
+        names = tuple(n for n in tune.group if n in space) if tune.group else (name,)
+        if names not in units:
+            units[names] = list(dict.fromkeys(zip(*(space[n].values for n in names))))
+    return [
+        {name: value for names, values in zip(units, combination) for name, value in zip(names, values)}
+        for combination in itertools.product(*units.values())
+    ]
 
 
 def first_candidates(consts: Mapping[str, Any]) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def tuning_spaces(configs: Sequence[Mapping[str, Hashable]]) -> dict[str, Tune]:
     partial = next((config for config in configs if set(config) != set(names)), None)
     if partial is not None:
         raise DefinitionError(f"autotune: every configuration sets the same parameters; {dict(partial)} sets no "
-                              f"{sorted(set(names) - set(partial))[0]!r}")
+                              f"{min(set(names) - set(partial))!r}")
     for config in configs:
         for name, value in config.items():
             try:

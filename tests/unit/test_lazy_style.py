@@ -113,7 +113,9 @@ WARM = textwrap.dedent("""
     import json, sys
     from tests.kernels import lazy_style as ks
     kernel = ks.matmul(256, 128, 64, 64, 64, 32)  # (a `T.dynamic` argument would import TileLang itself)
-    print(json.dumps({"signature": str(kernel.signature), "tilelang": "tilelang" in sys.modules}))
+    tuned = ks.row_sum(256, 64)  # an argument left at its `tl.tune` default: recorded under its space
+    print(json.dumps({"signature": str(kernel.signature), "tuned": str(tuned.signature),
+                      "tilelang": "tilelang" in sys.modules}))
 """)
 
 
@@ -122,9 +124,10 @@ def test_a_warm_process_gets_the_kernel_object_without_running_the_factory(tmp_p
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     runs = [json.loads(subprocess.run([sys.executable, "-c", WARM], env=env, cwd=ROOT, check=True, capture_output=True,
                                       text=True).stdout.splitlines()[-1]) for _ in range(2)]
-    assert runs[0] == {"signature": runs[1]["signature"], "tilelang": True}  # control: the first process ran it
+    assert runs[0] == {"signature": runs[1]["signature"], "tuned": runs[1]["tuned"], "tilelang": True}  # control
     assert runs[1]["tilelang"] is False
     assert "Tensor[float16, 256, 64]" in runs[1]["signature"]
+    assert "Tensor[float32, 256, 64]" in runs[1]["tuned"]
 
 
 def test_a_scalar_parameter_is_a_dyn_scalar(sm90) -> None:

@@ -239,3 +239,21 @@ def test_dynamo_takes_a_kernel_made_after_its_first_trace_for_no_lru_cache(fake:
             out = torch.compile(lambda x: kernel(x), fullgraph=True, backend="eager")(a)
         assert tuple(out.shape) == (10,)
         assert not [w for w in caught if "lru_cache" in str(w.message)]
+
+
+def test_tuned_kernels_are_one_op_each_in_export_and_compile(fake: FakeTensorMode) -> None:
+    """A lazy factory's `tl.tune` argument and `@tl.autotune`'s configurations: the op stands for the tuner's choice
+    (its fake outputs, shared by every candidate), in torch.export's graph and under torch.compile(fullgraph=True)."""
+    from tests.kernels.eager_style import gemv
+    from tests.kernels.lazy_style import row_sum
+
+    rows = row_sum(256, 64)
+    ep = torch.export.export(One(lambda x: rows(x) * 2), (cuda(fake, 256, 64),))
+    assert any(str(node.target).startswith("tltyped.tests_kernels_lazy_style_row_sum_") for node in ep.graph.nodes)
+    ep = torch.export.export(Two(gemv), (cuda(fake, 1024, dtype=torch.float16), cuda(fake, 512, 1024, dtype=torch.float16)))
+    assert any("gemv" in str(node.target) for node in ep.graph.nodes if node.op == "call_function")
+    compiled = torch.compile(lambda x, a, b: (rows(x), gemv(a, b)), fullgraph=True, backend="eager")
+    with fake:
+        summed, product = compiled(cuda(fake, 256, 64), cuda(fake, 1024, dtype=torch.float16),
+                                   cuda(fake, 512, 1024, dtype=torch.float16))
+    assert (tuple(summed.shape), tuple(product.shape), product.dtype) == ((256,), (512,), torch.float16)

@@ -1,6 +1,7 @@
 """Pick the fastest configuration of a tuned kernel by running each on the call's inputs.
 
-Every combination of the tuned parameters' candidates is compiled (in
+Every configuration of the tuned parameters (the combinations of their
+candidates; a group's, from `tl.autotune`, as listed) is compiled (in
 parallel, see the Dispatcher) and timed with TileLang's `do_bench` (L2 flushed
 between runs, repeats chosen by time) on the arguments of the first call
 that needs it; the fastest wins. The result (every candidate's time or

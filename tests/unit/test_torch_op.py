@@ -120,6 +120,17 @@ def test_export_has_one_op_and_symbolic_shapes(fake: FakeTensorMode) -> None:
     assert size.startswith("2*s") and size.endswith("+ 1")
 
 
+@pytest.mark.parametrize("device", ["meta", "fake cuda"])
+def test_export_records_the_kernel_s_op_and_nothing_else_on_meta_inputs_too(fake: FakeTensorMode, device: str) -> None:
+    """torch.export traces meta inputs as meta FakeTensors: a call with them is the kernel's op, as with fake CUDA
+    ones (a plain meta call returns outputs with no op); the export that defines the op records nothing more."""
+    kernel = kernels.offset_kernel(3.0)  # a new jit function: its op is defined by this export
+    x = torch.empty(8, device="meta") if device == "meta" else cuda(fake, 8)
+    ep = torch.export.export(One(kernel), (x,))
+    ops = [str(node.target) for node in ep.graph.nodes if node.op == "call_function"]
+    assert len(ops) == 1 and ops[0].startswith("tltyped.tests_kernels_torch_ops_offset_kernel"), ops
+
+
 def test_export_keeps_the_write_of_an_out_parameter(fake: FakeTensorMode) -> None:
     ep = torch.export.export(Two(accumulated), (cuda(fake, 8), cuda(fake, 8))).run_decompositions({})
     mutated = {spec.target for spec in ep.graph_signature.output_specs if spec.kind.name == "USER_INPUT_MUTATION"}

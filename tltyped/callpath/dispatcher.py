@@ -37,7 +37,7 @@ from tltyped.callpath.fastpath import build_fast_path, render_fast_path
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, DefinitionError, LaunchError
-from tltyped.frontend.binding import Binder, Bound, inspection_arguments, without_data
+from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced
 from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class Dispatcher:
             from tltyped.callpath import torch_op
 
             return torch_op.autograd_call(self, args)
-        if any(without_data(t) and t.device.type != "meta" for t in given):  # a tracer's tensors: the kernel's op
+        if any(traced(t) for t in given):  # a tracer's tensors: the kernel's op
             from tltyped.callpath import torch_op
 
             return torch_op.traced_call(self, args)

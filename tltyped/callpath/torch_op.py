@@ -276,7 +276,7 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
     runtime = [p for p in params if p.is_runtime]
     written = _written(dispatcher, bound, runtime)
     schema = ", ".join(_schema_arg(dispatcher, p, written) for p in runtime)
-    outputs = len(dispatcher.outputs(bound))
+    outputs = len(dispatcher.returned(bound, consts))  # not `outputs`, whose tensors a tracer would record
     returns = "Tensor" if outputs == 1 else f"({', '.join(['Tensor'] * outputs)})"
     library = torch.library.Library(namespace, "FRAGMENT")  # type: ignore[no-untyped-call]
     library.define(f"{name}({schema}) -> {returns}")  # type: ignore[no-untyped-call]

@@ -248,9 +248,15 @@ class Binder:
 
 
 def without_data(t: torch.Tensor) -> bool:
-    """A tensor that stands for one: on meta, a tracer's (torch's FakeTensor, FunctionalTensor, whose modules
-    exist once something has made such tensors), or one a `torch.func` transform wraps."""
-    if t.device.type == "meta" or transformed(t):
+    """A tensor that stands for one: on meta, or a tracer's (`traced`)."""
+    return t.device.type == "meta" or traced(t)
+
+
+def traced(t: torch.Tensor) -> bool:
+    """A tracer's tensor, on any device (a torch.export of meta inputs traces meta FakeTensors): torch's
+    FakeTensor, FunctionalTensor (whose modules exist once something has made such tensors), or one a
+    `torch.func` transform wraps. A call with one is the kernel's torch op, which the tracer records."""
+    if transformed(t):
         return True
     fake = sys.modules.get("torch._subclasses.fake_tensor")
     functional = sys.modules.get("torch._subclasses.functional_tensor")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from types import ModuleType  # not `import types`: the package's `types` is its subpackage
 from typing import TYPE_CHECKING, Any
 
 from tltyped.log import configure_from_environment
@@ -34,8 +33,8 @@ if TYPE_CHECKING:
         TargetError,
         TuningError,
     )
-    from tltyped.autotune import autotune
-    from tltyped.jit import JitFunction, KernelObject, jit, register_autograd
+    from tltyped.autotune_configs import autotune
+    from tltyped.jit_function import JitFunction, KernelObject, jit, register_autograd
     from tltyped.types import (
         DType,
         Tensor,
@@ -75,11 +74,11 @@ _ERRORS = ("ArgumentTypeError", "ArgumentValueError", "AutogradError", "CacheWar
 _HOME = {  # public name -> the module defining it
     **{name: "tltyped.errors" for name in _ERRORS},
     "CacheInfo": "tltyped.callpath.dispatcher",
-    "JitFunction": "tltyped.jit",
-    "KernelObject": "tltyped.jit",
-    "autotune": "tltyped.autotune",
-    "jit": "tltyped.jit",
-    "register_autograd": "tltyped.jit",
+    "JitFunction": "tltyped.jit_function",
+    "KernelObject": "tltyped.jit_function",
+    "autotune": "tltyped.autotune_configs",
+    "jit": "tltyped.jit_function",
+    "register_autograd": "tltyped.jit_function",
 }
 
 
@@ -89,11 +88,10 @@ if not TYPE_CHECKING:  # checkers read the imports above: a misspelt `tl.jti` is
         if name not in __all__:
             raise AttributeError(f"module 'tltyped' has no attribute {name!r}")
         importlib.import_module(_HOME.get(name, "tltyped.types"))
-        # Bind each public name of the modules imported by now, so later lookups skip this function: those not
-        # bound yet, and those an import bound to a submodule (`tltyped.jit`, `tltyped.autotune`), which stand for
-        # its function.
+        # Bind each public name of the modules imported by now, so later lookups skip this function. (No home
+        # module is named as a public name is: importing `tltyped.jit` would bind `tl.jit` to it.)
         for public in __all__:
             module = sys.modules.get(_HOME.get(public, "tltyped.types"))
-            if module is not None and isinstance(globals().get(public, sys), ModuleType):  # unbound or a submodule
+            if module is not None and public not in globals():
                 globals()[public] = getattr(module, "bool_" if public == "bool" else public)
         return globals()[name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pkgutil
 import typing
 from typing import Annotated, Any, TypeVar, get_args, get_origin
 
@@ -67,6 +68,13 @@ def test_dtype_classes_are_distinct_and_exported() -> None:
     for d in ALL_DTYPES:
         assert getattr(tl, d.__name__) is d
     assert tl.bool is tl.bool_
+
+
+def test_no_module_of_the_package_is_named_as_a_public_name() -> None:
+    """`tltyped` binds its public names on first use, and Python binds a package's submodules as they are
+    imported: a `tltyped/jit.py` would make `tl.jit` that module after a user's `from tltyped.jit import ...`."""
+    modules = {module.name for module in pkgutil.iter_modules(tl.__path__)}
+    assert modules and not modules & set(tl.__all__), modules & set(tl.__all__)
 
 
 @pytest.mark.parametrize(

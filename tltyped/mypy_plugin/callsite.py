@@ -109,7 +109,7 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
         ret_type=Solution({}, {}).translate(kernel.returns) if returns_result else signature.ret_type,
         variables=[],
         name=kernel_name(ctx.context),
-        definition=None,  # not JitFunction.__call__'s: mypy would point notes at tltyped.jit
+        definition=None,  # not JitFunction.__call__'s: mypy would point notes at tltyped.jit_function
     )
 
 

@@ -73,7 +73,7 @@ def kernel_objects(
     if split is None:
         return factory
     kernel_object = named_instance(api, names.KERNEL_OBJECT, list(split))
-    if not isinstance(kernel_object, Instance):  # tltyped.jit not loaded: still a JitFunction of the right call
+    if not isinstance(kernel_object, Instance):  # tltyped.jit_function not loaded: still a JitFunction of the right call
         kernel_object = proper.copy_modified(args=[*split, proper.args[2]])
     return proper.copy_modified(args=[proper.args[0], kernel_object, proper.args[2]])
 

@@ -12,12 +12,13 @@ from typing import Final
 
 from tltyped.types import dtypes, in_body_grammar
 
-JIT: Final = "tltyped.jit.jit"
-JIT_FUNCTION: Final = "tltyped.jit.JitFunction"
-KERNEL_OBJECT: Final = "tltyped.jit.KernelObject"  # a lazy-style factory's kernel: a JitFunction
+JIT_MODULE: Final = "tltyped.jit_function"
+JIT: Final = f"{JIT_MODULE}.jit"
+JIT_FUNCTION: Final = f"{JIT_MODULE}.JitFunction"
+KERNEL_OBJECT: Final = f"{JIT_MODULE}.KernelObject"  # a lazy-style factory's kernel: a JitFunction
 COMPILED_KERNEL: Final = "tltyped.backend.kernel.CompiledKernel"  # what `compile` returns: CompiledKernel[C, R]
-JIT_CALL: Final = "tltyped.jit.JitFunction.__call__"
-JIT_CALLS: Final = (JIT_CALL, "tltyped.jit.KernelObject.__call__", f"{COMPILED_KERNEL}.__call__")
+JIT_CALL: Final = f"{JIT_FUNCTION}.__call__"
+JIT_CALLS: Final = (JIT_CALL, f"{KERNEL_OBJECT}.__call__", f"{COMPILED_KERNEL}.__call__")
 """Calls checked as a kernel's: a kernel object's is a JitFunction's, and a compiled kernel's of its runtime params."""
 JIT_INSPECTION_METHODS: Final = tuple(f"{JIT_FUNCTION}.{m}" for m in ("lower", "compile", "get_kernel_source"))
 """Properties of JitFunction, each an `Inspection` that takes the kernel's arguments or its dims by name."""

@@ -1,7 +1,7 @@
 """What a parsed module says about tltyped, read before semantic analysis.
 
 The in-body rewrite runs on the raw AST, so names cannot be resolved yet: the
-module's imports tell which spellings mean `tltyped.jit.jit` (`tl.jit`,
+module's imports tell which spellings mean `tltyped.jit_function.jit` (`tl.jit`,
 `jit`), which names are the kernel language (`T`), and which name tltyped
 itself (`tl`); its top-level assignments tell which names hold a decorator
 made by calling jit (`hopper = tl.jit(target="sm_90a")`), and which are
@@ -49,7 +49,7 @@ from tltyped.types import dtypes
 class ModuleNames:
     """How one module spells tltyped's jit, tltyped itself and the kernel language."""
 
-    jit: set[str] = field(default_factory=set)  # dotted spellings of tltyped.jit.jit
+    jit: set[str] = field(default_factory=set)  # dotted spellings of tltyped.jit_function.jit
     stored_jit: dict[str, CallExpr] = field(default_factory=dict)  # top-level names bound to `tl.jit(...)`, and that call
     typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
     other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
@@ -118,7 +118,7 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             bound = alias or "tltyped"
             found.tltyped.add(bound)
             found.jit.add(f"{bound}.jit")
-        if module == "tltyped.jit":
+        if module == names.JIT_MODULE:
             found.jit.add(f"{alias}.jit" if alias else names.JIT)
         if module in (names.LANGUAGE, names.TILELANG_LANGUAGE):
             found.language.add(alias or module)
@@ -129,7 +129,7 @@ def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
         bound = alias or name
         if imp.id == "tltyped" and name == "jit":
             found.jit.add(bound)
-        elif imp.id == "tltyped.jit" and name == "jit":
+        elif imp.id == names.JIT_MODULE and name == "jit":
             found.jit.add(bound)
         elif imp.id == "tltyped" and name == "language":
             found.language.add(bound)

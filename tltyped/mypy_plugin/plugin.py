@@ -4,7 +4,7 @@ Hooks, in the order mypy calls them:
 - `get_additional_deps` (after parsing): desugar the in-body form (rewrite.py);
 - `get_type_analyze_hook` (semantic analysis): read Tensor (`tl.Tensor`,
   `T.Tensor`) and dyn annotations (annotation_hooks.py);
-- `get_function_hook("tltyped.jit.jit")`, and the same on each stored
+- `get_function_hook("tltyped.jit_function.jit")`, and the same on each stored
   decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
   each kernel (definition.py), its `out_idx` outputs (out_idx.py) and the
   parameters its compiled kernel takes (runtime_params.py);

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from tltyped.errors import ArgumentTypeError, DefinitionError
-from tltyped.jit import Decoration
+from tltyped.jit_function import Decoration
 from tltyped.types.params import Tune
 from tltyped.types.values import describe
 

@@ -53,6 +53,17 @@ info = gemv.cache_info()
 print(json.dumps({"err": float((out.double() - ref).norm() / ref.norm()), "info": dict(zip(info._fields, info))}))
 """
 
+IN_PLACE_PROBE = """
+import json, torch
+import tltyped as tl
+from tests.gpu.kernels import axpy
+x = torch.randn(100_000, device="cuda")
+y = torch.randn(100_000, device="cuda")
+want = y.double() + 2.0 * x.double()
+axpy(x, y, 2.0, block=tl.tune([128, 256]))  # Y += alpha * X, tuned over the block size on this call's tensors
+print(json.dumps({"err": float((y.double() - want).norm() / want.norm())}))
+"""
+
 
 def run_process(cache: Path, probe: str) -> tuple[dict[str, Any], str]:
     """A fresh process calling a tuned `row_sum` once: what it printed, and its log."""
@@ -114,3 +125,10 @@ def test_autotune_s_configurations_are_searched_as_tl_tune_s_candidates(tmp_path
     assert result["err"] < 1e-2, result  # fp16 output of a 1024-long dot product
     assert result["info"]["compiles"] == 4, result  # block_N in (2, 4) times reduce_threads in (4, 8)
     assert "gemv: tuned over 4 configurations" in log, log
+
+
+def test_timing_an_in_place_kernel_leaves_its_tensors_as_one_call_does(tmp_path: Path) -> None:
+    """The search runs each candidate many times; the tensors it writes are copies, so Y gets one `+= alpha * X`."""
+    result, log = run_process(tmp_path / "cache", IN_PLACE_PROBE)
+    assert "axpy: tuned over 2 configurations" in log, log
+    assert result["err"] < 1e-6, result

@@ -7,8 +7,9 @@ import io
 from collections.abc import Hashable
 
 import pytest
+import torch
 
-from tltyped.autotuner import candidates, search
+from tltyped.autotuner import candidates, memory_copy, search
 from tltyped.types.params import Tune
 
 TIMES = {16: 3.0, 32: 1.5, 64: None, 128: 2.0}  # ms; None: the candidate fails to build
@@ -65,3 +66,22 @@ def test_the_search_shows_nothing_when_the_output_is_not_a_terminal(monkeypatch:
     monkeypatch.setattr("sys.stderr", piped)
     search("gemm", CONFIGS, measure)
     assert piped.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    "view",
+    [lambda t: t, lambda t: t[1:, ::3], lambda t: t.t(), lambda t: t[2].expand(4, 12), lambda t: t[:0]],
+    ids=["contiguous", "gapped, offset", "transposed", "overlapping", "empty"],
+)
+def test_a_timed_run_writes_a_copy_laid_out_as_the_call_s_tensor(view) -> None:
+    """What the search launches in place of a tensor the kernel writes: the same sizes, strides and values (the
+    kernel is built for the layout), in memory of its own."""
+    t = view(torch.randn(6, 12, dtype=torch.float64))
+    before = t.clone()
+    copy = memory_copy(t)
+    assert (copy.shape, copy.stride(), copy.dtype) == (t.shape, t.stride(), t.dtype)
+    assert torch.equal(copy, t)
+    if t.numel():
+        assert copy.untyped_storage().data_ptr() != t.untyped_storage().data_ptr()
+        copy.as_strided((copy.untyped_storage().nbytes() // 8,), (1,), 0).fill_(0)  # every element it spans
+        assert torch.equal(t, before)

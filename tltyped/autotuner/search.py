@@ -7,9 +7,9 @@ between runs, repeats chosen by time) on the arguments of the first call
 that needs it; the fastest wins. The result (every candidate's time or
 error, the winner, the GPU) is saved in the disk cache, so a later process
 reuses it without building or timing anything. A progress bar shows the
-search when the output is a terminal. Kernels that accumulate into their
-inputs see them run several times during the search, as with any
-benchmark-based tuner.
+search when the output is a terminal. The timed runs write copies of the
+tensors the kernel writes (`memory_copy`), so an in-place or accumulating
+kernel's tensors see one run, the winner's, as an untuned call's do.
 """
 
 from __future__ import annotations
@@ -18,10 +18,13 @@ import itertools
 import logging
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tltyped.errors import TuningError
 from tltyped.types.params import Tune
+
+if TYPE_CHECKING:
+    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +59,15 @@ def time_call(run: Callable[[], Any], device: int) -> float:
     from tilelang.profiler import do_bench
 
     return float(do_bench(run, warmup=25, rep=100, device=device, return_mode="median"))
+
+
+def memory_copy(t: torch.Tensor) -> torch.Tensor:
+    """A copy of the memory `t` spans, viewed with `t`'s sizes and strides: a kernel built for `t`'s layout addresses
+    it as it would `t` (a gapped or overlapping view too, which `clone` would make dense), and writes only it."""
+    if t.numel() == 0:
+        return t.clone()
+    span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    return t.as_strided((span,), (1,)).clone().as_strided(t.shape, t.stride())
 
 
 @dataclass

@@ -21,13 +21,13 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import torch
 
-from tltyped.autotuner import candidates, first_candidates, search, time_call, tuned
+from tltyped.autotuner import candidates, first_candidates, memory_copy, search, time_call, tuned
 from tltyped.backend import records
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
@@ -234,13 +234,22 @@ class Dispatcher:
         failed: dict[int, Exception] = {}  # candidate index -> why it could not be built
         self.build_candidates(configs, bound, consts, device, failed)
 
+        # Timing runs each candidate many times: it writes copies of the call's tensors the candidate writes (an
+        # accumulating or in-place kernel would otherwise add into them each time), and the call's own tensors
+        # see one launch, the winner's. (A `ptr` is an address of unknown extent: not copied.)
+        copies: dict[str, torch.Tensor] = {}
+        tensor_params = {p.name for p in self.signature.params if p.kind is Kind.TENSOR}
+
         def measure(config: dict[str, Hashable]) -> float:
             index = configs.index(config)
             if index in failed:
                 raise failed[index]
-            launch = self.kernel(bound, {**consts, **config}, device).launch
-            args = self.launch_args(bound)
-            return time_call(lambda: launch(*args, stream, device.index), device.index)
+            kernel = self.kernel(bound, {**consts, **config}, device)
+            for name in kernel.written:
+                if name in tensor_params and name not in copies:
+                    copies[name] = memory_copy(bound.values[name])
+            args = self.launch_args(bound, copies)
+            return time_call(lambda: kernel.launch(*args, stream, device.index), device.index)
 
         result = search(name, configs, measure)
         self.kernels.save_tuning(space, target, gpu, result.as_record(configs))
@@ -265,9 +274,11 @@ class Dispatcher:
                 done.result()
                 bar.update()
 
-    def launch_args(self, bound: Bound) -> list[Any]:
+    def launch_args(self, bound: Bound, instead: Mapping[str, torch.Tensor] | None = None) -> list[Any]:
+        """The launch's runtime arguments, a tensor in `instead` launched in place of the call's of that name."""
+        tensors = {**bound.values, **(instead or {})}
         values = [
-            bound.values[p.name].data_ptr() if p.kind is Kind.TENSOR else bound.values[p.name]
+            tensors[p.name].data_ptr() if p.kind is Kind.TENSOR else bound.values[p.name]
             for p in self.signature.params if p.is_runtime
         ]
         return values + [bound.dims[d] for d in self.signature.dyn_dims]

@@ -165,6 +165,28 @@ def test_dynamo_sees_one_call_and_no_graph_break(fake: FakeTensorMode, program, 
     assert explanation.graph_break_count == 0 and explanation.graph_count == 1
 
 
+def test_a_graph_traced_through_one_kernel_is_not_replayed_for_another(fake: FakeTensorMode) -> None:
+    """Two kernels reached by one code path (two instances of a module class, one function given either): each
+    compiled call's graph calls its own kernel, not the one Dynamo traced first."""
+    called = []
+
+    def backend(gm: torch.fx.GraphModule, example_inputs):
+        called.append([node.target.__wrapped__ for node in gm.graph.nodes if node.op == "call_function"])
+        return gm.forward
+
+    kernels_ = [kernels.offset_kernel(1.0), kernels.offset_kernel(2.0)]
+    modules = [torch.compile(One(kernel), fullgraph=True, backend=backend) for kernel in kernels_]
+    either = torch.compile(lambda kernel, a: kernel(a), fullgraph=True, backend=backend)
+    x = cuda(fake, 8)
+    with fake:
+        for compiled in modules:
+            compiled(x)
+        for kernel in kernels_:
+            either(kernel, x)
+    assert called == [[kernel] for kernel in kernels_ * 2], called
+    assert [len(kernel._dispatcher.torch_ops) for kernel in kernels_] == [1, 1]  # each traced on fake tensors
+
+
 def test_compile_fullgraph_dynamic_traces_symbolic_shapes(fake: FakeTensorMode) -> None:
     seen = []
 

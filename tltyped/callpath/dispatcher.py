@@ -411,6 +411,10 @@ def _hook_dynamo(call: Any) -> None:
         register()
         return entry(*args, **kwargs)
 
+    # Dynamo guards a graph traced through `traced` on the code objects of `entry` and `register`, not on the
+    # functions: each kernel's `entry` gets a code object of its own, so that a graph traced with one kernel is
+    # not replayed for another reached by the same code (two instances of one module class).
+    entry.__code__ = entry.__code__.replace()
     _EXPOSED.add(call)
     register._dynamo_marked_constant = True  # type: ignore[attr-defined]  # torch._dynamo.assume_constant_result
     functools.update_wrapper(entry, call)

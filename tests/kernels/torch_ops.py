@@ -75,6 +75,19 @@ def interleave(A, B, block: int = 128):
 
 
 @tl.jit
+def head(A, block: int = 256):
+    """The first min(N, block) values: an output sized by T.min of a dyn dim."""
+    N = T.dynamic("N")
+    A: T.Tensor[[N], T.float32]
+    Out = T.empty((T.min(N, block),), T.float32)
+    with T.Kernel(1, threads=block) as _:
+        for i in T.Parallel(block):
+            if i < N:
+                Out[i] = A[i]
+    return Out
+
+
+@tl.jit
 def add_into(A: tl.Tensor[tl.float32, N], Out: tl.Tensor[tl.float32, N], block: int = 128):
     """An out-parameter: Out += A, written in place, nothing returned."""
     (n,) = A.shape

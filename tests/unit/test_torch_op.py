@@ -131,6 +131,15 @@ def test_export_records_the_kernel_s_op_and_nothing_else_on_meta_inputs_too(fake
     assert len(ops) == 1 and ops[0].startswith("tltyped.tests_kernels_torch_ops_offset_kernel"), ops
 
 
+def test_export_of_an_output_sized_by_min_holds_for_every_size() -> None:
+    """`T.min(N, 256)` is a symbolic min of the traced size, not a guard that specialises the export to N > 256."""
+    ep = torch.export.export(One(kernels.head), (torch.empty(1000, device="meta"),),
+                             dynamic_shapes=({0: Dim("n", min=2, max=100_000)},))
+    (output,) = [node for node in ep.graph.nodes if node.op == "output"][0].args[0]
+    assert str(output.meta["val"].shape[0]).startswith("Min("), output.meta["val"].shape
+    assert tuple(kernels.head(torch.empty(100, device="meta")).shape) == (100,)
+
+
 def test_export_keeps_the_write_of_an_out_parameter(fake: FakeTensorMode) -> None:
     ep = torch.export.export(Two(accumulated), (cuda(fake, 8), cuda(fake, 8))).run_decompositions({})
     mutated = {spec.target for spec in ep.graph_signature.output_specs if spec.kind.name == "USER_INPUT_MUTATION"}

@@ -29,6 +29,7 @@ from types import FrameType
 from typing import Any
 
 import tilelang.language as tl_language
+import torch
 from tilelang import tvm
 from tilelang.language.eager import ast as tl_ast
 from tilelang.language.eager import builder as tl_builder
@@ -288,7 +289,7 @@ def returned_shapes(
 
 _ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "FloorDiv": operator.floordiv,
-    "FloorMod": operator.mod, "Min": min, "Max": max,
+    "FloorMod": operator.mod, "Min": torch.sym_min, "Max": torch.sym_max,  # symbolic, not a guard on the sizes
 }
 
 

@@ -132,6 +132,13 @@ def halves(A):
     Lo = T.empty((N // 2,), T.float32)
     Hi = T.empty((N // 2,), T.float32)
     return Lo, Hi
+
+
+def helper(x: int) -> int:  # the module's other names: not stubbed, still importable
+    return x
+
+
+LIMIT = 4
 '''
 
 CALLER = '''\
@@ -140,7 +147,7 @@ from typing import TypeVar
 import torch
 
 import tltyped as tl
-from shared_dims import fixed, halves, rows
+from shared_dims import LIMIT, fixed, halves, helper, rows
 
 D = TypeVar("D")
 
@@ -151,6 +158,7 @@ def use(a: tl.Tensor[tl.float32, D], b: torch.Tensor) -> None:
     lo, hi = halves(b)
     lo.sum() + hi.sum()
     rows(b)  # mistake
+    helper(LIMIT)
 '''
 
 

@@ -4,7 +4,9 @@ A stub shows what the frontend understood, in the signature form, for IDEs and
 type checkers that run no plugin: in-body annotations become parameter types,
 dims become TypeVars (bound to int when dyn), and a derived dim reads as
 `Annotated[Any, "N * 2 + 1"]` (any size to a type checker; the expression is
-checked at run time). `tl.Tensor[...]` itself takes plain torch tensors.
+checked at run time). `tl.Tensor[...]` itself takes plain torch tensors. The
+module's other names are not stubbed: a module `__getattr__` gives them as Any
+(a stub is the whole module to a type checker).
 
 A lazy-style factory (its body returns a `@T.prim_func`) becomes a function of
 its parameters, each a const (hashable), returning a class that stands for its

@@ -139,3 +139,43 @@ def make_opaque(config):
                 B[i] = A[i] * config.factor
 
     return scaled
+
+
+def make_configured(config):
+    """A kernel reading attributes of the factory's argument, a user's class or module (`config.shift`)."""
+
+    @tl.jit
+    def configured(A, B):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B: T.Tensor[[N], T.float32]
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(N):
+                B[i] = A[i] + config.shift
+
+    return configured
+
+
+@tl.jit
+def imports_in_body(A, B):
+    """B = A * SCALE, SCALE imported in the body from a user's module."""
+    from tests.kernels.settings import SCALE
+
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * SCALE
+
+
+@tl.jit
+def reads_the_environment(A, B):
+    """B = A * $TLTYPED_TEST_SCALE, read in the body: from the process's environment, not from any code."""
+    factor = float(os.environ.get("TLTYPED_TEST_SCALE", "2.0"))
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * factor

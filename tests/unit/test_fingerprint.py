@@ -21,7 +21,7 @@ import torch
 
 import tltyped as tl
 from tests.conftest import meta, needs_nvcc
-from tests.kernels import factories
+from tests.kernels import factories, settings
 from tests.unit.hostile import RaisingClass, RaisingEverything, RaisingRepr
 from tltyped.frontend.fingerprint import fingerprint, stable_text
 
@@ -88,6 +88,27 @@ def test_values_read_off_a_users_module_or_class_are_read_by_value(owner: Any, n
     assert record_key(kernel, vector(), vector()) not in (key, None)
     monkeypatch.undo()
     assert fingerprint(kernel.__wrapped__) == before and before.stable
+
+
+@pytest.mark.parametrize("kernel, owner, name, value", [
+    (factories.make_configured(factories.Knobs), factories.Knobs, "shift", 0.25),
+    (factories.make_configured(settings), settings, "shift", 0.25),
+    (factories.imports_in_body, settings, "SCALE", 3.0),
+], ids=["class in a closure cell", "module in a closure cell", "imported in the body"])
+def test_values_read_through_a_closure_or_an_import_in_the_body_are_read_by_value(
+        kernel: Any, owner: Any, name: str, value: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(owner, name, 0.5, raising=False)
+    before, key = fingerprint(kernel.__wrapped__), record_key(kernel, vector(), vector())
+    monkeypatch.setattr(owner, name, value)
+    assert fingerprint(kernel.__wrapped__).digest != before.digest
+    assert record_key(kernel, vector(), vector()) not in (key, None)
+    assert before.stable
+
+
+def test_a_kernel_reading_the_environment_in_its_body_is_never_recorded() -> None:
+    """`os.environ` may differ between processes (a module constant read from it is read by value instead)."""
+    assert not fingerprint(factories.reads_the_environment.__wrapped__).stable
+    assert record_key(factories.reads_the_environment, vector(), vector()) is None
 
 
 def test_a_value_without_a_stable_text_is_never_recorded() -> None:

@@ -20,8 +20,15 @@ on the function's name and file would serve one kernel's binary to the other.
   an instance of a user's decorator class with its other attributes too;
 - user modules and classes: the content of their source file, and the
   values the code reads off them (`cfg.BLOCK`, `Knobs.scale`,
-  `helpers.factor`), which the file's content does not fix: a module
-  constant read from the environment, a class attribute set later;
+  `helpers.factor`), through a global or a closure cell, which the file's
+  content does not fix: a module constant read from the environment, a
+  class attribute set later;
+- imports in the code: a library module by name; a value imported from a
+  user module by value, where it has a text of its own (a user module or
+  class imported in a body, whose attributes the code then reads by other
+  names, has none);
+- the process environment (`os.environ`, `os.getenv`): no text, as it may
+  differ between processes;
 - library code: the standard library and tltyped by name (the Python version
   and tltyped's own digest are in every record's key), installed packages by
   name and their top-level package's `__version__` (by source without one).
@@ -43,8 +50,10 @@ import dis
 import enum
 import functools
 import hashlib
+import importlib.util
 import linecache
 import math
+import os
 import struct
 import sys
 import sysconfig
@@ -61,7 +70,12 @@ _PACKAGE = str(Path(__file__).resolve().parents[1])
 _INSTALLED_DIRS = tuple({str(Path(sysconfig.get_paths()[name]).resolve()) for name in ("purelib", "platlib")})
 _STDLIB_DIR = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_ENVIRONMENT: tuple[object, ...] = tuple(
+    getattr(os, name) for name in ("environ", "environb", "getenv", "getenvb") if hasattr(os, name))
+"""The process environment and its readers: what a body reads through them is not in the code, and may differ
+between processes."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +143,8 @@ class Reader:
 
     def _compound(self, value: object) -> str:
         kind = type(value)
+        if any(value is reader for reader in _ENVIRONMENT):
+            return self._unstable(value, "environment")
         if kind in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields"):
             items = ", ".join(self.text(v) for v in value)  # type: ignore[attr-defined]
             return f"{self._type_name(kind)}:({items})"
@@ -161,24 +177,54 @@ class Reader:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = ", ".join(f"{f.name}={self.text(getattr(value, f.name))}" for f in dataclasses.fields(value))
             return f"dataclass:{self.text(kind)}({fields})"
+        return self._unstable(value, f"object:{self._type_name(kind)}")
+
+    def _unstable(self, value: object, what: str) -> str:
+        """A value read by its identity: the text means something in this process only."""
         self.stable = False
         self.held.append(value)
-        return f"object:{self._type_name(kind)}@{id(value):x}"
+        return f"{what}@{id(value):x}"
 
     def _function(self, fn: types.FunctionType) -> str:
         name = f"function:{fn.__module__}.{fn.__qualname__}"
-        closure = [self.text(_cell(cell)) for cell in fn.__closure__ or ()]
+        cells = dict(zip(fn.__code__.co_freevars, (_cell(cell) for cell in fn.__closure__ or ())))
+        closure = [self.text(value) for value in cells.values()]
         origin = _origin(fn.__code__.co_filename, fn.__module__)
         if not origin.startswith(" source"):  # library code, named by its version; its closure may hold user values
             return f"{name}{origin}(closure={closure})"
         module_globals = fn.__globals__
-        loads = sorted({path for path in _global_loads(fn.__code__) if path[0] in module_globals})
-        globals_ = [f"{'.'.join(path)}={self.text(_read(module_globals[path[0]], path[1:]))}" for path in loads]
+        global_paths = sorted({path for path in _loads(fn.__code__, _GLOBAL_LOADS) if path[0] in module_globals})
+        cell_paths = sorted({path for path in _loads(fn.__code__, _CELL_LOADS) if len(path) > 1 and path[0] in cells})
+        globals_ = [f"{'.'.join(path)}={self.text(_read(module_globals[path[0]], path[1:]))}" for path in global_paths]
+        closure += [f"{'.'.join(path)}={self.text(_read(cells[path[0]], path[1:]))}" for path in cell_paths]
+        imports = [self._imported(fn, module, names) for module, names in _imports(fn.__code__)]
         return (
             f"{name}{origin}(code={_code_digest(fn.__code__, self)}, "
             f"defaults={self.text(fn.__defaults__)}, kwdefaults={self.text(fn.__kwdefaults__)}, "
-            f"closure={closure}, globals={globals_})"
+            f"closure={closure}, globals={globals_}, imports={imports})"
         )
+
+    def _imported(self, fn: types.FunctionType, written: str, names: tuple[str, ...]) -> str:
+        """An import in a function's code: a library module by name (not imported here: a warm process imports no
+        TileLang), the names taken from a user module by value; a user module or class taken whole has no text
+        (the code reads its attributes by names not seen here)."""
+        try:
+            package = fn.__module__ if hasattr(sys.modules.get(fn.__module__), "__path__") else fn.__module__.rpartition(".")[0]
+            name = importlib.util.resolve_name(written, package)
+            top = name.partition(".")[0]
+            loaded = sys.modules.get(top)
+            origin = getattr(loaded, "__file__", None) if loaded is not None else getattr(importlib.util.find_spec(top), "origin", None)
+            if top in _LIBRARY_PACKAGES or (origin is not None and not is_users_code(origin, top)):
+                return f"import:{name}{_origin(origin, top)}"
+            module = importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - an import that fails here fails in the body too, which reports it
+            return self._unstable(written, f"import:{written}")
+        if not _is_user(module):
+            return f"import:{self.text(module)}"
+        values = [getattr(module, n, module) for n in names] if names else [module]  # not yet an attribute: a submodule
+        texts = [self._unstable(v, "user namespace") if isinstance(v, (types.ModuleType, type)) and _is_user(v)
+                 else self.text(v) for v in values]
+        return f"import:{module.__name__}({', '.join(f'{n}={t}' for n, t in zip(names or ('*',), texts))})"
 
     @staticmethod
     def _type_name(kind: type) -> str:
@@ -247,12 +293,13 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
-def _global_loads(code: types.CodeType) -> Iterator[tuple[str, ...]]:
-    """The globals the code (and the code nested in it) loads, each with the attributes read off it at once:
-    `cfg.BLOCK` is ("cfg", "BLOCK"), a bare `BLOCK` ("BLOCK",)."""
+def _loads(code: types.CodeType, names: frozenset[str]) -> Iterator[tuple[str, ...]]:
+    """The names the code (and the code nested in it) loads with one of the `names` instructions (globals, or
+    closure cells), each with the attributes read off it at once: `cfg.BLOCK` is ("cfg", "BLOCK"), a bare
+    `BLOCK` ("BLOCK",)."""
     path: tuple[str, ...] = ()
     for instruction in dis.get_instructions(code):
-        if instruction.opname in _GLOBAL_LOADS:
+        if instruction.opname in names:
             if path:
                 yield path
             path = (str(instruction.argval),)
@@ -265,13 +312,34 @@ def _global_loads(code: types.CodeType) -> Iterator[tuple[str, ...]]:
         yield path
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _global_loads(const)
+            yield from _loads(const, names)
+
+
+def _imports(code: types.CodeType) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """The imports in the code (and the code nested in it): each module as written (`.` for each level of a
+    relative one) with the names taken from it (none for `import m`, or `from m import *`)."""
+    instructions = list(dis.get_instructions(code))
+    for i, instruction in enumerate(instructions):
+        if instruction.opname == "IMPORT_NAME":
+            level = instructions[i - 2].argval if i >= 2 and instructions[i - 2].opname == "LOAD_CONST" else 0
+            names = []
+            for following in instructions[i + 1:]:
+                if following.opname == "IMPORT_FROM":
+                    names.append(str(following.argval))
+                elif following.opname not in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"):
+                    break
+            yield "." * int(level or 0) + str(instruction.argval), tuple(names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _imports(const)
 
 
 def _read(value: object, attributes: tuple[str, ...]) -> object:
     """The value a global's attribute path reads, followed while it runs through the user's modules and classes
     (whose source file alone does not fix their attributes' values); library code stops it (named by version)."""
     for attribute in attributes:
+        if value is os and any(getattr(os, attribute, None) is e for e in _ENVIRONMENT):
+            return getattr(os, attribute)  # `os.environ`, `os.getenv`: the environment, which has no text
         if not (isinstance(value, (types.ModuleType, type)) and _is_user(value)):
             break
         try:

@@ -23,15 +23,20 @@ Conventions (why the types look the way they do):
   `float` and `T.int32` as `int`, so a dyn scalar annotated `n: T.int32` is an
   `int` to every type checker and `T.float32(0)` (a typed constant) a
   `float`. As values they are dtypes: every function taking a dtype accepts
-  them (`TileLangDType`), and so does a parameter annotated `T.dtype`. The
+  them (`_KernelDType`), and so does a parameter annotated `T.dtype`. The
   tltyped mypy plugin tells the names apart (`T.Tensor[[N], T.float16]` is a
-  float16 tensor to it).
+  float16 tensor to it). The price: `T.float16` is the class `float`, not
+  TileLang's dtype object, so the object's methods (`T.float16.as_torch()`)
+  are errors, and so is calling `T.dtype` (`T.dtype("float16")`), a union
+  that a default `T.float32` must fit. A class of its own per name would
+  make `alpha: T.float32` refuse a float, and `bool` cannot be subclassed.
 - `T.Tensor[[M, K], T.float16]`, the in-body form's annotation, is a tensor
   whose arguments type checkers read only with the plugin: in-body dims are
   variables, which no type expression may hold. `T.Tensor((M, K), T.float16)`
   makes one (TileLang's call form, a tensor description). The signature
   form's `tl.Tensor[tl.float16, M, K]` is checked by every type checker.
-- Buffers (`T.alloc_shared`, `T.alloc_fragment`, ...) are `Buffer`.
+- Buffers (`T.alloc_shared`, `T.alloc_fragment`, ...) are `Buffer`; a
+  `T.alloc_var` is a scalar variable, `Any` (`_ScalarVar` says why).
 """
 
 import builtins
@@ -42,6 +47,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 import torch
 from typing_extensions import ParamSpec, TypeAlias, Unpack
 
+from tltyped.types.dtypes import DType as _DType
 from tltyped.types.tensor import Tensor as _Tensor
 
 _int: TypeAlias = builtins.int
@@ -58,6 +64,10 @@ ScalarDType: TypeAlias = type[_bool] | type[_int] | type[_float]
 
 TileLangDType: TypeAlias = str | torch.dtype | ScalarDType
 """What TileLang's functions accept as a dtype: its dtype values and names, torch dtypes."""
+
+_KernelDType: TypeAlias = TileLangDType | type[_DType]
+"""A dtype as a kernel body passes it: TileLang's, or tltyped's classes (`tl.float32`), which elaboration converts
+for every call into TileLang. The dtype parameter of each function below, and `T.dtype` of tltyped.language."""
 
 bool: TypeAlias = builtins.bool
 int8: TypeAlias = builtins.int
@@ -132,24 +142,29 @@ kernel is elaborated); regions of either (`A[i, j]`, `buf[0:4]`) are accepted to
 
 Shape: TypeAlias = Sequence[_int] | _int
 
+_ScalarVar: TypeAlias = Any
+"""What `T.alloc_var` returns: a scalar variable, kept by TileLang in a one-element buffer. Assigning to its name
+stores (`s = 0`, `s += x`), reading it loads (`s * 2`), and tile operations take it as the buffer (`T.clear(s)`): no
+type is both a `Buffer` and one an `int` may be assigned to (as mypy asks of `s = 0`), hence `Any`."""
+
 def alloc_reducer(
-    shape: Shape, dtype: TileLangDType, op: Literal["sum", "max", "min"] = "sum", replication: str | None = None
+    shape: Shape, dtype: _KernelDType, op: Literal["sum", "max", "min"] = "sum", replication: str | None = None
 ) -> Buffer: ...
 def alloc_barrier(arrive_count: _int | list[_int]) -> Buffer: ...
 def view(
-    src: BufferLike, shape: Shape | None = None, dtype: TileLangDType | None = None, strides: Shape | None = None
+    src: BufferLike, shape: Shape | None = None, dtype: _KernelDType | None = None, strides: Shape | None = None
 ) -> Buffer: ...
 def reshape(src: BufferLike, shape: Shape) -> Buffer: ...
 
 # -- dims -----------------------------------------------------------------------------
 
-def const(name: str, dtype: str = "int32") -> Any:
+def const(name: str, dtype: _KernelDType = "int32") -> Any:
     """Declare const dims: `M, N = T.const("M, N")` (the plugin types them as ints)."""
 
-def dynamic(name: str, dtype: TileLangDType = "int32") -> Any:
+def dynamic(name: str, dtype: _KernelDType = "int32") -> Any:
     """Declare dyn dims: `N = T.dynamic("N")` (the plugin types them as ints)."""
 
-def symbolic(name: str, dtype: TileLangDType = "int32") -> Any: ...
+def symbolic(name: str, dtype: _KernelDType = "int32") -> Any: ...
 
 # -- launch and loops -----------------------------------------------------------------
 
@@ -439,10 +454,10 @@ def floordiv(a: _int, b: _int) -> _int: ...
 def floormod(a: _int, b: _int) -> _int: ...
 def truncdiv(a: _int, b: _int) -> _int: ...
 def truncmod(a: _int, b: _int) -> _int: ...
-def reinterpret(value: Any, dtype: TileLangDType) -> Any: ...
-def infinity(dtype: TileLangDType) -> Any: ...
-def max_value(dtype: TileLangDType) -> Any: ...
-def min_value(dtype: TileLangDType) -> Any: ...
+def reinterpret(value: Any, dtype: _KernelDType) -> Any: ...
+def infinity(dtype: _KernelDType) -> Any: ...
+def max_value(dtype: _KernelDType) -> Any: ...
+def min_value(dtype: _KernelDType) -> Any: ...
 def shfl_xor(value: _N, delta: _int, width: _int = 32, mask: _int = ...) -> _N: ...
 def shfl_down(value: _N, delta: _int, width: _int = 32, mask: _int = ...) -> _N: ...
 def shfl_up(value: _N, delta: _int, width: _int = 32, mask: _int = ...) -> _N: ...

@@ -15,13 +15,12 @@ import torch
 from typing_extensions import TypeAlias, Unpack
 
 from tltyped._tilelang_language import *
-from tltyped._tilelang_language import Buffer, Shape, TileLangDType, _float, _int
+from tltyped._tilelang_language import Buffer, Shape, _float, _int, _KernelDType, _ScalarVar
 from tltyped._tilelang_language import __exp as __exp
 from tltyped._tilelang_language import __log as __log
-from tltyped.types.dtypes import DType
 from tltyped.types.tensor import Tensor as _Tensor
 
-dtype: TypeAlias = TileLangDType | type[DType]
+dtype: TypeAlias = _KernelDType
 """What tltyped's language functions accept as a dtype: TileLang's dtypes, torch dtypes, tltyped's classes."""
 
 @overload
@@ -38,7 +37,7 @@ def alloc_global(shape: Sequence[_int], dtype: dtype) -> _Tensor[Any, Unpack[tup
 def alloc_shared(shape: Shape, dtype: dtype, scope: str = "shared.dyn") -> Buffer: ...
 def alloc_fragment(shape: Shape, dtype: dtype, scope: str = "local.fragment") -> Buffer: ...
 def alloc_local(shape: Shape, dtype: dtype, scope: str = "local") -> Buffer: ...
-def alloc_var(dtype: dtype, *args: Any, scope: str = "local.var", init: _int | _float | None = None) -> Buffer: ...
+def alloc_var(dtype: dtype, *args: Any, scope: str = "local.var", init: _int | _float | None = None) -> _ScalarVar: ...
 def cast(value: Any, dtype: dtype) -> Any: ...
 def __getattr__(name: str) -> Any:
     """The rest of `tilelang.language`: untyped, so never an error."""

@@ -38,7 +38,10 @@ from tests.pyright.checkers import (
 )
 
 CALL_SETS = [HERE / "kernels.py", HERE / "correct_calls.py", HERE / "wrong_calls.py", HERE / "reveals.py"]
-IN_BODY = [HERE / "in_body_tilelang.py", HERE / "in_body_tltyped.py"]
+IN_BODY = [
+    HERE / "in_body_tilelang.py", HERE / "in_body_tltyped.py",
+    HERE / "language_stubs_tilelang.py", HERE / "language_stubs_tltyped.py",
+]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 CLEAN = [HERE / "kernels.py", HERE / "correct_calls.py", HERE / "reveals.py"]
 WRONG = HERE / "wrong_calls.py"

@@ -8,6 +8,7 @@ function; it carries `lower`, `compile`, `cache_info`, `signature` and
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload, runtime_checkable
@@ -20,6 +21,7 @@ from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
 from tltyped.callpath.factory import Factory
 from tltyped.callpath.router import Router
+from tltyped.errors import DefinitionError
 from tltyped.frontend.analyze import analyze
 from tltyped.frontend.lazy import is_factory
 from tltyped.frontend.signature import KernelSignature
@@ -159,6 +161,7 @@ class Decoration:
     op: str | None
 
     def __call__(self, fn: Callable[..., Any]) -> Any:
+        _refuse_methods(fn)
         if is_factory(fn):
             made: Any = Factory(fn, self.out_idx, self.target, self.options, self.op)
         else:
@@ -170,6 +173,19 @@ class Decoration:
                 made = expose(router.call, fn, router)
         made._decoration = self
         return made
+
+
+def _refuse_methods(fn: Callable[..., Any]) -> None:
+    """A kernel is a function of its tensors and consts: a method's `self` would be taken for a const (and never
+    be given, a jit function being no descriptor). A function of a class body is one when its first parameter is
+    `self` or `cls` (a `@staticmethod` above `@tl.jit` is not)."""
+    scope = fn.__qualname__.split(".")[:-1]
+    first = next(iter(inspect.signature(fn).parameters), None)
+    if scope and scope[-1] != "<locals>" and first in ("self", "cls"):
+        raise DefinitionError(
+            f"{fn.__qualname__}: @tl.jit makes a kernel of a function, not a method (its {first!r}); define the kernel "
+            "at module level, or as a @staticmethod above @tl.jit, and call it from the method"
+        )
 
 
 def register_autograd(

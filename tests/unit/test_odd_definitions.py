@@ -77,3 +77,45 @@ def test_an_odd_definition_that_cannot_work_is_refused_naming_what(parameters: s
     with pytest.raises(tl.Error, match=re.escape(REFUSED[parameters])):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
+
+
+ODD_BODIES = {  # the kernel's parameters and body, a call, what the error says
+    "an empty dim name": ("A", 'M, N = T.const("M,,N")\n    A: T.Tensor[[M, N], T.float32]',
+                          "kernel(torch.empty(4, 4, device='meta'))", "T.const(\"M,,N\"): '' is not a dim name"),
+    "a dim dividing by zero": ("A, B", 'N = T.const("N")\n    A: T.Tensor[[N], T.float32]\n    B: T.Tensor[[N // 0], T.float32]',
+                               "kernel(torch.empty(4, device='meta'), torch.empty(4, device='meta'))",
+                               "argument 'B': dim 0 cannot be checked: `N // 0` divides by zero (N = 4)"),
+}
+
+
+@pytest.mark.parametrize("odd", sorted(ODD_BODIES))
+def test_an_odd_body_is_refused_with_a_tl_error_naming_what(odd: str, tmp_path: Path) -> None:
+    """At decoration, or at the call (on meta tensors: no build), never a KeyError or ZeroDivisionError."""
+    params, body, call, message = ODD_BODIES[odd]
+    path = tmp_path / "odd_body.py"
+    path.write_text(HEADER + f"\n@tl.jit\ndef kernel({params}):\n    {body}\n\n\n{call}\n")
+    spec = importlib.util.spec_from_file_location("odd_body", path)
+    assert spec is not None and spec.loader is not None
+    with pytest.raises(tl.Error, match=re.escape(message)):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_a_method_is_refused_at_decoration_naming_its_self(tmp_path: Path) -> None:
+    """A jit function is no descriptor: `self` would be taken for a const. A @staticmethod above @tl.jit works."""
+    source = HEADER + textwrap.dedent("""
+        class Ops:
+            @staticmethod
+            @tl.jit
+            def fine(A: tl.Tensor[tl.float16, M]) -> None:
+                pass
+
+            @tl.jit
+            def method(self, A: tl.Tensor[tl.float16, M]) -> None:
+                pass
+    """)
+    path = tmp_path / "methods.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("methods", path)
+    assert spec is not None and spec.loader is not None
+    with pytest.raises(tl.DefinitionError, match=r"Ops\.method: @tl\.jit makes a kernel of a function, not a method \(its 'self'\)"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))

@@ -241,7 +241,10 @@ class Binder:
         sizes += [(f"stride {axis}", dim, st) for axis, (dim, st) in enumerate(zip(p.tensor.strides or (), strides))]
         for what, dim, size in sizes:
             if dim.is_derived:
-                expected = dim.evaluate(bound.dims)
+                try:
+                    expected = dim.evaluate(bound.dims)
+                except ArgumentValueError as exc:
+                    raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} cannot be checked: {exc}") from None
                 if expected != size:
                     where = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in dim.symbols)
                     raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected} ({where}), got {size}")

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from types import CodeType
 from typing import Any
 
-from tltyped.errors import DimSyntaxError, UndeclaredDim
+from tltyped.errors import ArgumentValueError, DimSyntaxError, UndeclaredDim
 
 
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
@@ -76,7 +76,11 @@ def names_in_source(source: str) -> set[str]:
 
 def evaluate(text: str, values: Mapping[str, Any]) -> Any:
     """The value of a canonical text given each dim's value: ints, or TIR variables."""
-    return eval(_code(text), {"__builtins__": {}, CEILDIV: ceildiv}, dict(values))  # noqa: S307  (checked grammar)
+    try:
+        return eval(_code(text), {"__builtins__": {}, CEILDIV: ceildiv}, dict(values))  # noqa: S307  (checked grammar)
+    except ZeroDivisionError:
+        given = ", ".join(f"{name} = {values[name]}" for name in symbols(text))
+        raise ArgumentValueError(f"`{text}` divides by zero{f' ({given})' if given else ''}") from None
 
 
 def evaluate_int(text: str, values: Mapping[str, int]) -> int | None:
@@ -85,7 +89,7 @@ def evaluate_int(text: str, values: Mapping[str, int]) -> int | None:
         return None
     try:
         value: int = evaluate(text, values)
-    except ZeroDivisionError:
+    except ArgumentValueError:
         return None
     return value
 

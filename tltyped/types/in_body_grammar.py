@@ -17,6 +17,7 @@ dim_grammar.py, this module imports neither torch, TileLang nor mypy.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -49,8 +50,9 @@ def not_a_literal(spelled: str) -> str:
 
 
 def split_names(text: str) -> list[str]:
-    """The names a declaration's string lists, separated by commas and/or spaces: `"M, N"` -> M, N."""
-    return text.replace(",", " ").split()
+    """The names a declaration's string lists, as TileLang splits it: at commas where there is one (spaces
+    around them aside: `"M, N"` -> M, N; `"M,,N"` -> M, '', N), else at spaces (`"M N"`)."""
+    return re.split(r"\s*,\s*", text.strip()) if "," in text else text.split()
 
 
 def declared_names(spelled: str, text: str, targets: Sequence[str]) -> list[str]:
@@ -60,7 +62,10 @@ def declared_names(spelled: str, text: str, targets: Sequence[str]) -> list[str]
     never be used, a variable without a dim would be unpacked from nothing).
     """
     declared = split_names(text)
-    if len(declared) != len(targets) or not all(name.isidentifier() for name in declared):
+    misspelt = [name for name in declared if not name.isidentifier()]
+    if misspelt:
+        raise DimSyntaxError(f'{spelled}("{text}"): {misspelt[0]!r} is not a dim name; list names separated by commas or spaces')
+    if len(declared) != len(targets):
         raise DimSyntaxError(
             f'{spelled}("{text}") declares {", ".join(declared) or "no dims"} but assigns to '
             f"{', '.join(targets)}; assign one variable per dim"

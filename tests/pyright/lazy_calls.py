@@ -42,3 +42,5 @@ def calls(
     rows(8)(torch.empty(8, 64).half(), 2.0, a)  # wrong: count
     split(100)(h)  # wrong: dtype
     split(100)(v, v)  # wrong: count
+    split(100).compile()(h)  # wrong: dtype
+    kernel.compile()(a)  # wrong: count

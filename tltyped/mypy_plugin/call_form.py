@@ -10,7 +10,12 @@ expression's text at its position, as for the subscription form), the
 dtype as a dotted name, a bare name (a parameter or a dtype bound in the
 body), or a dtype string.
 
-The shape may be a name the body binds to a tuple or list
+A shape that is one dim (`T.Tensor((N), dtype)`: the parentheses make no
+tuple, and `T.Tensor(N * 2, dtype)` alike) is a 1-D shape, as the runtime
+reads a shape that is no sequence (tltyped/types/tensor.py): one when the
+dim grammar reads it as a dim of the dims declared so far.
+
+The shape may also be a name the body binds to a tuple or list
 (`q_shape = [batch, seq_len, heads, dim]`), read the same way; or to a
 choice of two of one length (`(K, M) if trans_A else (M, K)`): then the
 rank is known and each dim is the call's (Any), and the names in it are
@@ -27,7 +32,9 @@ from dataclasses import dataclass
 from mypy.nodes import AssignmentStmt, FuncDef
 from mypy.types import AnyType, RawExpressionType, Type, TypeList, TypeOfAny, UnboundType
 
+from tltyped.errors import DimSyntaxError
 from tltyped.mypy_plugin.parsed import ModuleNames
+from tltyped.types import dim_grammar
 
 
 @dataclass(frozen=True)
@@ -44,20 +51,22 @@ def is_call_form(typ: Type) -> bool:
 
 
 def read(
-    stmt: AssignmentStmt, lines: list[str], found: ModuleNames, shape_binding: Callable[[str], AssignmentStmt | None]
+    stmt: AssignmentStmt, lines: list[str], found: ModuleNames, shape_binding: Callable[[str], AssignmentStmt | None],
+    resolve_dim: Callable[[str], str | None],
 ) -> CallForm | None:
     """`A: T.Tensor(shape, dtype)` (`stmt`, in the module's source `lines`) as `T.Tensor[[dims], dtype]`;
-    `shape_binding` gives the body's last assignment to a name before `stmt`."""
+    `shape_binding` gives the body's last assignment to a name before `stmt`, `resolve_dim` reads a name as the
+    dim grammar does (a declared dim, or the expression a name is bound to; None for no dim)."""
     parsed = _Statement.parse(stmt.line, stmt.end_line, lines)
     call = parsed.node.annotation if parsed is not None and isinstance(parsed.node, ast.AnnAssign) else None
     if parsed is None or not isinstance(call, ast.Call):
         return None
-    return _subscription(call, parsed, found, lines, shape_binding)
+    return _subscription(call, parsed, found, lines, shape_binding, resolve_dim)
 
 
 def signature(func: FuncDef, lines: list[str], found: ModuleNames) -> dict[str, UnboundType]:
     """The call-form annotations of a kernel's parameters (`def f(A: T.Tensor((M, K), dtype))`), by parameter,
-    as subscriptions; their shapes are tuples or lists written in place."""
+    as subscriptions; their shapes are tuples or lists written in place, or one dim (of the module's TypeVars)."""
     parsed = _Statement.parse(func.line, func.end_line, lines)
     if parsed is None or not isinstance(parsed.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {}
@@ -65,7 +74,10 @@ def signature(func: FuncDef, lines: list[str], found: ModuleNames) -> dict[str, 
     read = {}
     for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
         if isinstance(arg.annotation, ast.Call):
-            found_form = _subscription(arg.annotation, parsed, found, lines, lambda name: None)
+            found_form = _subscription(
+                arg.annotation, parsed, found, lines, lambda name: None,
+                lambda name: name if name in found.typevars else None,
+            )
             if found_form is not None and not found_form.determined:
                 read[arg.arg] = found_form.annotation
     return read
@@ -73,7 +85,7 @@ def signature(func: FuncDef, lines: list[str], found: ModuleNames) -> dict[str, 
 
 def _subscription(
     call: ast.Call, parsed: _Statement, found: ModuleNames, lines: list[str],
-    shape_binding: Callable[[str], AssignmentStmt | None],
+    shape_binding: Callable[[str], AssignmentStmt | None], resolve_dim: Callable[[str], str | None],
 ) -> CallForm | None:
     """The call `T.Tensor(shape, dtype)`, parsed in `parsed`, as the subscription form."""
     name = _dotted(call.func)
@@ -86,7 +98,9 @@ def _subscription(
         return None
     where: _Statement | None = parsed
     determined = frozenset[str]()
-    if isinstance(shape, ast.Name):  # a shape the body computed
+    if shape is not None and _is_dim(shape, resolve_dim):  # one dim, a 1-D shape
+        shape = ast.copy_location(ast.Tuple([shape], ast.Load()), shape)
+    elif isinstance(shape, ast.Name):  # a shape the body computed
         binding = shape_binding(shape.id)
         where = _Statement.parse(binding.line, binding.end_line, lines) if binding is not None else None
         shape = where.node.value if where is not None and isinstance(where.node, ast.Assign) else None
@@ -135,6 +149,15 @@ class _Statement:
         expression = RawExpressionType(None, "builtins.str", line, column)  # the rewrite reads the text in between
         expression.end_line, expression.end_column = self.place(dim.end_lineno or dim.lineno, dim.end_col_offset or 0)
         return expression
+
+
+def _is_dim(shape: ast.expr, resolve_dim: Callable[[str], str | None]) -> bool:
+    """Whether a shape is one dim, by the dim grammar (types/dim_grammar.py)."""
+    try:
+        dim_grammar.normalise(shape, resolve_dim)
+    except DimSyntaxError:
+        return False
+    return True
 
 
 def _either(choice: ast.IfExp) -> tuple[ast.expr | None, frozenset[str]]:

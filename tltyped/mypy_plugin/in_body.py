@@ -10,7 +10,10 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
   a tuple of dims, and `T.StridedTensor[[M, N], [sM, sN], dtype]` (a tensor
   of dims M, N to callers; its stride dims are each call's);
 - a const parameter or a name the body computes, used as a dim, is `Any`:
-  its value is known per call only;
+  its value is known per call only; so is a name of the function around a
+  kernel that a factory makes (its closure), used as a dim or a dtype;
+- a module-level name bound once to an int or a dtype (`dtype = T.float16`,
+  `accum = "float32"`) is that size or dtype;
 - an unannotated parameter is a const (any hashable value): `Any` here, its
   hashability is checked at call sites; a tensor dtype that names one
   (`C: T.Tensor[[M, N], out_dtype]`) is the dtype each call gives it;
@@ -32,7 +35,6 @@ from mypy.nodes import (
     CallExpr,
     Expression,
     FuncDef,
-    MemberExpr,
     NameExpr,
     Statement,
     StrExpr,
@@ -66,11 +68,15 @@ from tltyped.types import dim_grammar, in_body_grammar as grammar
 class KernelRewrite:
     """Desugar one kernel in place."""
 
-    def __init__(self, func: FuncDef, found: ModuleNames, source: SourceText, module_bound: set[str] | None) -> None:
+    def __init__(
+        self, func: FuncDef, found: ModuleNames, source: SourceText, module_bound: set[str] | None,
+        closure: frozenset[str] = frozenset(),
+    ) -> None:
         self.func = func
         self.found = found
         self.source = source
         self.module_bound = module_bound  # names bound anywhere in the module; None if unknowable
+        self.closure = closure  # names of the functions around the kernel (parsed.closure_names)
         self.params = {arg.variable.name for arg in func.arguments}
         self.record = KernelRecord(func)
         self.dims: dict[str, int] = {}  # declared in the body -> the line declaring it
@@ -135,7 +141,7 @@ class KernelRewrite:
             return None
         if isinstance(target, NameExpr) and target.name in self.params:
             if call_form.is_call_form(typ):  # TileLang's `T.Tensor((M, K), dtype)`
-                read = call_form.read(stmt, self.source.lines(), self.found, self.bindings.get)
+                read = call_form.read(stmt, self.source.lines(), self.found, self.bindings.get, self.resolve_dim)
                 if read is not None:
                     typ = read.annotation
                     self.determined.update(read.determined)
@@ -194,18 +200,36 @@ class KernelRewrite:
     def declare_dtype_name(self, name: str, value: Expression) -> None:
         """`dtype = T.bfloat16` or `dtype = "bfloat16"`: a name for a dtype, usable in annotations (last binding
         wins)."""
-        spelled = dotted_name(value) if isinstance(value, MemberExpr) else None
-        if isinstance(value, StrExpr):
-            spelled = self.found.dtype_named(value.value)
+        spelled = self.found.written_dtype(value)
         if spelled is None:
             self.dtype_names.pop(name, None)
         else:
             self.dtype_names[name] = spelled
 
-    def resolve_dtype(self, spelled: str) -> Type | None:
-        """For outputs' dtypes: a dtype bound to a name in the body, or a tensor parameter's `A.dtype`."""
-        if spelled in self.dtype_names:
-            return UnboundType(self.dtype_names[spelled])
+    def named_dtype(self, name: str, line: int = -1, column: int = -1) -> Type | None:
+        """The dtype a name written as one stands for, as Python scopes it; None: as written (the annotation hook
+        reads it, or says it is no dtype).
+
+        A const parameter's is the one each call gives it (dtype_params.py); a name the body binds, its dtype; a
+        name of the function around the kernel, its value per call of that factory (Any); else a module-level
+        dtype constant."""
+        if name in self.params:
+            return parameter_dtype(self.func, name, line, column)
+        if name in self.dtype_names:
+            return UnboundType(self.dtype_names[name], line=line, column=column)
+        if name in self.bindings:  # bound in the body to something else
+            return None
+        if name in self.closure:
+            return AnyType(TypeOfAny.special_form, line=line, column=column)
+        if name in self.found.dtype_constants:
+            return UnboundType(self.found.dtype_constants[name], line=line, column=column)
+        return None
+
+    def resolve_dtype(self, spelled: str, line: int, column: int) -> Type | None:
+        """For outputs' dtypes: a dtype written as a name (`named_dtype`), or a tensor parameter's `A.dtype`."""
+        named = self.named_dtype(spelled, line, column)
+        if named is not None:
+            return named
         base, _, attr = spelled.rpartition(".")
         typ = next((arg.type_annotation for arg in self.func.arguments if arg.variable.name == base), None)
         if attr == "dtype" and isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name):
@@ -300,11 +324,10 @@ class KernelRewrite:
         return UnboundType(tensor, [shape, dtype], line=typ.line, column=typ.column)
 
     def body_dtype(self, typ: Type) -> Type:
-        """A dtype naming a const parameter (`out_dtype`) is the one each call gives it (dtype_params.py)."""
-        if isinstance(typ, UnboundType) and not typ.args and typ.name in self.params:
-            return parameter_dtype(self.func, typ.name, typ.line, typ.column)
-        if isinstance(typ, UnboundType) and not typ.args and typ.name in self.dtype_names:
-            return UnboundType(self.dtype_names[typ.name], line=typ.line, column=typ.column)
+        """A dtype written as a bare name (`out_dtype`, `dtype`) is the one `named_dtype` reads."""
+        if _is_bare_name(typ):
+            assert isinstance(typ, UnboundType)
+            return self.named_dtype(typ.name, typ.line, typ.column) or typ
         return typ
 
     def body_dim(self, typ: Type) -> Type:
@@ -315,11 +338,12 @@ class KernelRewrite:
                 return typ
             if typ.name in self.aliases:
                 return derived_dim(self.aliases[typ.name], typ.line, typ.column)
+            if typ.name in self.params or typ.name in self.bindings or typ.name in self.closure:  # a const
+                # parameter's value (`def gemm(A, B, M, N, K)`), a name the body computes from them (`head_kv =
+                # heads // groups`), or the factory's around the kernel: known per call
+                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim
                 return RawExpressionType(self.found.int_constants[typ.name], "builtins.int", line=typ.line, column=typ.column)
-            if typ.name in self.params or typ.name in self.bindings:  # a const parameter's value (`def gemm(A, B,
-                # M, N, K)`), or a name the body computes from them (`head_kv = heads // groups`): known per call
-                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             self.fail(
                 typ.line, typ.column,
                 codes.sentence(grammar.undeclared_dim(typ.name)),

@@ -32,4 +32,5 @@ class KernelRecord:
     func: FuncDef
     diagnostics: list[Diagnostic] = field(default_factory=list)
     out_idx: tuple[int, ...] | None = ()  # `jit(out_idx=...)` as written; None when not literal (out_idx.py)
-    prim_func_params: list[PrimFuncParam] | None = None  # a lazy-style factory's kernel parameters (lazy.py)
+    prim_func_signatures: list[list[PrimFuncParam]] | None = None  # a lazy-style factory's: the parameters of
+    # each distinct prim_func it returns (lazy.py)

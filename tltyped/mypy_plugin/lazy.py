@@ -23,13 +23,18 @@ are the factory's argument values are unknown (Any); what the source writes
 is kept: a tensor's rank (a tuple or list shape), int dims, named dtypes, and
 scalar parameters' types (`T.int32` is an int). So a kernel call's argument
 count, names, kinds, ranks and literal dims are checked. Recognised: a
-`@T.prim_func` (or `@prim_func`) defined at the top level of the factory's
-body and returned by name.
+`@T.prim_func` (or `@prim_func`) defined in the factory's body and returned
+by name, at the top of the body or in a branch (`if split: return one`,
+`else: return two`). Which one a kernel object runs is the factory's choice
+per call, so prim_funcs of different parameters make a kernel object that
+takes any call; of the same parameters, a kernel object that takes those.
+(The stubs, tltyped/stubs, read a `return` at the top of the body only.)
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import textwrap
 
 from mypy.nodes import ARG_POS, Context, Decorator, FuncDef
@@ -44,9 +49,9 @@ from tltyped.stubs import prim_func
 from tltyped.stubs.prim_func import PrimFuncParam
 
 
-def factory_kernel_params(func: FuncDef, source: SourceText) -> list[PrimFuncParam] | None:
-    """The parameters of the `@T.prim_func` the factory `func` returns, read from its source; None when `func`
-    is not a factory."""
+def factory_kernel_signatures(func: FuncDef, source: SourceText) -> list[list[PrimFuncParam]] | None:
+    """The parameters of each `@T.prim_func` the factory `func` returns (each distinct list once, in source
+    order), read from its source; None when `func` is not a factory."""
     if not any(isinstance(stmt, Decorator) for stmt in func.body.body):  # no function defined: not a factory
         return None
     text = textwrap.dedent("\n".join(source.lines()[func.line - 1 : func.end_line]))
@@ -54,22 +59,60 @@ def factory_kernel_params(func: FuncDef, source: SourceText) -> list[PrimFuncPar
         node = ast.parse(text).body[0]
     except (SyntaxError, IndexError):  # a source that is not the one mypy parsed
         return None
-    returned = prim_func.returned_prim_func(node) if isinstance(node, ast.FunctionDef) else None
-    return None if returned is None else prim_func.params(returned)
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    signatures: list[list[PrimFuncParam]] = []
+    for one_return in _each_return(node):
+        returned = prim_func.returned_prim_func(one_return)
+        params = None if returned is None else prim_func.params(returned)
+        if params is not None and params not in signatures:
+            signatures.append(params)
+    return signatures or None
+
+
+def _each_return(factory: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """The factory once per `return` of its own, each copy's body its statements at every depth of blocks with
+    that one return: prim_func.py reads the prim_func a body returns first, at its top."""
+    statements = _own_statements(factory.body)
+    kept = [stmt for stmt in statements if not isinstance(stmt, ast.Return)]
+    copies = []
+    for stmt in statements:
+        if isinstance(stmt, ast.Return):
+            one_return = copy.copy(factory)
+            one_return.body = [*kept, stmt]
+            copies.append(one_return)
+    return copies
+
+
+def _own_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A body's statements at any depth of blocks (if/else, loops, with, try, match); not those of a nested
+    def or class."""
+    found: list[ast.stmt] = []
+    for stmt in body:
+        found.append(stmt)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        blocks: list[list[ast.stmt]] = [getattr(stmt, name, []) for name in ("body", "orelse", "finalbody")]
+        blocks += [part.body for part in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]]
+        for block in blocks:
+            found += _own_statements(block)
+    return found
 
 
 def kernel_objects(
-    factory: Type, params: list[PrimFuncParam], out_idx: tuple[int, ...] | None, api: CheckerPluginInterface,
-    context: Context,
+    factory: Type, signatures: list[list[PrimFuncParam]], out_idx: tuple[int, ...] | None,
+    api: CheckerPluginInterface, context: Context,
 ) -> Type:
-    """The factory's `JitFunction[P, R, C]`, with R the kernel object its calls give (a `KernelObject`)."""
+    """The factory's `JitFunction[P, R, C]`, with R the kernel object its calls give (a `KernelObject`): of the
+    parameters its prim_funcs take; with several `signatures`, of any call (as when out_idx is not literal)."""
     proper = get_proper_type(factory)
     if not (isinstance(proper, Instance) and len(proper.args) == 3):
         return factory
+    params = signatures[0]
     kernel = Parameters(
         [_param_type(p, api) for p in params], [ARG_POS] * len(params), [p.name for p in params]
     )
-    split = split_outputs(kernel, out_idx, api, context)
+    split = split_outputs(kernel, out_idx if len(signatures) == 1 else None, api, context)
     if split is None:
         return factory
     kernel_object = named_instance(api, names.KERNEL_OBJECT, list(split))

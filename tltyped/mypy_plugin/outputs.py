@@ -29,7 +29,6 @@ from mypy.types import AnyType, Instance, RawExpressionType, TupleType, Type, Ty
 
 from tltyped.errors import DimSyntaxError
 from tltyped.mypy_plugin import dimexpr
-from tltyped.mypy_plugin.dtype_params import parameter_dtype
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar, in_body_grammar
@@ -37,9 +36,10 @@ from tltyped.types import dim_grammar, in_body_grammar
 
 def inferred_return(
     func: FuncDef, found: ModuleNames, resolve_dim: Callable[[str], str | None],
-    resolve_dtype: Callable[[str], Type | None],
+    resolve_dtype: Callable[[str, int, int], Type | None],
 ) -> Type:
-    """`resolve_dim` reads a name in a dim as the body declared it, `resolve_dtype` a dtype name (None: as spelled)."""
+    """`resolve_dim` reads a name in a dim as the body declared it, `resolve_dtype` a dtype name at a line and
+    column (None: as spelled)."""
     returns, outputs = _returns_and_outputs(func)
     returned = next((r.expr for r in returns if r.expr is not None), None)
     if returned is None:
@@ -69,14 +69,13 @@ class _OutputReader:
         func: FuncDef,
         found: ModuleNames,
         resolve_dim: Callable[[str], str | None],
-        resolve_dtype: Callable[[str], Type | None],
+        resolve_dtype: Callable[[str, int, int], Type | None],
         outputs: dict[str, CallExpr],
     ) -> None:
         self.func = func
         self.found = found
         self.resolve_dim = resolve_dim
         self.resolve_dtype = resolve_dtype
-        self.params = {arg.variable.name for arg in func.arguments}
         self.outputs = outputs
 
     def type_of(self, expr: Expression) -> Type:
@@ -104,9 +103,8 @@ class _OutputReader:
             spelled = self.found.dtype_named(dtype.value) or dtype.value  # naming none: the annotation hook says so
         if spelled is None:  # a dtype computed some other way
             return AnyType(TypeOfAny.special_form)
-        if spelled in self.params:  # chosen per call by a const parameter
-            return parameter_dtype(self.func, spelled, dtype.line, dtype.column)
-        return self.resolve_dtype(spelled) or UnboundType(spelled, line=dtype.line, column=dtype.column)
+        named = self.resolve_dtype(spelled, dtype.line, dtype.column)
+        return named if named is not None else UnboundType(spelled, line=dtype.line, column=dtype.column)
 
     def dim(self, expr: Expression) -> Type:
         try:

@@ -4,9 +4,11 @@ The in-body rewrite runs on the raw AST, so names cannot be resolved yet: the
 module's imports tell which spellings mean `tltyped.jit_function.jit` (`tl.jit`,
 `jit`), which names are the kernel language (`T`), and which name tltyped
 itself (`tl`); its top-level assignments tell which names hold a decorator
-made by calling jit (`hopper = tl.jit(target="sm_90a")`), and which are
-TypeVars. Kernels are the functions decorated with one of those jit
-spellings or stored decorators, at any nesting depth.
+made by calling jit (`hopper = tl.jit(target="sm_90a")`), which are
+TypeVars, and which are constants an annotation may name (an int, a dtype).
+Kernels are the functions decorated with one of those jit spellings or
+stored decorators, at any nesting depth; one defined in a function (a
+factory) reads that function's names from its closure.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from mypy.nodes import (
     NameExpr,
     StarExpr,
     Statement,
+    StrExpr,
     TupleExpr,
     TryStmt,
     WhileStmt,
@@ -53,7 +56,9 @@ class ModuleNames:
     stored_jit: dict[str, CallExpr] = field(default_factory=dict)  # top-level names bound to `tl.jit(...)`, and that call
     typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
     other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
-    int_constants: dict[str, int] = field(default_factory=dict)  # top-level names bound to an int literal (`HIDDEN: Final = 256`)
+    # top-level names bound once to an int literal (`HIDDEN: Final = 256`), or to a dtype (`dtype = T.float16`, by dotted name)
+    int_constants: dict[str, int] = field(default_factory=dict)
+    dtype_constants: dict[str, str] = field(default_factory=dict)
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
 
@@ -61,6 +66,14 @@ class ModuleNames:
         """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
         prefixes = sorted(self.tltyped) + sorted(self.language)
         return f"{prefixes[0]}.Tensor" if prefixes else None
+
+    def written_dtype(self, value: Expression) -> str | None:
+        """A dotted name for the dtype a value writes (`T.bfloat16`, or TileLang's string `"bfloat16"`), if any.
+
+        Any attribute reads as one: the annotation hook says whether it names a dtype."""
+        if isinstance(value, StrExpr):
+            return self.dtype_named(value.value)
+        return dotted_name(value) if isinstance(value, MemberExpr) else None
 
     def dtype_named(self, text: str) -> str | None:
         """A dotted name for the dtype a string names (`"float16"`, as TileLang spells dtypes), if any."""
@@ -105,11 +118,21 @@ def _read_assignment(name: str, value: Expression, found: ModuleNames) -> None:
     elif called_name(value) == "TypeVar":
         found.typevars.add(name)
     else:
+        _read_constant(name, value, found)
         found.other_values.add(name)
-        if isinstance(value, IntExpr) and name not in found.int_constants:
-            found.int_constants[name] = value.value
-        else:  # bound twice, or to something else: not a constant
-            found.int_constants.pop(name, None)
+
+
+def _read_constant(name: str, value: Expression, found: ModuleNames) -> None:
+    """A name bound once to an int literal or a dtype is that constant where an annotation names it; bound twice,
+    it is neither (which binding a kernel sees depends on when it runs)."""
+    found.int_constants.pop(name, None)
+    found.dtype_constants.pop(name, None)
+    if name in found.other_values:
+        return
+    if isinstance(value, IntExpr):
+        found.int_constants[name] = value.value
+    elif (dtype := found.written_dtype(value)) is not None:
+        found.dtype_constants[name] = dtype
 
 
 def _read_import(imp: Import, found: ModuleNames) -> None:
@@ -163,10 +186,12 @@ def decorated_functions(file: MypyFile) -> Iterator[Decorator]:
             yield stmt
 
 
-def _statements(statements: list[Statement]) -> Iterator[Statement]:
-    """Every statement, at any depth (in blocks, functions and classes)."""
+def _statements(statements: list[Statement], *, into_scopes: bool = True) -> Iterator[Statement]:
+    """Every statement, at any depth of blocks; and in functions and classes, unless `into_scopes` is false."""
     for stmt in statements:
         yield stmt
+        if not into_scopes and isinstance(stmt, (Decorator, FuncDef, ClassDef)):
+            continue
         if isinstance(stmt, Decorator):
             yield from _statements(stmt.func.body.body)
         elif isinstance(stmt, FuncDef):
@@ -175,7 +200,7 @@ def _statements(statements: list[Statement]) -> Iterator[Statement]:
             yield from _statements(stmt.defs.body)
         else:
             for block in _blocks(stmt):
-                yield from _statements(block.body)
+                yield from _statements(block.body, into_scopes=into_scopes)
 
 
 def _blocks(stmt: Statement) -> list[Block]:
@@ -215,7 +240,7 @@ def called_name(call: Expression) -> str | None:
 
 
 def bound_names(file: MypyFile) -> set[str] | None:
-    """Every name the module binds anywhere (assignments, imports, defs, loop targets).
+    """Every name the module binds anywhere (assignments, imports, defs, parameters, loop targets).
 
     None when a star import makes that unknowable. A kernel's signature dim
     that is none of these is a name that was never declared.
@@ -224,25 +249,59 @@ def bound_names(file: MypyFile) -> set[str] | None:
     for stmt in _statements(file.defs):
         if isinstance(stmt, ImportAll):
             return None
-        if isinstance(stmt, Import):
-            found.update(alias or module.split(".")[0] for module, alias in stmt.ids)
-        elif isinstance(stmt, ImportFrom):
-            found.update(alias or name for name, alias in stmt.names)
-        elif isinstance(stmt, (FuncDef, ClassDef)):
-            found.add(stmt.name)
-        elif isinstance(stmt, Decorator):
-            found.add(stmt.func.name)
-            found.update(a.variable.name for a in stmt.func.arguments)
-        elif isinstance(stmt, AssignmentStmt):
-            for target in stmt.lvalues:
-                found.update(_names_in_target(target))
-        elif isinstance(stmt, (ForStmt, WithStmt)):
-            targets = [stmt.index] if isinstance(stmt, ForStmt) else [t for t in stmt.target if t is not None]
-            for target in targets:
-                found.update(_names_in_target(target))
-        if isinstance(stmt, FuncDef):
-            found.update(a.variable.name for a in stmt.arguments)
+        found.update(_names_bound_by(stmt))
+        func = _defined_function(stmt)
+        if func is not None:
+            found.update(a.variable.name for a in func.arguments)
     return found
+
+
+def closure_names(file: MypyFile) -> dict[int, frozenset[str]]:
+    """By `id` of each function defined in another: the names the functions around it bind (parameters, local
+    names). A kernel a factory defines reads them from its closure, a value per call of the factory; they hide
+    the module's names."""
+    found: dict[int, frozenset[str]] = {}
+
+    def visit(statements: list[Statement], around: frozenset[str]) -> None:
+        for stmt in _statements(statements, into_scopes=False):
+            if isinstance(stmt, ClassDef):  # a class body's names are no closure of its methods
+                visit(stmt.defs.body, around)
+            func = _defined_function(stmt)
+            if func is None:
+                continue
+            if around:
+                found[id(func)] = around
+            own = {a.variable.name for a in func.arguments}
+            for inner in _statements(func.body.body, into_scopes=False):
+                own.update(_names_bound_by(inner))
+            visit(func.body.body, around | own)
+
+    visit(file.defs, frozenset())
+    return found
+
+
+def _defined_function(stmt: Statement) -> FuncDef | None:
+    """The function a `def` statement (decorated or not) defines."""
+    return stmt.func if isinstance(stmt, Decorator) else stmt if isinstance(stmt, FuncDef) else None
+
+
+def _names_bound_by(stmt: Statement) -> list[str]:
+    """The names one statement binds in its own scope (a `def` its name, not its parameters)."""
+    if isinstance(stmt, Import):
+        return [alias or module.split(".")[0] for module, alias in stmt.ids]
+    if isinstance(stmt, ImportFrom):
+        return [alias or name for name, alias in stmt.names]
+    if isinstance(stmt, (FuncDef, ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, Decorator):
+        return [stmt.func.name]
+    if isinstance(stmt, AssignmentStmt):
+        return [name for target in stmt.lvalues for name in _names_in_target(target)]
+    if isinstance(stmt, ForStmt):
+        return _names_in_target(stmt.index)
+    if isinstance(stmt, WithStmt):
+        return [name for target in stmt.target if target is not None for name in _names_in_target(target)]
+    return []
 
 
 def _names_in_target(target: Expression) -> list[str]:

@@ -166,9 +166,9 @@ class TLTypedPlugin(Plugin):
                 return _unchecked(ctx.default_return_type)
             if record is None:
                 return ctx.default_return_type
-            if record.prim_func_params is not None:
+            if record.prim_func_signatures is not None:
                 return kernel_objects(
-                    ctx.default_return_type, record.prim_func_params, record.out_idx, ctx.api, ctx.context
+                    ctx.default_return_type, record.prim_func_signatures, record.out_idx, ctx.api, ctx.context
                 )
             kernel = returning_outputs(ctx.default_return_type, record.out_idx, ctx.api, ctx.context)
             return with_runtime_params(kernel, ctx.context.func, ctx.api)

@@ -23,8 +23,8 @@ Also done here, for every module that defines kernels:
   already, and its full name is handed to the plugin, which hooks it alike;
 - each kernel's `jit(out_idx=...)` is read from its decorator (out_idx.py);
 - a lazy-style factory (its body returns a `@T.prim_func`) is not
-  desugared: its record keeps that prim_func's parameters, read from the
-  source, which type its kernel objects (lazy.py);
+  desugared: its record keeps the parameters of the prim_funcs it returns,
+  read from the source, which type its kernel objects (lazy.py);
 - kernels that mypy parsed without their bodies get them back: mypy parses
   modules whose errors it silences (installed packages) without function
   bodies, and an in-body kernel's parameter types live in its body, so the
@@ -44,10 +44,11 @@ from mypy.types import AnyType, CallableType, TypeOfAny
 from tltyped.mypy_plugin import call_form, out_idx
 from tltyped.mypy_plugin.in_body import KernelRewrite
 from tltyped.mypy_plugin.kernel_record import KernelRecord
-from tltyped.mypy_plugin.lazy import factory_kernel_params
+from tltyped.mypy_plugin.lazy import factory_kernel_signatures
 from tltyped.mypy_plugin.parsed import (
     ModuleNames,
     bound_names,
+    closure_names,
     decorated_functions,
     imports_tltyped,
     jit_decorator,
@@ -81,17 +82,19 @@ def rewrite_module(
     _restore_bodies(file, [decorator.func for decorator, _ in kernels], options)
     source = SourceText(file.path)
     module_bound = bound_names(file)
+    closures = closure_names(file)
     records = []
     for decorator, index in kernels:
         jit_call = _jit_call(decorator.decorators[index], found)
         _call_decorator(decorator, index, found)
-        prim_func_params = factory_kernel_params(decorator.func, source)
-        if prim_func_params is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
-            record = KernelRecord(decorator.func, prim_func_params=prim_func_params)
+        prim_func_signatures = factory_kernel_signatures(decorator.func, source)
+        if prim_func_signatures is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
+            record = KernelRecord(decorator.func, prim_func_signatures=prim_func_signatures)
             _untype_call_forms(decorator.func)
         else:
             _read_call_forms(decorator.func, source, found)
-            record = KernelRewrite(decorator.func, found, source, module_bound).run()
+            closure = closures.get(id(decorator.func), frozenset())
+            record = KernelRewrite(decorator.func, found, source, module_bound, closure).run()
         record.out_idx = out_idx.read(jit_call)
         records.append(record)
     return records, stored

@@ -53,6 +53,9 @@ _TILELANG = "tilelang.language"
 
 
 def _tilelang() -> Any:
+    """TileLang's language. Its package first: importing that waits for another thread's import of TileLang,
+    which importing `tilelang.language` alone would find half done (and fail in)."""
+    importlib.import_module("tilelang")
     return importlib.import_module(_TILELANG)
 
 

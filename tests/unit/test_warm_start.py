@@ -235,3 +235,34 @@ def test_a_const_without_a_stable_text_is_not_recorded() -> None:
 
     assert stable_text(Opaque()) is None
     assert stable_text((1, Opaque())) is None
+
+
+FIRST_USE_FROM_TWO_THREADS = """
+import threading, torch
+import tltyped.language as T
+from tests.kernels.torch_ops import scale
+errors = []
+def run(step):
+    try:
+        step()
+    except Exception as exc:
+        errors.append(repr(exc))
+steps = [lambda: scale.lower(torch.empty(64, device="meta"), 1.0), lambda: T.dynamic("m")]
+threads = [threading.Thread(target=run, args=(step,)) for step in steps]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(errors)
+"""
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_two_threads_first_using_tltyped_at_once_both_succeed(attempt: int, tmp_path: Path) -> None:
+    """One thread lowers a kernel (importing TileLang) while another reads TileLang's language through
+    tltyped.language: the second waits for the first's import instead of finding TileLang half imported."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TLTYPED_TARGET": "sm_90a", "TLTYPED_CACHE_DIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", FIRST_USE_FROM_TWO_THREADS], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+import tilelang  # noqa: F401  (first: waits for another thread's import of it; language._tilelang says why)
 import tilelang.language as tl_language
 import torch
 from tilelang import tvm

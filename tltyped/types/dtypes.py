@@ -270,6 +270,7 @@ def to_torch(value: DTypeLike) -> torch.dtype:
 
 def to_tilelang(value: DTypeLike) -> str:
     """TileLang's dtype object (a `str` subclass) for a dtype-like value."""
+    import tilelang  # noqa: F401  (first: waits for another thread's import of it; language._tilelang says why)
     import tilelang.language as tl_language
 
     dtype: str = getattr(tl_language, as_dtype(value).name)

@@ -1,5 +1,6 @@
 """Kernels whose consts are typed, checked and keyed by type (no `from __future__ import annotations`)."""
 
+import dataclasses
 import enum
 from typing import Literal, Optional, TypeVar
 
@@ -12,6 +13,13 @@ M = TypeVar("M")
 class Mode(enum.IntEnum):
     PLAIN = 0
     FAST = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Knob:
+    """A configuration object: equal to another whose fields are `==` (`Knob(0.0) == Knob(-0.0)`)."""
+
+    value: float = 0.0
 
 
 @tl.jit
@@ -50,6 +58,7 @@ def annotated(
     mode: Mode = Mode.PLAIN,
     out_dtype: T.dtype = T.float32,
     fixed: tl.const[int] = 3,
+    knob: Knob = Knob(),
     anything=None,
 ):
     """Every kind of const annotation the binder checks; the body ignores them all."""

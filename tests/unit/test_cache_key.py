@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tltyped as tl
-from tests.kernels import consts, dispatch, elementwise
+from tests.kernels import consts, dispatch, eager_style, elementwise
 from tltyped.callpath import tensors as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.analyze import analyze
@@ -446,6 +446,8 @@ def scale_args(factor: Any, block: Any = 64) -> tuple[Any, ...]:
         (ANNOTATED, "anything", (1, (2, 3)), (1, (2, 3.0))),
         (ANNOTATED, "anything", frozenset({1}), frozenset({1.0})),
         (ANNOTATED, "count", tl.tune([2, 4]), tl.tune([2.0, 4.0])),
+        (ANNOTATED, "knob", consts.Knob(0.0), consts.Knob(-0.0)),
+        (ANNOTATED, "anything", consts.Knob(0.0), consts.Knob(-0.0)),
     ],
 )
 def test_equal_consts_of_other_types_key_apart(dispatcher: Dispatcher, name: str, one: Any, other: Any) -> None:
@@ -460,6 +462,16 @@ def test_equal_consts_of_other_types_key_apart(dispatcher: Dispatcher, name: str
         else:
             keys.append(dispatcher.key(*args, **kwargs))
     assert keys[0] != keys[1]
+
+
+def test_a_router_s_consts_route_apart_when_equal_values_of_other_types() -> None:
+    """A kernel whose annotations are computed from consts resolves one signature per value, `1` apart from `True`
+    (as the fast path keys consts), never routing one to the other's."""
+    router = eager_style.body_names._dispatcher
+    a, b = meta_tensor((8, 4), dtype=torch.float16), meta_tensor((8,))
+    for trans in (False, 0, True, 1):
+        eager_style.body_names(a.t() if trans else a, b, trans=trans)
+    assert len(router.children) == 4, list(router.children)
 
 
 def test_a_string_const_keys_by_value() -> None:

@@ -71,6 +71,11 @@ def const_key_items(name: str, form: str, v: str) -> list[str]:
     return [name]
 
 
+def const_key(form: str, value: Any) -> tuple[Any, ...]:
+    """A const's part of the key, computed here as `const_key_items` spells it in generated code."""
+    return (typed_key(value),) if form == "deep" else (type(value), value) if form == "typed" else (value,)
+
+
 def variable_prefix(plan: CallPlan) -> str:
     """What every name the generated fast path makes starts with: no parameter's name, nor the kernel's, does."""
     return reserved_prefix([p.name for p in plan.params] + [identifier(plan.name)])

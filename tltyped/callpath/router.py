@@ -20,12 +20,14 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
-from tltyped.callpath.fastpath import _exec, named_plainly, reserved_prefix
+from tltyped.callpath.fastpath import _exec, const_key, const_key_items, named_plainly, reserved_prefix
 from tltyped.errors import ArgumentTypeError
 from tltyped.frontend.analyze import Analysis
+from tltyped.frontend.const_types import key_form
 from tltyped.frontend.signature import KernelSignature
 from tltyped.templates import render
 from tltyped.templates.names import identifier
+from tltyped.types.values import typed_key
 
 if TYPE_CHECKING:
     from tltyped.backend.lower import LoweredKernel
@@ -47,22 +49,26 @@ class Router:
         self.calls: dict[Hashable, Callable[..., Any]] = {}
         self._lock = threading.Lock()
         params = self.signature.params
+        annotations = {p.name: p.annotation for p in params}
+        # each const keyed in its key form, as the fast path keys it: `2.0` routes apart from `2`, `-0.0` from `0.0`
+        self.key_forms = tuple((name, key_form(annotations[name])) for name in self.signature.depends_on)
         function = identifier(self.signature.name)
         v = reserved_prefix([p.name for p in params] + [function])
         defaults = {p.name: f"{v}default{i}" for i, p in enumerate(params) if p.has_default}
         self.fast_path_source = render(
-            "route.py.j2", v=v, function=function, consts=list(self.signature.depends_on),
+            "route.py.j2", v=v, function=function,
+            key_items=[item for name, form in self.key_forms for item in const_key_items(name, form, v)],
             defaults=list(defaults.values()), names=", ".join(p.name for p in params),
             parameters=", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in params),
         )
         self.call: Callable[..., Any] = named_plainly(_exec(
             self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route, Exception,
-            *(p.default for p in params if p.has_default),
+            type, typed_key, *(p.default for p in params if p.has_default),
         ), self.signature.name)
 
     def child(self, consts: dict[str, Any]) -> Dispatcher:
         """The Dispatcher of the signature resolved for these const values (built on first use)."""
-        key = tuple(consts[name] for name in self.signature.depends_on)
+        key = tuple(item for name, form in self.key_forms for item in const_key(form, consts[name]))
         try:
             hash(key)
         except TypeError:

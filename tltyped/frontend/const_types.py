@@ -20,6 +20,7 @@ so the fast path's key carries a const's type wherever the admitted values
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import sys
@@ -94,8 +95,8 @@ def admits(annotation: object, value: object) -> bool:
 def key_form(annotation: object) -> str:
     """How a const of this annotation enters a cache key so that values of other types never share it.
 
-    "deep": its values may be tuples or frozensets (or anything, unannotated),
-    whose items are typed one by one, or floats, whose zeros differ in sign
+    "deep": its values may be tuples, frozensets or dataclasses (or anything,
+    unannotated), whose items are typed one by one, or floats, whose zeros differ in sign
     but compare equal (`typed_key` tells them apart). "typed": the value and its type, for
     numbers (`2`, `2.0` and `True` are equal) and for classes whose equality
     is the class's own. "value": the value alone, where whatever equals an
@@ -121,7 +122,7 @@ def key_form(annotation: object) -> str:
     if isinstance(origin, type):
         return "deep" if issubclass(origin, (tuple, frozenset)) else "typed"
     if isinstance(annotation, type):
-        return "deep" if issubclass(annotation, (tuple, frozenset)) else "typed"
+        return "deep" if issubclass(annotation, (tuple, frozenset)) or dataclasses.is_dataclass(annotation) else "typed"
     return "deep"  # one this module cannot read: a TypeVar, a string
 
 

@@ -11,11 +11,12 @@ types do not share: `2`, `2.0` and `True` compare (and hash) equal, but a
 kernel built for one is not the kernel of another. Containers are tagged
 element by element, so `(2, 2)` and `(2.0, 2)` differ too; and `0.0` and
 `-0.0`, equal as well, compile to different constants, so a float (or
-complex) is keyed by its exact text.
+complex) is keyed by its exact text; a dataclass by its fields, so typed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import reprlib
 from collections.abc import Hashable
 from typing import Any
@@ -45,12 +46,15 @@ def describe(value: object) -> str:
 
 
 def typed_key(value: Hashable) -> Hashable:
-    """`value` tagged with its type, recursively through tuples (named ones too) and frozensets."""
+    """`value` tagged with its type, recursively through tuples (named ones too), frozensets and dataclasses
+    (whose equality compares fields as `==` does: `Cfg(0.0) == Cfg(-0.0)`)."""
     kind = type(value)  # never `value.__class__`, which a value may fake
     if issubclass(kind, tuple):
         return (kind, *map(typed_key, value))  # type: ignore[call-overload]
     if issubclass(kind, frozenset):
         return (kind, frozenset(map(typed_key, value)))  # type: ignore[call-overload]
+    if dataclasses.is_dataclass(kind):
+        return (kind, *(typed_key(getattr(value, field.name)) for field in dataclasses.fields(kind)))
     if kind is float or kind is complex:
         return (kind, repr(value))
     return (kind, value)

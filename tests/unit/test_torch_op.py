@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 import warnings
 
 import pytest
@@ -138,6 +139,51 @@ def test_export_of_an_output_sized_by_min_holds_for_every_size() -> None:
     (output,) = [node for node in ep.graph.nodes if node.op == "output"][0].args[0]
     assert str(output.meta["val"].shape[0]).startswith("Min("), output.meta["val"].shape
     assert tuple(kernels.head(torch.empty(100, device="meta")).shape) == (100,)
+
+
+TRACE_IN_ORDER = """
+import sys, torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from tests.kernels.eager_style import body_names
+from tests.kernels.lazy_style import row_sum
+
+class Call(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+    def forward(self, *args):
+        return self.fn(*args)
+
+with FakeTensorMode():
+    a, at, b = (torch.empty(*shape, device="cuda", dtype=dtype) for shape, dtype in
+                (((8, 4), torch.float16), ((4, 8), torch.float16), ((8,), torch.float32)))
+    x, x32 = torch.empty(64, 32, device="cuda"), torch.empty(32, 32, device="cuda")
+calls = {
+    "plain": (lambda a, b: body_names(a, b), (a, b)),
+    "transposed": (lambda a, b: body_names(a, b, trans=True), (at, b)),
+    "rows 64": (lambda x: row_sum(64, 32)(x), (x,)),
+    "rows 32": (lambda x: row_sum(32, 32)(x), (x32,)),
+}
+for name in sys.argv[1:]:
+    fn, args = calls[name]
+    ep = torch.export.export(Call(fn), args)
+    print(name, [str(node.target) for node in ep.graph.nodes if node.op == "call_function" and "tltyped" in str(node.target)])
+"""
+
+
+@pytest.mark.parametrize("earlier, later", [("plain", "transposed"), ("rows 32", "rows 64")],
+                         ids=["a router's signatures", "a factory's kernel objects"])
+def test_an_op_is_named_alike_whatever_was_traced_before_it(earlier: str, later: str, tmp_path: Path) -> None:
+    """An exported program names its ops: a process that traces `later` alone names its op as one that traced
+    another signature (or kernel object) of the same jit function first, so either loads the other's program."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TLTYPED_TARGET": "sm_90a", "TLTYPED_CACHE_DIR": str(tmp_path)}
+    names = []
+    for order in ([later], [earlier, later]):
+        run = subprocess.run([sys.executable, "-c", TRACE_IN_ORDER, *order], capture_output=True, text=True, env=env,
+                             cwd=ROOT, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        names.append(run.stdout.strip().splitlines()[-1])
+    assert names[0] == names[1] and names[0].startswith(later), names
 
 
 def test_export_keeps_the_write_of_an_out_parameter(fake: FakeTensorMode) -> None:

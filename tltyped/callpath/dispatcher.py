@@ -74,6 +74,7 @@ class Dispatcher:
         self.fn = fn
         self.op = op  # the torch op's name, `tl.jit(op=...)` (torch_op.py)
         self.op_base: str | None = None  # the name its ops are named from, once claimed (torch_op.py)
+        self.op_owner: object = self  # who claims that name: a Router's or a Factory's Dispatchers share theirs
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
         self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
         self.outputs_agree: set[str] = set()  # tuning spaces (described) whose candidates were seen to return alike

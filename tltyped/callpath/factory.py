@@ -85,6 +85,7 @@ class Factory:
 
     def _kernel(self, arguments: dict[str, Any]) -> Any:
         dispatcher = FactoryDispatcher(self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx, self.op)
+        dispatcher.op_owner = self  # its ops named from the factory's name, as its siblings' are
         return dispatcher.exposed()
 
     def signature(self, arguments: dict[str, Any]) -> KernelSignature:

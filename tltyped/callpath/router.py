@@ -81,6 +81,7 @@ class Router:
             if dispatcher is None:
                 signature = self.analysis.resolve(consts)
                 dispatcher = self.children[key] = Dispatcher(self.analysis.fn, signature, self.target, self.options, self.op)
+                dispatcher.op_owner = self  # its ops named from the jit function's name, as its siblings' are
                 if self.backward is not None:
                     dispatcher.register_autograd(*self.backward)
                 self.calls[key] = dispatcher.fast_path.call

@@ -238,7 +238,7 @@ def op_name(dispatcher: Dispatcher, consts: dict[str, Any]) -> str:
     return f"{base}_{hashlib.sha256(chr(0).join(texts).encode()).hexdigest()[:8]}"
 
 
-_named: dict[str, weakref.ref[Dispatcher]] = {}  # an op base name -> its jit function (never reused in a process)
+_named: dict[str, weakref.ref[object]] = {}  # an op base name -> its jit function's owner (never reused in a process)
 
 
 def _base_name(dispatcher: Dispatcher) -> str:
@@ -249,14 +249,17 @@ def _base_name(dispatcher: Dispatcher) -> str:
 
 
 def _claim_name(dispatcher: Dispatcher) -> str:
-    name = dispatcher.signature.name
+    """The base name, claimed for the Dispatcher's owner: the jit function, so that the Dispatchers of one Router
+    (a signature per const value) or one Factory (a kernel object per argument) share it whatever order their
+    calls are traced in (an exported program names its ops so)."""
+    name, owner = dispatcher.signature.name, dispatcher.op_owner
     if dispatcher.op is not None:
         if "::" not in dispatcher.op:
             raise DefinitionError(f"{name}: op {dispatcher.op!r} must be named `namespace::name`")
-        if _named.setdefault(dispatcher.op, weakref.ref(dispatcher))() is not dispatcher:
+        if _named.setdefault(dispatcher.op, weakref.ref(owner))() is not owner:
             raise DefinitionError(f"{name}: op {dispatcher.op!r} is another kernel's op already; give each its own name")
         return dispatcher.op
-    return next(n for n in _derived_names(dispatcher) if _named.setdefault(n, weakref.ref(dispatcher))() is dispatcher)
+    return next(n for n in _derived_names(dispatcher) if _named.setdefault(n, weakref.ref(owner))() is owner)
 
 
 def _derived_names(dispatcher: Dispatcher) -> Iterator[str]:

@@ -48,6 +48,7 @@ WRONG = HERE / "wrong_calls.py"
 IN_BODY_CALLS = HERE / "in_body_calls.py"
 OUT_IDX_CALLS = HERE / "out_idx_calls.py"
 LAZY_CALLS = HERE / "lazy_calls.py"
+FOLLOWUPS_CALLS = HERE / "followups_calls.py"
 REQUIRED_FRACTION = 0.8
 
 PYRIGHT_RULES = {"count": {"reportCallIssue"}, "name": {"reportCallIssue"}}
@@ -115,7 +116,7 @@ def pyright_report() -> list[Diagnostic]:
 @pytest.fixture(scope="module")
 def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
     return mypy(
-        *CALL_SETS, *IN_BODY, IN_BODY_CALLS, OUT_IDX_CALLS, LAZY_CALLS, cache_dir=tmp_path_factory.mktemp("mypy-cache")
+        *CALL_SETS, *IN_BODY, IN_BODY_CALLS, OUT_IDX_CALLS, LAZY_CALLS, FOLLOWUPS_CALLS, cache_dir=tmp_path_factory.mktemp("mypy-cache")
     )
 
 
@@ -127,7 +128,7 @@ def stubbed_pyright_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     folder = tmp_path_factory.mktemp("stubbed")
     typings = folder / "typings"
-    assert main(["tests.pyright.in_body_tltyped", "tests.pyright.lazy_kernels", "-d", str(typings)]) == 0
+    assert main(["tests.pyright.in_body_tltyped", "tests.pyright.lazy_kernels", "tests.pyright.followups_kernels", "-d", str(typings)]) == 0
     assert (typings / "tests" / "pyright" / "in_body_tltyped.pyi").is_file()
     assert (typings / "tests" / "pyright" / "lazy_kernels.pyi").is_file()
     config = folder / "pyrightconfig.json"
@@ -220,7 +221,7 @@ def test_stubs_folder_gives_pyright_the_in_body_signatures(
     assert set(without) < set(hits)
 
 
-@pytest.mark.parametrize("calls", [OUT_IDX_CALLS, LAZY_CALLS], ids=["out_idx", "lazy_style"])
+@pytest.mark.parametrize("calls", [OUT_IDX_CALLS, LAZY_CALLS, FOLLOWUPS_CALLS], ids=["out_idx", "lazy_style", "followups"])
 def test_stubs_type_kernels_returning_outputs(stubbed_pyright_config: Path, calls: Path) -> None:
     """An out_idx kernel's stub, or a factory's kernel object's, takes the parameters but its outputs and
     returns them."""
@@ -231,7 +232,7 @@ def test_stubs_type_kernels_returning_outputs(stubbed_pyright_config: Path, call
     assert revealed_types(found, calls, "information", '" is "') == expected_reveals(calls)
 
 
-@pytest.mark.parametrize("calls", [OUT_IDX_CALLS, LAZY_CALLS], ids=["out_idx", "lazy_style"])
+@pytest.mark.parametrize("calls", [OUT_IDX_CALLS, LAZY_CALLS, FOLLOWUPS_CALLS], ids=["out_idx", "lazy_style", "followups"])
 def test_mypy_types_kernels_returning_outputs(mypy_report: list[Diagnostic], calls: Path) -> None:
     hits, misses = flagged(mypy_report, MYPY_CODES, set(), calls)
     assert hits and not misses

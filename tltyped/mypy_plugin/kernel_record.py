@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import FuncDef
 
-from tltyped.stubs.prim_func import PrimFuncParam
+from tltyped.stubs.prim_func import FactoryKernel
 
 
 @dataclass(frozen=True)
@@ -32,5 +32,4 @@ class KernelRecord:
     func: FuncDef
     diagnostics: list[Diagnostic] = field(default_factory=list)
     out_idx: tuple[int, ...] | None = ()  # `jit(out_idx=...)` as written; None when not literal (out_idx.py)
-    prim_func_signatures: list[list[PrimFuncParam]] | None = None  # a lazy-style factory's: the parameters of
-    # each distinct prim_func it returns (lazy.py)
+    factory_kernel: FactoryKernel | None = None  # a lazy-style factory's: what its kernel objects take (lazy.py)

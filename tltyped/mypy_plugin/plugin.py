@@ -8,6 +8,9 @@ Hooks, in the order mypy calls them:
   decorator (`hopper = tl.jit(...)`) (type checking): definition checks of
   each kernel (definition.py), its `out_idx` outputs (out_idx.py) and the
   parameters its compiled kernel takes (runtime_params.py);
+- `get_function_hook` on `tl.autotune(configs=...)` and on applying what it
+  returns (type checking, after `tl.jit`'s, the decorator below it): the
+  parameters the configurations set may be left out (autotune.py);
 - `get_method_signature_hook` / `get_method_hook` on `JitFunction.__call__`
   (and `CompiledKernel.__call__`): call sites (callsite.py); `lower`, `compile` and `get_kernel_source` alike,
   once `get_attribute_hook` has made each a plain function of the kernel's parameters;
@@ -38,7 +41,7 @@ from mypy.plugin import (
 from mypy.types import AnyType, CallableType, FunctionLike, Instance, Parameters, Type, TypeOfAny, get_proper_type
 
 from tltyped.errors import UnsupportedSetup
-from tltyped.mypy_plugin import annotation_hooks, callsite, language_hooks, names
+from tltyped.mypy_plugin import annotation_hooks, autotune, callsite, language_hooks, names
 from tltyped.mypy_plugin.cache_record import CacheRecord
 from tltyped.mypy_plugin.definition import check_definition
 from tltyped.mypy_plugin.kernel_record import KernelRecord
@@ -116,6 +119,10 @@ class TLTypedPlugin(Plugin):
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname == names.JIT or fullname in self.stored_decorators:
             return self.check_jit
+        if fullname == names.AUTOTUNE:
+            return autotune.named_decorator
+        if fullname == names.AUTOTUNE_APPLIED:
+            return autotune.with_configured_defaults
         if fullname in names.LANGUAGE_DIM_DECLARATIONS:
             return language_hooks.declared_dims
         if fullname in names.LANGUAGE_OUTPUTS or fullname in (names.TILELANG_OUTPUT, names.LANGUAGE_TENSOR):
@@ -166,10 +173,8 @@ class TLTypedPlugin(Plugin):
                 return _unchecked(ctx.default_return_type)
             if record is None:
                 return ctx.default_return_type
-            if record.prim_func_signatures is not None:
-                return kernel_objects(
-                    ctx.default_return_type, record.prim_func_signatures, record.out_idx, ctx.api, ctx.context
-                )
+            if record.factory_kernel is not None:
+                return kernel_objects(ctx.default_return_type, record.factory_kernel, record.out_idx, ctx.api, ctx.context)
             kernel = returning_outputs(ctx.default_return_type, record.out_idx, ctx.api, ctx.context)
             return with_runtime_params(kernel, ctx.context.func, ctx.api)
         returned = get_proper_type(ctx.default_return_type)

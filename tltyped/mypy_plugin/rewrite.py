@@ -23,8 +23,8 @@ Also done here, for every module that defines kernels:
   already, and its full name is handed to the plugin, which hooks it alike;
 - each kernel's `jit(out_idx=...)` is read from its decorator (out_idx.py);
 - a lazy-style factory (its body returns a `@T.prim_func`) is not
-  desugared: its record keeps the parameters of the prim_funcs it returns,
-  read from the source, which type its kernel objects (lazy.py);
+  desugared: its record keeps what its kernel objects take, read from the
+  source (lazy.py);
 - kernels that mypy parsed without their bodies get them back: mypy parses
   modules whose errors it silences (installed packages) without function
   bodies, and an in-body kernel's parameter types live in its body, so the
@@ -44,7 +44,7 @@ from mypy.types import AnyType, CallableType, TypeOfAny
 from tltyped.mypy_plugin import call_form, out_idx
 from tltyped.mypy_plugin.in_body import KernelRewrite
 from tltyped.mypy_plugin.kernel_record import KernelRecord
-from tltyped.mypy_plugin.lazy import factory_kernel_signatures
+from tltyped.mypy_plugin.lazy import factory_kernel
 from tltyped.mypy_plugin.parsed import (
     ModuleNames,
     bound_names,
@@ -55,6 +55,7 @@ from tltyped.mypy_plugin.parsed import (
     module_names,
 )
 from tltyped.mypy_plugin.source_text import SourceText
+from tltyped.mypy_plugin.walk import own_nodes
 
 
 def rewrite_module(
@@ -87,9 +88,9 @@ def rewrite_module(
     for decorator, index in kernels:
         jit_call = _jit_call(decorator.decorators[index], found)
         _call_decorator(decorator, index, found)
-        prim_func_signatures = factory_kernel_signatures(decorator.func, source)
-        if prim_func_signatures is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
-            record = KernelRecord(decorator.func, prim_func_signatures=prim_func_signatures)
+        kernel = factory_kernel(decorator.func, source)
+        if kernel is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
+            record = KernelRecord(decorator.func, factory_kernel=kernel)
             _untype_call_forms(decorator.func)
         else:
             _read_call_forms(decorator.func, source, found)
@@ -144,8 +145,9 @@ def _read_call_forms(func: FuncDef, source: SourceText, found: ModuleNames) -> N
 def _untype_call_forms(factory: FuncDef) -> None:
     """The call-form annotations of the functions a factory defines (its prim_func's `A: T.Tensor((M, K),
     dtype)`, dims that are the factory's values) are Any, not invalid types: what a call of the kernel takes is
-    read from the source (lazy.py), and inside the prim_func TileLang's buffers are untyped anyway."""
-    for stmt in factory.body.body:
+    read from the source (lazy.py), and inside the prim_func TileLang's buffers are untyped anyway. Those
+    defined in a branch too (`if split: @T.prim_func def one(...)`), as lazy.py reads them."""
+    for stmt in own_nodes(factory.body):
         func = stmt.func if isinstance(stmt, Decorator) else stmt if isinstance(stmt, FuncDef) else None
         if func is None:
             continue

@@ -11,15 +11,16 @@ module's other names are not stubbed: a module `__getattr__` gives them as Any
 A lazy-style factory (its body returns a `@T.prim_func`) becomes a function of
 its parameters, each a const (hashable), returning a class that stands for its
 kernel objects: called with the prim_func's parameters but the out_idx ones,
-returning those, with the kernel object's inspection. The prim_func is read
-from the source, as the mypy plugin reads it (prim_func.py); the factory is
-not run.
+returning those, with the kernel object's inspection. The prim_funcs it
+returns (at the top of its body or from branches) are read from the source,
+by the mypy plugin's rule (prim_func.py); the factory is not run.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -130,26 +131,34 @@ def _returns(fn: tl.JitFunction[..., Any], typevars: Mapping[str, str]) -> str:
 
 def _factory(name: str, factory: Factory) -> _StubFactory | None:
     """A factory's stub, from its source; None when its calls make no kernel that the source shows (its body
-    returns no `@T.prim_func`, or its out_idx names none of the prim_func's parameters: its calls raise)."""
+    returns no `@T.prim_func`, or its out_idx names none of the prim_func's parameters: its calls raise). Its
+    kernel objects take what prim_func.factory_kernel says, as the mypy plugin's do: any call, returning Any,
+    where the prim_funcs it may return differ in their parameters."""
     node, _ = function_ast(factory.fn)
-    returned = prim_func.returned_prim_func(node) if isinstance(node, ast.FunctionDef) else None
-    if returned is None:
+    factory_kernel = prim_func.factory_kernel(node) if isinstance(node, ast.FunctionDef) else None
+    if factory_kernel is None:
         return None
-    params = [_prim_func_param(p) for p in prim_func.params(returned)]
-    try:
-        outputs = out_indices(name, len(params), factory.out_idx)
-    except DefinitionError:
-        return None
-    returns = [params[i].type for i in outputs]
-    returns_text = "None" if not returns else returns[0] if len(returns) == 1 else f"tuple[{', '.join(returns)}]"
-    kernel = _StubFunction(f"_{name}_kernel", [p for i, p in enumerate(params) if i not in outputs], returns_text,
+    if factory_kernel.params is None:
+        kept, returns_text = [_StubParam("*args", "Any", False), _StubParam("**kwargs", "Any", False)], "Any"
+    else:
+        params = [_prim_func_param(p) for p in factory_kernel.params]
+        try:
+            outputs = out_indices(name, len(params), factory.out_idx)
+        except DefinitionError:
+            return None
+        returns = [params[i].type for i in outputs]
+        returns_text = "None" if not returns else returns[0] if len(returns) == 1 else f"tuple[{', '.join(returns)}]"
+        kept = [p for i, p in enumerate(params) if i not in outputs]
+    kernel = _StubFunction(f"_{name}_kernel", kept, returns_text,
                            _docstring(f"A kernel object of {name}: its kernel for one set of the factory's arguments."))
     consts = copy.deepcopy(node.args)  # the factory's parameters: each a const, whose value keys a kernel
     for arg in (*consts.posonlyargs, *consts.args, *consts.kwonlyargs, consts.vararg, consts.kwarg):
         if arg is not None:
             arg.annotation = ast.Name("Hashable")
-    consts.defaults = [ast.Constant(...) for _ in consts.defaults]
-    consts.kw_defaults = [None if d is None else ast.Constant(...) for d in consts.kw_defaults]
+    # Defaults as the decorated function has them: `@tl.autotune(configs=...)` gives its configured parameters one.
+    given = {p.name for p in factory.parameters.parameters.values() if p.default is not inspect.Parameter.empty}
+    consts.defaults = [ast.Constant(...) for arg in (*consts.posonlyargs, *consts.args) if arg.arg in given]
+    consts.kw_defaults = [ast.Constant(...) if arg.arg in given else None for arg in consts.kwonlyargs]
     doc = (factory.__doc__ or "").strip().splitlines()[0] if factory.__doc__ else f"Kernel factory {name}."
     return _StubFactory(name, ast.unparse(consts), kernel, _docstring(doc))
 

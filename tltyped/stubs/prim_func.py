@@ -12,10 +12,12 @@ needs the factory's arguments). What the source states is kept: a tensor's
 rank where its shape is a tuple or list literal, an int dim, and a dtype
 written as a name (`"float32"`, `T.float16`). Dims and dtypes given by the
 factory's arguments (`M`, `dtype`) are a value per kernel object, unknown
-here. The stub generator (tltyped/stubs) and the mypy plugin
-(mypy_plugin/lazy.py) both read prim_funcs with this module, so that pyright
-with the stubs and mypy with the plugin type a kernel object alike. It
-imports neither torch nor mypy.
+here. A factory may return one of several prim_funcs from branches
+(`if split > 1: return one`, `else: return two`); what its kernel objects
+take is chosen once, here (`factory_kernel`). The stub generator
+(tltyped/stubs) and the mypy plugin (mypy_plugin/lazy.py) both read
+factories with this module, so that pyright with the stubs and mypy with
+the plugin type a kernel object alike. It imports neither torch nor mypy.
 """
 
 from __future__ import annotations
@@ -49,17 +51,52 @@ class PrimFuncParam:
         return "float" if self.dtype.startswith(("float", "bfloat")) else "bool" if self.dtype == "bool_" else "int"
 
 
-def returned_prim_func(factory: ast.FunctionDef) -> ast.FunctionDef | None:
-    """The `@T.prim_func` (or `@prim_func`) the factory defines at the top of its body and returns by name."""
-    defined = {
-        stmt.name: stmt
-        for stmt in factory.body
-        if isinstance(stmt, ast.FunctionDef) and any(_names_prim_func(d) for d in stmt.decorator_list)
-    }
-    for stmt in factory.body:
-        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id in defined:
-            return defined[stmt.value.id]
-    return None
+@dataclass(frozen=True)
+class FactoryKernel:
+    """What a factory's kernel objects take: `params`, those of every prim_func it returns where they all agree;
+    None where they differ (which one a kernel object runs is the factory's choice per call, unknown statically,
+    so it takes any call and returns Any)."""
+
+    params: tuple[PrimFuncParam, ...] | None
+
+
+def factory_kernel(factory: ast.FunctionDef) -> FactoryKernel | None:
+    """The kernel objects of `factory`; None when it returns no prim_func (it is not a lazy-style factory)."""
+    signatures = {tuple(params(returned)) for returned in returned_prim_funcs(factory)}
+    if not signatures:
+        return None
+    return FactoryKernel(signatures.pop() if len(signatures) == 1 else None)
+
+
+def returned_prim_funcs(factory: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """Every `@T.prim_func` (or `@prim_func`) the factory defines and returns by name, in the order of its returns:
+    each `return` of its own, at any depth of its blocks (`if split > 1: return one` / `else: return two`), not one
+    of a nested def. A name defined in several branches may be any of its definitions."""
+    statements = _own_statements(factory.body)
+    defined: dict[str, list[ast.FunctionDef]] = {}
+    for stmt in statements:
+        if isinstance(stmt, ast.FunctionDef) and any(_names_prim_func(d) for d in stmt.decorator_list):
+            defined.setdefault(stmt.name, []).append(stmt)
+    returned: list[ast.FunctionDef] = []
+    for stmt in statements:
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
+            returned += [found for found in defined.get(stmt.value.id, []) if found not in returned]
+    return returned
+
+
+def _own_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A body's statements at any depth of blocks (if/else, loops, with, try, match); not those inside a nested
+    def or class."""
+    found: list[ast.stmt] = []
+    for stmt in body:
+        found.append(stmt)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        blocks: list[list[ast.stmt]] = [getattr(stmt, name, []) for name in ("body", "orelse", "finalbody")]
+        blocks += [part.body for part in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]]
+        for block in blocks:
+            found += _own_statements(block)
+    return found
 
 
 def _names_prim_func(decorator: ast.expr) -> bool:

@@ -1,0 +1,92 @@
+"""`@tl.autotune(configs=[...])` above `@tl.jit`: the parameters the configurations set may be left out of a call.
+
+At run time autotune remakes the kernel from a copy of its function whose
+configured parameters default to their tuning spaces (tltyped/autotune_configs.py):
+tuned consts, each with a default. Its declared type, `Callable[[J], J]`,
+keeps the kernel as `@tl.jit` typed it, each of those parameters required
+where the `def` gives it no default. So:
+- the call `tl.autotune(configs=...)` returns its decorator named
+  `AUTOTUNE_APPLIED`, so that mypy calls the plugin again when it is applied
+  (as plugin.check_jit does for jit's);
+- applied to a kernel (or a lazy-style factory), the `JitFunction[P, R, C]`
+  it returns has the configured parameters optional in P, its call and
+  inspection (`lower`, `compile`), and none of them in C, the compiled
+  kernel's parameters (a tuned parameter is a const).
+The configured names are read from the autotune call's source: `configs` a
+list or tuple of dict literals with string-literal keys. Any other `configs`
+(`configs=get_configs()`) names its parameters only at run time: the kernel
+is left as `@tl.jit` typed it.
+"""
+
+from __future__ import annotations
+
+from mypy.nodes import (
+    ARG_NAMED,
+    ARG_NAMED_OPT,
+    ARG_OPT,
+    ARG_POS,
+    CallExpr,
+    Context,
+    Decorator,
+    DictExpr,
+    Expression,
+    ListExpr,
+    RefExpr,
+    StrExpr,
+    TupleExpr,
+)
+from mypy.plugin import FunctionContext
+from mypy.types import CallableType, Instance, Parameters, Type, get_proper_type
+
+from tltyped.mypy_plugin import names
+
+_OPTIONAL = {ARG_POS: ARG_OPT, ARG_NAMED: ARG_NAMED_OPT}
+
+
+def named_decorator(ctx: FunctionContext) -> Type:
+    """`tl.autotune(configs=...)`: its decorator, named so that its application reaches `with_configured_defaults`."""
+    returned = get_proper_type(ctx.default_return_type)
+    return returned.copy_modified(name=names.AUTOTUNE_APPLIED) if isinstance(returned, CallableType) else returned
+
+
+def with_configured_defaults(ctx: FunctionContext) -> Type:
+    """The autotuned kernel: its `JitFunction[P, R, C]` with the configured parameters optional in P and not in C."""
+    configured = _configured(ctx.context)
+    kernel = get_proper_type(ctx.default_return_type)
+    if not configured or not (isinstance(kernel, Instance) and len(kernel.args) == 3):
+        return ctx.default_return_type
+    params, runtime = (get_proper_type(arg) for arg in (kernel.args[0], kernel.args[2]))
+    if not isinstance(params, Parameters) or params.is_ellipsis_args:
+        return ctx.default_return_type
+    params = params.copy_modified(arg_kinds=[
+        _OPTIONAL.get(kind, kind) if name in configured else kind for name, kind in zip(params.arg_names, params.arg_kinds)
+    ])
+    if isinstance(runtime, Parameters) and not runtime.is_ellipsis_args:
+        kept = [i for i, name in enumerate(runtime.arg_names) if name not in configured]
+        runtime = runtime.copy_modified(
+            arg_types=[runtime.arg_types[i] for i in kept],
+            arg_kinds=[runtime.arg_kinds[i] for i in kept],
+            arg_names=[runtime.arg_names[i] for i in kept],
+        )
+    return kernel.copy_modified(args=[params, kernel.args[1], runtime])
+
+
+def _configured(context: Context) -> set[str]:
+    """The parameters the autotune call applied here configures: the keys of its literal `configs`; none when they
+    are not written literally. The call is one of the decorators (`@tl.autotune(configs=...)`), or the callee of
+    the application (`tl.autotune(configs=...)(fn)`)."""
+    calls = context.decorators if isinstance(context, Decorator) else [context.callee] if isinstance(
+        context, CallExpr) else []
+    call = next((c for c in calls if isinstance(c, CallExpr) and isinstance(c.callee, RefExpr)
+                 and c.callee.fullname == names.AUTOTUNE), None)
+    configs = None if call is None else next(
+        (arg for arg, name in zip(call.args, call.arg_names) if name == "configs"), None)
+    if not isinstance(configs, (ListExpr, TupleExpr)):
+        return set()
+    keys: list[Expression | None] = []
+    for config in configs.items:
+        if not isinstance(config, DictExpr):
+            return set()
+        keys += [key for key, _ in config.items]  # a `**spread` has no key
+    strings = [key.value for key in keys if isinstance(key, StrExpr)]
+    return set(strings) if len(strings) == len(keys) else set()

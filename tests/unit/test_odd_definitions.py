@@ -119,3 +119,13 @@ def test_a_method_is_refused_at_decoration_naming_its_self(tmp_path: Path) -> No
     assert spec is not None and spec.loader is not None
     with pytest.raises(tl.DefinitionError, match=r"Ops\.method: @tl\.jit makes a kernel of a function, not a method \(its 'self'\)"):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_a_keyword_only_parameter_without_a_default_after_one_with_is_refused(tmp_path: Path) -> None:
+    """`def kernel(A, *, block=64, threads)`: the call paths take parameters in order, by position or name."""
+    path = tmp_path / "keyword_only.py"
+    path.write_text(HEADER + "\n@tl.jit\ndef kernel(A: tl.Tensor[tl.float16, M], *, block: int = 64, threads: int) -> None:\n    pass\n")
+    spec = importlib.util.spec_from_file_location("keyword_only", path)
+    assert spec is not None and spec.loader is not None
+    with pytest.raises(tl.DefinitionError, match="parameter 'threads' has no default but follows 'block'"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))

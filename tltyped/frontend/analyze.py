@@ -85,6 +85,15 @@ class Analysis:
                 raise DefinitionError(f"{self.name}: positional-only parameter {p.name!r} is not supported; remove the `/`")
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise DefinitionError(f"{self.name}: variadic parameter {p.name!r} is not supported; name each parameter")
+        defaulted: str | None = None  # the call paths take every parameter by position or by name, in order
+        for p in self.parameters.values():
+            if p.default is not p.empty:
+                defaulted = defaulted or p.name
+            elif defaulted is not None:  # only a keyword-only one can: `def f(A, *, block=64, threads)`
+                raise DefinitionError(
+                    f"{self.name}: parameter {p.name!r} has no default but follows {defaulted!r}, which has one "
+                    "(keyword-only parameters are taken by position too); give it a default, or move it before"
+                )
         self.body = analyze_body(fn, self.parameters)
         self.module_names = module_names(self.body.filename)
         self.env = environment(fn)

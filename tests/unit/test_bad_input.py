@@ -523,3 +523,13 @@ def test_a_tensor_where_a_scalar_belongs_is_described_not_formatted(where: str) 
         if value is big and where != "ptr":
             assert "torch.Tensor of dtype torch.float8_e4m3fn and shape (65536, 65536) on meta" in text
     assert Recorded.formatted == []
+
+
+def test_a_tensor_given_for_a_const_an_annotation_is_computed_from_names_the_const() -> None:
+    """`A_shape = (K, M) if trans else (M, K)` never runs on a tensor passed for `trans` (an argument out of place):
+    the call is refused naming the parameter, not the kernel's definition."""
+    from tests.kernels.eager_style import body_names
+
+    a, b = meta(8, 4, dtype=torch.float16), meta(8)
+    with pytest.raises(tl.ArgumentTypeError, match=r"body_names: const parameter 'trans' .*got torch\.Tensor"):
+        body_names(a, b, meta(8, 8))

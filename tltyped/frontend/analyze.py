@@ -27,6 +27,7 @@ from tltyped.errors import Deferred, DefinitionError, UndeclaredDim, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.annotation import parameter_dtype, parse_param
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
+from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import Prelude, module_names, to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
@@ -111,6 +112,9 @@ class Analysis:
                     f"{self.name}: a tensor annotation depends on {name!r}, so it cannot be tuned: pass a value "
                     f"(got {consts[name]!r})"
                 )
+            problem = const_problem(self.hints.get(name, inspect.Parameter.empty), consts[name])
+            if problem is not None:  # the call's mistake, before the annotation's code runs on it
+                raise problem[0](f"{self.name}: const parameter {name!r} {problem[1]}")
         return self._read(consts)
 
     # -- reading the parameters --------------------------------------------------

@@ -206,3 +206,19 @@ def test_a_kernel_launches_in_a_thread_where_no_cuda_context_is_current() -> Non
     x = torch.randn(1000, device="cuda", dtype=torch.float16, requires_grad=True)
     _DoubledByAKernel.apply(x).sum().backward()
     assert x.grad is not None and rel_err(x.grad, torch.full_like(x, 2.0, dtype=torch.float64)) == 0
+
+
+@pytest.mark.parametrize("scalars, extra", [
+    (dict(i8=-3, u8=200, i16=-1000, u16=60000, u32=4_000_000_000, u64=5, f16=0.5, f64=-0.25), None),
+    (dict(i8=0, u8=0, i16=0, u16=0, u32=0, u64=2**63 + 2**40, f16=0.0, f64=0.0), float(2**63 + 2**40)),
+], ids=["narrow and unsigned", "uint64's upper half"])
+def test_every_scalar_type_reaches_the_kernel_as_given(scalars: dict[str, float], extra: float | None) -> None:
+    """Y = X * f32 + each scalar cast to float32: the launcher passes each type by value, unsigned and narrow ones
+    too, through the fast path as through the first call."""
+    from tests.kernels.scalars import every_scalar
+
+    x = torch.randn(1000, device="cuda")
+    want = x.double() * 1.5 + (sum(scalars.values()) if extra is None else extra)
+    for _ in range(2):  # the first call (slow path), then a cached one
+        y = every_scalar(x, f32=1.5, **scalars)
+        assert rel_err(y, want) < 1e-6, (y[:4], want[:4])

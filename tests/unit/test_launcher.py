@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import re
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ import torch
 from examples import add as examples_add
 from tests.conftest import has_nvcc, meta, no_gpu, target_env
 from tests.kernels import launcher_safety as kernels
+from tests.kernels import scalars
 from tests.kernels.outputs import two_outputs
 from tltyped.backend import build, launcher
 
@@ -321,3 +323,191 @@ def test_a_size_the_launcher_cannot_compute_is_an_abi_error_naming_it() -> None:
     stray = tvm.tirx.Var("stray", "int32")
     with pytest.raises(ABIError, match=r"^k: a size names 'stray', which is neither a dyn dim nor a scalar parameter"):
         launcher._Sizes("k", {}).size(stray + 1)
+
+
+# -- dyn scalars: the launcher takes exactly what the binder takes --------------------------------
+
+# every_scalar's dyn scalars (tests/kernels/scalars.py), in order, with values both take
+SCALARS = dict(i8=1, u8=1, i16=1, u16=1, u32=1, u64=1, f16=1.0, f32=1.0, f64=1.0)
+F16_MAX, F32_MAX, F64_MAX = 65504.0, 3.4028234663852886e38, 1.7976931348623157e308
+ADMITTED = [
+    ("i8", -128), ("i8", 127), ("u8", 0), ("u8", 255), ("i16", -32768), ("i16", 32767), ("u16", 65535),
+    ("u32", 2**32 - 1), ("u64", 0), ("u64", 2**63 - 1), ("u64", 2**63), ("u64", 2**64 - 1),
+    ("f16", F16_MAX), ("f16", -F16_MAX), ("f16", 65504), ("f16", 6e-8), ("f16", math.inf),
+    ("f32", F32_MAX), ("f32", -F32_MAX), ("f32", int(F32_MAX)), ("f32", -math.inf), ("f32", math.nan),
+    ("f64", F64_MAX), ("f64", -int(F64_MAX)), ("f64", math.inf),
+]
+REFUSED = [
+    ("i8", -129), ("i8", 128), ("u8", -1), ("u8", 256), ("i16", 32768), ("u16", 65536), ("u32", -1), ("u32", 2**32),
+    ("u64", -1), ("u64", 2**64), ("u64", 2**70),
+    ("f16", math.nextafter(F16_MAX, math.inf)), ("f16", 65505), ("f16", 1e5),
+    ("f32", math.nextafter(F32_MAX, math.inf)), ("f32", -1e39), ("f32", 2**200), ("f32", int(F32_MAX) + 1),
+    ("f32", 10**400), ("f64", int(F64_MAX) + 1), ("f64", -(2**1024)),
+]
+
+
+def case_id(case: tuple[str, Any]) -> str:
+    name, value = case
+    if isinstance(value, int) and abs(value) >= 2**80:
+        return f"{name}=int of {value.bit_length()} bits"
+    return f"{name}={value!r}"
+
+
+@pytest.fixture(scope="module")
+def every_scalar() -> Any:
+    return compiled(scalars.every_scalar, f32(N), *SCALARS.values())
+
+
+def scalar_values(name: str, value: Any) -> list[Any]:
+    return list({**SCALARS, name: value}.values())
+
+
+def binder_takes(name: str, value: Any) -> bool:
+    """Whether the binder takes the value: a call on meta tensors binds, and launches nothing."""
+    from tltyped.errors import ArgumentTypeError, ArgumentValueError
+
+    try:
+        scalars.every_scalar(f32(N), *scalar_values(name, value))
+    except (ArgumentTypeError, ArgumentValueError):
+        return False
+    return True
+
+
+def launcher_takes(kernel: Any, name: str, value: Any) -> bool:
+    """Whether the launcher converts the value: its outputs are then allocated, on the CPU (no device touched)."""
+    try:
+        kernel.empty_outputs(A, *scalar_values(name, value), N)
+    except (TypeError, OverflowError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("name", "value"), ADMITTED, ids=[case_id(c) for c in ADMITTED])
+def test_the_launcher_and_the_binder_take_a_scalar_alike(every_scalar: Any, name: str, value: Any) -> None:
+    assert (binder_takes(name, value), launcher_takes(every_scalar, name, value)) == (True, True)
+
+
+@pytest.mark.parametrize(("name", "value"), REFUSED, ids=[case_id(c) for c in REFUSED])
+def test_the_launcher_and_the_binder_refuse_a_scalar_alike(every_scalar: Any, name: str, value: Any) -> None:
+    assert (binder_takes(name, value), launcher_takes(every_scalar, name, value)) == (False, False)
+    with pytest.raises(OverflowError, match=rf"^every_scalar: argument '{name}' "):  # launch converts as empty_outputs
+        every_scalar.launch(A, *scalar_values(name, value), N, 0, 0)
+
+
+@no_gpu
+def test_a_launch_takes_each_types_extremes(every_scalar: Any) -> None:
+    """Past the conversion of every narrow and unsigned type at once: no GPU here."""
+    extremes = dict(i8=-128, u8=255, i16=32767, u16=65535, u32=2**32 - 1, u64=2**64 - 1, f16=-F16_MAX, f32=F32_MAX,
+                    f64=math.nan)
+    with pytest.raises(RuntimeError, match="kernel launch failed"):
+        every_scalar.launch(A, *extremes.values(), N, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("u64", -1, "= -1 is out of range [0, 18446744073709551615]"),
+        ("u64", 2**64, "does not fit in 64 bits"),
+        ("u32", 2**32, "= 4294967296 is out of range [0, 4294967295]"),
+        ("i8", -129, "= -129 is out of range [-128, 127]"),
+        ("f32", 1e39, "= 1e+39 is out of range [-3.4028234663852886e+38, 3.4028234663852886e+38]"),
+        ("f32", 2**128, f"= {2**128} is out of range [-3.4028234663852886e+38, 3.4028234663852886e+38]"),
+        ("f16", 65505, "= 65505 is out of range [-65504, 65504]"),
+        ("f64", 10**400, "does not fit in a double"),
+    ],
+)
+def test_a_refused_scalar_is_named_with_its_range(every_scalar: Any, name: str, value: Any, message: str) -> None:
+    with pytest.raises(OverflowError) as info:
+        every_scalar.launch(A, *scalar_values(name, value), N, 0, 0)
+    assert str(info.value) == f"every_scalar: argument '{name}' {message}"
+
+
+def test_the_argument_table_holds_each_types_range(every_scalar: Any) -> None:
+    rows = dict(re.findall(r'\{ "(\w+)", tltyped_launcher::Convert::\w+, (.*) \},', every_scalar.launcher_source))
+    assert rows["u64"] == "0LL, 18446744073709551615ULL, 0.0"
+    assert rows["i8"] == "-128LL, 127ULL, 0.0"
+    assert rows["f16"] == "0LL, 0ULL, 65504.0"
+    assert rows["f32"] == "0LL, 0ULL, 3.4028234663852886e+38"
+    assert launcher.CArg("s", "a1", "int64_t", "integer", -(2**63), 2**63 - 1).c_range == (
+        "LLONG_MIN, 9223372036854775807ULL, 0.0")  # -2**63 has no literal
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("f32", 1e39, "dyn parameter 'f32' = float 1e+39 does not fit in float32"),
+    ("u64", 2**64, "dyn parameter 'u64' = int 18446744073709551616 does not fit in uint64"),
+])
+def test_a_cached_call_with_an_out_of_range_scalar_gets_the_binders_error(
+    every_scalar: Any, name: str, value: Any, message: str
+) -> None:
+    """A hit whose launcher refuses the value goes to the slow path (never launched with it converted)."""
+    from tltyped.callpath.dispatcher import Dispatcher
+    from tltyped.frontend.analyze import analyze
+
+    fn = scalars.every_scalar.__wrapped__
+    d = Dispatcher(fn, analyze(fn).signature, None)
+    x = torch.empty(N)
+    d.launches[d.key(x, *SCALARS.values())] = every_scalar.launch
+    with pytest.raises(ValueError) as info:
+        d.fast_path.call(x, *scalar_values(name, value))
+    assert str(info.value) == f"every_scalar: {message}"
+    assert d.cache_info().hits == 0 and d.cache_info().misses == 1
+
+
+@pytest.fixture(scope="module")
+def float16_bits(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """launcher.h's float16_bits and half_t, built with g++ into a library of their own."""
+    cuda = cuda_include_dirs()
+    if shutil.which("g++") is None or not cuda:
+        pytest.skip("needs g++ and nvcc's CUDA headers")
+    folder = tmp_path_factory.mktemp("float16")
+    source = folder / "float16.cpp"
+    source.write_text(
+        '#include "launcher.h"\n'
+        'extern "C" uint16_t f16_bits(double v) { return tltyped_launcher::float16_bits(v); }\n'
+        'extern "C" uint16_t half_t_bits(double v) { return half_t(v).bits; }\n'
+    )
+    includes = [str(HEADER.parent), build.python_include(), build.torch_include(), *cuda]
+    run = subprocess.run(
+        ["g++", "-std=c++17", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", *(f"-I{d}" for d in includes),
+         str(source), "-o", str(folder / "float16.so")],
+        capture_output=True, text=True, check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    library = ctypes.CDLL(str(folder / "float16.so"))
+    for fn in (library.f16_bits, library.half_t_bits):
+        fn.restype, fn.argtypes = ctypes.c_uint16, [ctypes.c_double]
+    return library
+
+
+def test_a_float16_scalar_is_rounded_to_nearest_even_from_the_double(float16_bits: Any) -> None:
+    """As numpy rounds a double to float16 (in one step: through float32 would round twice)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    ulp = [2.0**e for e in range(-24, 6)]  # float16's last place, subnormals (2**-24) to the largest binade (2**5)
+    values = [0.0, -0.0, 1.0, 0.1, F16_MAX, 65519.99, 65520.0, 2.0**-14, 2.0**-24, 2.0**-25, 2.0**-25 * (1 + 2**-52),
+              2.0**-26, 1e-300, 1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-11 + 2**-40, 2049.0, 2051.0, -2049.0, math.inf,
+              -math.inf]
+    values += [k * u / 2 for u in ulp for k in range(2040, 2060)]  # ties and their neighbours, in every binade
+    values += list(np.ldexp(rng.uniform(-1, 1, 20000), rng.integers(-28, 17, 20000)))
+    values += [math.nextafter(v, d) for v in values[:21] for d in (-math.inf, math.inf) if math.isfinite(v)]
+    with np.errstate(over="ignore"):  # 65520 and past: infinity
+        expected = np.array(values, dtype=np.float64).astype(np.float16).view(np.uint16)
+    got = [float16_bits.f16_bits(v) for v in values]
+    assert [(v, hex(g), hex(e)) for v, g, e in zip(values, got, expected) if g != e] == []
+    assert all(float16_bits.half_t_bits(v) == g for v, g in zip(values[:200], got))
+    nan = float16_bits.f16_bits(math.nan)
+    assert nan & 0x7C00 == 0x7C00 and nan & 0x03FF != 0
+
+
+def test_a_parameter_type_the_launcher_does_not_pass_is_an_error_naming_the_kernel() -> None:
+    from tltyped.backend.lower import kernel_declarations
+    from tltyped.errors import LoweringError
+
+    source = "__global__ void k_kernel(float* __restrict__ X, bfloat16_t s) {}"
+    with pytest.raises(LoweringError, match=r"^k: the device code takes parameter `bfloat16_t s`, of a type the host "
+                       r"launcher does not pass; it passes pointers, TMA descriptors and bool, double, float, half_t"):
+        kernel_declarations(source, ["k_kernel"], "k")
+    source = "__global__ void k_kernel(uint a, uchar b, ushort c, signed char d, short e, half_t f) {}"
+    (declaration,) = kernel_declarations(source, ["k_kernel"], "k")
+    assert declaration.params == ("unsigned int", "uint8_t", "uint16_t", "int8_t", "int16_t", "half_t")

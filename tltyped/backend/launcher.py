@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+import torch
 from tilelang import tvm
 from tilelang.jit.adapter.utils import pythonic_expr
 from tvm.tirx.stmt_functor import substitute
@@ -33,7 +34,7 @@ from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.frontend.tir_nodes import tir_nodes
 from tltyped.templates import render
-from tltyped.types.dtypes import ALL_DTYPES, as_dtype, bool_
+from tltyped.types.dtypes import ALL_DTYPES, as_dtype, bool_, to_torch
 
 HEADER = "launcher.h"
 """The launcher's C++ (backend/csrc/), included by every kernel's launcher source."""
@@ -57,13 +58,20 @@ class CArg:
     cname: str  # what sizes call it: `a<parameter index>`, or `d<dim index>` for a dyn dim
     ctype: str  # its C type where TileLang's `call` takes it
     convert: str  # launcher.h's `Convert`: "pointer" | "dim" | "integer" | "boolean" | "real"
-    lo: int = 0
+    lo: int = 0  # an integer's or a dim's range, [lo, hi] (its dtype's `value_range`, as the binder's)
     hi: int = 0
+    max: float = 0.0  # a real's largest finite value (torch.finfo's max, as the binder's)
 
     @property
     def label(self) -> str:
         """What an error message calls it."""
         return f"dim {self.name}" if self.convert == "dim" else self.name
+
+    @property
+    def c_range(self) -> str:
+        """launcher.h's `Arg` less the label and conversion, as C: `lo, hi, max`."""
+        lo = "LLONG_MIN" if self.lo == -(2**63) else f"{self.lo}LL"  # (-2**63 is no literal: 2**63 is unsigned)
+        return f"{lo}, {self.hi}ULL, {self.max!r}"
 
     def value(self, position: int) -> str:
         """The converted value of the launch's argument at `position` (launcher.h's `Value v[]`), as C."""
@@ -145,18 +153,20 @@ class ABI:
 
 
 
-OPAQUE_TYPES = tuple(sorted({d.c_name for d in ALL_DTYPES} - HOST_SCALARS))
-"""Element types the host launcher names only through pointers (`half_t`, ...): declared, never defined."""
+OPAQUE_TYPES = tuple(sorted({d.c_name for d in ALL_DTYPES} - set(HOST_SCALARS.values())))
+"""Element types the host launcher names only through pointers (`bfloat16_t`, ...): declared, never defined."""
 
 
 def _scalar_arg(name: str, cname: str, dtype: str) -> CArg:
+    """A scalar parameter of the lowered kernel (`handle`: a pointer), converted to exactly what the binder admits:
+    an integer in its dtype's `value_range`, a float within `torch.finfo(dtype).max` (or not finite)."""
     if dtype == "handle":
         return CArg(name, cname, "void*", "pointer")
     element = as_dtype(dtype)
     if element is bool_:
         return CArg(name, cname, element.c_name, "boolean")
     if element.is_float():
-        return CArg(name, cname, element.c_name, "real")
+        return CArg(name, cname, element.c_name, "real", max=float(torch.finfo(to_torch(element)).max))
     lo, hi = element.value_range()
     return CArg(name, cname, element.c_name, "integer", lo, hi)
 

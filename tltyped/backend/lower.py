@@ -53,36 +53,52 @@ class KernelDeclaration:
     params: tuple[str, ...]
 
 
-HOST_SCALARS = frozenset({
-    "int", "unsigned int", "long long", "unsigned long long", "float", "double", "bool",
-    "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
-})
+HOST_SCALARS: Mapping[str, str] = {
+    # TileLang's device code spells a scalar parameter of each dtype thus (the CUDA typedefs `uint`, `uchar`, ...)
+    "bool": "bool", "signed char": "int8_t", "uchar": "uint8_t", "short": "int16_t", "ushort": "uint16_t",
+    "int": "int", "uint": "unsigned int", "int64_t": "int64_t", "uint64_t": "uint64_t",
+    "half_t": "half_t", "float": "float", "double": "double",
+    # and the same types under their other C names
+    "int8_t": "int8_t", "uint8_t": "uint8_t", "int16_t": "int16_t", "uint16_t": "uint16_t", "int32_t": "int",
+    "unsigned int": "unsigned int", "uint32_t": "unsigned int",
+    "long long": "int64_t", "unsigned long long": "uint64_t",
+}
+"""The scalar parameters the host launcher passes a kernel by value: the device code's spelling of the type -> the
+host type it declares and passes (the dtype's `c_name`, as TileLang's `call` takes it; launcher.h defines `half_t`).
+The one table of them: a dyn scalar of a dtype whose device spelling is missing here has no launcher."""
 
 
-def _host_type(param: str) -> str:
+def _host_type(param: str, kernel: str) -> str:
     """The type a host-side declaration of a kernel parameter needs (pointers as void*)."""
     text = " ".join(param.replace("__grid_constant__", " ").replace("__restrict__", " ").split())
     if "*" in text:
         return "void*"
     words = [w for w in text.split() if w != "const"]
     type_name = " ".join(words[:-1])
-    if type_name == "CUtensorMap" or type_name in HOST_SCALARS:
+    if type_name == "CUtensorMap":
         return type_name
-    raise LoweringError(f"kernel parameter `{param.strip()}` has a type the host launcher does not support")
+    if type_name in HOST_SCALARS:
+        return HOST_SCALARS[type_name]
+    raise LoweringError(
+        f"{kernel}: the device code takes parameter `{param.strip()}`, of a type the host launcher does not pass; "
+        f"it passes pointers, TMA descriptors and {', '.join(sorted(set(HOST_SCALARS.values())))}"
+    )
 
 
-def kernel_declarations(cuda_source: str, names: list[str]) -> tuple[KernelDeclaration, ...]:
+def kernel_declarations(cuda_source: str, names: list[str], kernel: str) -> tuple[KernelDeclaration, ...]:
+    """The device functions `names` of `cuda_source` with their parameters' host types; `kernel` names the jit
+    function in errors."""
     declarations = []
     for name in names:
         found = re.search(rf"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?{re.escape(name)}\s*\(", cuda_source)
         if found is None:
-            raise LoweringError(f"kernel `{name}` is not declared in the generated CUDA source")
+            raise LoweringError(f"{kernel}: kernel `{name}` is not declared in the generated CUDA source")
         depth, end = 1, found.end()
         while depth:
             depth += {"(": 1, ")": -1}.get(cuda_source[end], 0)
             end += 1
         params = [p for p in _split_top_level(cuda_source[found.end() : end - 1]) if p.strip()]
-        declarations.append(KernelDeclaration(name, tuple(_host_type(p) for p in params)))
+        declarations.append(KernelDeclaration(name, tuple(_host_type(p, kernel) for p in params)))
     return tuple(declarations)
 
 
@@ -153,7 +169,7 @@ class LoweredKernel:
     @cached_property
     def kernels(self) -> tuple[KernelDeclaration, ...]:
         """The device functions the host launcher calls, in launch order."""
-        return kernel_declarations(self.cuda_source, list(self.wrapper.function_names))
+        return kernel_declarations(self.cuda_source, list(self.wrapper.function_names), self.name)
 
     @cached_property
     def written_params(self) -> frozenset[int]:

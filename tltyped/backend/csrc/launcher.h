@@ -21,6 +21,7 @@
 
 #include <array>
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -64,6 +65,38 @@
 
 // Driver entry points, looked up through the runtime: nothing links libcuda.
 #define CUTLASS_CUDA_DRIVER_WRAPPER_CALL(func) tltyped_launcher::driver_##func
+
+namespace tltyped_launcher {
+
+// `value` rounded to the nearest float16 (ties to even), as its bits; past the largest finite float16 (65504), the
+// infinity of its sign, as IEEE rounding has it (a launch refuses those values first: `as_float`).
+static inline uint16_t float16_bits(double value) {
+  constexpr int kMantissa = 10, kMinExponent = -14;  // 10 stored mantissa bits; normal numbers from 2^-14
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  const double magnitude = std::fabs(value);
+  if (std::isnan(value)) return sign | 0x7e00;
+  if (magnitude >= 65520.0) return sign | 0x7c00;  // 65504 + half its last place: rounds to infinity
+  if (magnitude == 0.0) return sign;
+  int exponent;
+  std::frexp(magnitude, &exponent);                                 // magnitude in [2^(exponent - 1), 2^exponent)
+  const int scale = exponent - 1 > kMinExponent ? exponent - 1 : kMinExponent;  // subnormals: the least exponent
+  const double places = std::ldexp(magnitude, kMantissa - scale);  // in last places of `scale`: exact, < 2^11
+  double units = std::floor(places);
+  const double rest = places - units;
+  if (rest > 0.5 || (rest == 0.5 && std::fmod(units, 2.0) != 0.0)) units += 1.0;  // to nearest, ties to even
+  // a carry out of the mantissa (units = 2^11) moves to the next exponent, as the bits add up
+  return sign | static_cast<uint16_t>(((scale - kMinExponent) << kMantissa) + static_cast<int>(units));
+}
+
+}  // namespace tltyped_launcher
+
+// float16, as a kernel takes it by value (cutlass's half_t: its bits): made from a launch's double. TileLang's host
+// code names it; element types the launcher does not pass by value are only declared (templates/launcher.cpp.j2).
+struct half_t {
+  uint16_t bits;
+  explicit half_t(double value) : bits(tltyped_launcher::float16_bits(value)) {}
+};
+static_assert(sizeof(half_t) == 2 && alignof(half_t) == 2, "half_t as the device code has it");
 
 namespace tltyped_launcher {
 
@@ -273,14 +306,17 @@ struct Named {
 // -- the launch's arguments -------------------------------------------------------------------------------
 
 // How `launch` converts an argument: exactly what the binder admits (an int is never a bool here, a pointer
-// never negative); a refusal is a TypeError or OverflowError naming it, which sends a cached call to the
-// slow path, whose binder says why.
+// never negative, an integer within its type's range, a float within its type's finite range or not finite);
+// a refusal is a TypeError or OverflowError naming it, which sends a cached call to the slow path, whose
+// binder says why.
 enum class Convert { pointer, dim, integer, boolean, real };
 
 struct Arg {
   const char* label;  // what errors call it: the parameter, or `dim N`
   Convert convert;
-  long long lo, hi;   // the range of an integer or a dim
+  long long lo;           // an integer's or a dim's range, [lo, hi]: lo <= 0, and hi past the signed range for
+  unsigned long long hi;  // uint64 (whose values past it a Value holds as their bits)
+  double max;             // a real's: the largest finite value of its type (torch.finfo's max)
 };
 
 // An argument, converted: its C type is applied where TileLang's `call` takes it.
@@ -347,12 +383,13 @@ static inline int out_of_range(const Kernel& k, const char* param, const char* w
 }
 
 static inline int in_range(const Kernel& k, long long v, const Arg& arg) {
-  if (v >= arg.lo && v <= arg.hi) return 0;
-  PyErr_Format(PyExc_OverflowError, "%s: argument '%s' = %lld is out of range [%lld, %lld]", k.name, arg.label, v,
+  if (v >= arg.lo && (v < 0 || static_cast<unsigned long long>(v) <= arg.hi)) return 0;
+  PyErr_Format(PyExc_OverflowError, "%s: argument '%s' = %lld is out of range [%lld, %llu]", k.name, arg.label, v,
                arg.lo, arg.hi);
   return -1;
 }
 
+// A dim's value: an int of 64 bits (its range is checked with the other arguments').
 static inline int as_int(const Kernel& k, PyObject* obj, const char* param, long long* out) {
   if (!PyLong_CheckExact(obj)) return bad_arg(k, param, "an int", obj);
   int overflow = 0;
@@ -361,17 +398,50 @@ static inline int as_int(const Kernel& k, PyObject* obj, const char* param, long
   return overflow ? out_of_range(k, param, "does not fit in 64 bits") : 0;
 }
 
+// An integer parameter's value, in its type's range. Past the signed range is uint64's upper half (the one type
+// whose range reaches there, to 2^64 - 1): held as its bits, which the parameter's C cast reads back.
+static inline int as_integer(const Kernel& k, PyObject* obj, const Arg& arg, long long* out) {
+  if (!PyLong_CheckExact(obj)) return bad_arg(k, arg.label, "an int", obj);
+  int overflow = 0;
+  *out = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (*out == -1 && PyErr_Occurred()) return -1;
+  if (overflow > 0 && arg.hi == ULLONG_MAX) {
+    unsigned long long value = PyLong_AsUnsignedLongLong(obj);
+    if (value == ULLONG_MAX && PyErr_Occurred()) return out_of_range(k, arg.label, "does not fit in 64 bits");
+    *out = static_cast<long long>(value);
+    return 0;
+  }
+  if (overflow) return out_of_range(k, arg.label, "does not fit in 64 bits");
+  return in_range(k, *out, arg);
+}
+
 static inline int as_bool(const Kernel& k, PyObject* obj, const char* param, bool* out) {
   if (!PyBool_Check(obj)) return bad_arg(k, param, "a bool", obj);
   *out = obj == Py_True;
   return 0;
 }
 
-static inline int as_float(const Kernel& k, PyObject* obj, const char* param, double* out) {
-  if (!PyFloat_CheckExact(obj) && !PyLong_CheckExact(obj)) return bad_arg(k, param, "a float", obj);
+// A float parameter's value: a float or an int, whose magnitude is at most its type's largest finite value, as
+// the binder has it (`abs(value) <= max`, exactly for an int), or a float infinity or NaN.
+static inline int as_float(const Kernel& k, PyObject* obj, const Arg& arg, double* out) {
+  if (!PyFloat_CheckExact(obj) && !PyLong_CheckExact(obj)) return bad_arg(k, arg.label, "a float", obj);
   *out = PyFloat_AsDouble(obj);
-  if (*out == -1.0 && PyErr_Occurred()) return out_of_range(k, param, "does not fit in a double");
-  return 0;
+  if (*out == -1.0 && PyErr_Occurred()) return out_of_range(k, arg.label, "does not fit in a double");
+  const double magnitude = std::fabs(*out);
+  const bool exact = PyFloat_CheckExact(obj);  // an int's double may be rounded (an int never converts to inf)
+  if (magnitude < arg.max || std::isnan(*out) || (exact && (magnitude == arg.max || std::isinf(*out)))) return 0;
+  if (magnitude == arg.max) {  // an int that rounds to the largest value: compared exactly, as Python compares
+    PyObject* largest = PyLong_FromDouble(arg.max);  // (an integer: every float type's largest value is one)
+    PyObject* absolute = largest != NULL ? PyNumber_Absolute(obj) : NULL;
+    int past = absolute != NULL ? PyObject_RichCompareBool(absolute, largest, Py_GT) : -1;
+    Py_XDECREF(absolute);
+    Py_XDECREF(largest);
+    if (past <= 0) return past;
+  }
+  char range[96];
+  snprintf(range, sizeof(range), "[%.17g, %.17g]", -arg.max, arg.max);
+  PyErr_Format(PyExc_OverflowError, "%s: argument '%s' = %R is out of range %s", k.name, arg.label, obj, range);
+  return -1;
 }
 
 static inline int as_ptr(const Kernel& k, PyObject* obj, const char* param, uint64_t* out) {
@@ -399,13 +469,13 @@ static int convert_raw(PyObject* const* objects, const uint64_t* words, Value* v
         if (in_range(K, value.integer, arg)) return -1;
         break;
       case Convert::integer:
-        if (as_int(K, objects[i], arg.label, &value.integer) || in_range(K, value.integer, arg)) return -1;
+        if (as_integer(K, objects[i], arg, &value.integer)) return -1;
         break;
       case Convert::boolean:
         if (as_bool(K, objects[i], arg.label, &value.boolean)) return -1;
         break;
       case Convert::real:
-        if (as_float(K, objects[i], arg.label, &value.real)) return -1;
+        if (as_float(K, objects[i], arg, &value.real)) return -1;
         break;
     }
   }

@@ -182,3 +182,29 @@ def test_a_tuned_factory_argument_must_not_decide_the_kernel_s_signature(sm90) -
                        r"Tensor\[float32, 64, 64\].* for block=64, not .* as for the first candidate"):
         kernel(meta(256, 64, dtype=F32))
     assert ks.first_rows(256, 64, 64)(meta(256, 64, dtype=F32)).shape == (64, 64)  # given, it is a plain argument
+
+
+def test_a_factory_whose_kernel_leaves_a_dim_undetermined_is_refused_naming_it() -> None:
+    """A dyn dim only on the returned tensor, or only inside an expression: no input gives it (an eager kernel
+    is refused alike), where the kernel object's call path had raised a KeyError."""
+    from tests.kernels.lazy_style import undetermined_dim
+
+    with pytest.raises(tl.DefinitionError, match=r'undetermined_dim: dim "n" is declared but no tensor has it as a plain dim'):
+        tl.jit(out_idx=[1])(undetermined_dim)(T.dynamic("m"), T.dynamic("n"))
+
+
+def test_a_factory_making_a_negative_size_is_refused_naming_the_tensor() -> None:
+    from tests.kernels.lazy_style import undetermined_dim
+
+    with pytest.raises(tl.DefinitionError, match=r"undetermined_dim: parameter 'X' has shape \[-1\]: a dim size must be non-negative"):
+        tl.jit(out_idx=[1])(undetermined_dim)(-1, 4)
+
+
+@pytest.mark.parametrize("style", ["eager", "lazy"])
+def test_an_out_idx_of_another_type_is_refused_at_decoration(style: str) -> None:
+    from tests.kernels.lazy_style import undetermined_dim
+    from tests.kernels.torch_ops import head
+
+    fn = head.__wrapped__ if style == "eager" else undetermined_dim
+    with pytest.raises(tl.DefinitionError, match=r"out_idx must be an int or a list of ints, got float 1\.0"):
+        tl.jit(out_idx=1.0)(fn)  # type: ignore[call-overload]

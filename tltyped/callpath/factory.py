@@ -42,7 +42,7 @@ from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
 from tltyped.errors import Error
 from tltyped.frontend.binding import Bound
 from tltyped.frontend.fingerprint import Reader, fingerprint
-from tltyped.frontend.lazy import bind_factory, signature_from_json, signature_to_json
+from tltyped.frontend.lazy import bind_factory, out_idx_items, signature_from_json, signature_to_json
 from tltyped.frontend.signature import KernelSignature, Specialization
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ class Factory:
     ) -> None:
         if target is not None:
             targets.normalize(target)  # reject a malformed target at decoration
+        if out_idx is not None:
+            out_idx_items(fn.__name__, out_idx)  # its form now; its indices against the prim_func's parameters later
         self.fn = fn
         self.op = op  # every kernel object's op is named from it, with the digest of its arguments (torch_op.py)
         self.out_idx = out_idx

@@ -51,14 +51,23 @@ def _names_prim_func(decorator: ast.expr) -> bool:
     )
 
 
+def out_idx_items(name: str, out_idx: object) -> list[int]:
+    """`jit(out_idx=...)`'s items, checked to be an int or a list or tuple of them (at decoration for a lazy
+    kernel too, whose parameters, which the indices are checked against, are known at a factory call only)."""
+    items = list(out_idx) if isinstance(out_idx, (list, tuple)) else [out_idx]
+    ints = [i for i in items if isinstance(i, int) and not isinstance(i, bool)]
+    if len(ints) != len(items):
+        raise DefinitionError(f"{name}: out_idx must be an int or a list of ints, got {describe(out_idx)}")
+    return ints
+
+
 def out_indices(name: str, count: int, out_idx: int | Sequence[int] | None) -> tuple[int, ...]:
     """`jit(out_idx=...)` as indices into `count` parameters: an int or a list of ints, negative from the end."""
     if out_idx is None:
         return ()
-    indices = [out_idx] if isinstance(out_idx, int) else list(out_idx)
     resolved = []
-    for index in indices:
-        if not isinstance(index, int) or isinstance(index, bool) or not -count <= index < count:
+    for index in out_idx_items(name, out_idx):
+        if not -count <= index < count:
             raise DefinitionError(f"{name}: out_idx {index!r} is not the index of one of its {count} parameters")
         resolved.append(index % count)
     if len(set(resolved)) != len(resolved):

@@ -30,13 +30,14 @@ from typing import Any
 from tilelang import tvm
 
 from tltyped.autotuner import first_candidates, tuned
-from tltyped.errors import ArgumentValueError, DefinitionError, KernelBuildError
+from tltyped.errors import ArgumentValueError, DefinitionError, DimSyntaxError, KernelBuildError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.elaborate import Elaborated, failure_site, outputs_last
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
 from tltyped.frontend.tir_nodes import tir_nodes
+from tltyped.types import in_body_grammar as grammar
 from tltyped.types.dtypes import as_dtype
 from tltyped.types.values import describe
 
@@ -89,7 +90,7 @@ def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | Non
             raise DefinitionError(f"{name}: out_idx names {params[index].name!r}, which is not a tensor parameter")
     variables = _dim_variables(name, [buffers[p] for p in params if p in buffers])
     declared = {var_name: dimlib.symbol(var_name) for var_name in variables}
-    read = [_param(var, buffers.get(var), declared) for var in params]
+    read = [_param(name, var, buffers.get(var), declared) for var in params]
     scalar_dims = tuple(p.name for p in read if p.kind is Kind.DYN and p.name in variables)
     signature = KernelSignature(
         name=name,
@@ -98,6 +99,10 @@ def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | Non
         outputs=tuple(read[i] for i in outputs),
         scalar_dims=scalar_dims,
     )
+    bound = signature.bound_dims() | set(scalar_dims)
+    for dim in signature.dims:
+        if dim not in bound:  # on an output only, or only inside an expression: as for an eager kernel
+            raise DefinitionError(f"{name}: {grammar.undetermined_dim(dim)}")
     return signature, variables
 
 
@@ -112,12 +117,15 @@ def _dim_variables(name: str, buffers: list[Any]) -> dict[str, Any]:
     return found
 
 
-def _param(var: Any, buffer: Any, declared: Mapping[str, dimlib.Dim]) -> Param:
+def _param(name: str, var: Any, buffer: Any, declared: Mapping[str, dimlib.Dim]) -> Param:
     if buffer is None:
         dtype = str(var.dtype)
         return Param(var.name, Kind.PTR if dtype == "handle" else Kind.DYN, scalar=dtype)
-    dims = tuple(to_dim(size, declared) for size in buffer.shape)
-    strides = None if _is_compact(buffer) else tuple(to_dim(stride, declared) for stride in buffer.strides)
+    try:
+        dims = tuple(to_dim(size, declared) for size in buffer.shape)
+        strides = None if _is_compact(buffer) else tuple(to_dim(stride, declared) for stride in buffer.strides)
+    except DimSyntaxError as exc:  # a size the factory computed from its arguments (`N - 9` for N = 8)
+        raise DefinitionError(f"{name}: parameter {buffer.name!r} has shape {list(buffer.shape)}: {exc}") from None
     return Param(buffer.name, Kind.TENSOR, tensor=TensorSpec(DTypeSpec(fixed=as_dtype(str(buffer.dtype))), dims, strides))
 
 

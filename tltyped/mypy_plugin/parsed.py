@@ -61,6 +61,13 @@ class ModuleNames:
     dtype_constants: dict[str, str] = field(default_factory=dict)
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
+    # dotted spellings of the language's prim_func beyond `<language>.prim_func` (`from ... import prim_func`, `tilelang.language.prim_func`)
+    prim_func: set[str] = field(default_factory=set)
+
+    def is_prim_func(self, decorator: Decorator) -> bool:
+        """Whether one of the function's decorators is the kernel language's prim_func (bare or called)."""
+        spellings = self.prim_func | {f"{language}.prim_func" for language in self.language}
+        return any(dotted_name(e.callee if isinstance(e, CallExpr) else e) in spellings for e in decorator.decorators)
 
     def tensor_spelling(self) -> str | None:
         """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
@@ -89,11 +96,11 @@ class ModuleNames:
         return None
 
 
-def imports_tltyped(file: MypyFile) -> bool:
-    """Whether the module imports tltyped at all: a cheap test before reading its tree."""
+def imports_kernel_modules(file: MypyFile) -> bool:
+    """Whether the module imports tltyped or TileLang at all: a cheap test before reading its tree."""
     for imp in file.imports:
         ids = [m for m, _ in imp.ids] if isinstance(imp, Import) else [imp.id] if isinstance(imp, (ImportFrom, ImportAll)) else []
-        if any(m == "tltyped" or m.startswith("tltyped.") for m in ids):
+        if any(m.partition(".")[0] in ("tltyped", "tilelang") for m in ids):
             return True
     return False
 
@@ -145,6 +152,8 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.jit.add(f"{alias}.jit" if alias else names.JIT)
         if module in (names.LANGUAGE, names.TILELANG_LANGUAGE):
             found.language.add(alias or module)
+        if module == "tilelang":  # `tilelang.language.prim_func`, the language as the package's attribute
+            found.prim_func.add(f"{alias or module}.language.prim_func")
 
 
 def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
@@ -158,6 +167,8 @@ def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
             found.language.add(bound)
         elif imp.id == "tilelang" and name == "language":
             found.language.add(bound)
+        elif imp.id in (names.LANGUAGE, names.TILELANG_LANGUAGE) and name == "prim_func":
+            found.prim_func.add(bound)
 
 
 def dotted_name(expr: Expression) -> str | None:

@@ -29,11 +29,15 @@ Also done here, for every module that defines kernels:
   modules whose errors it silences (installed packages) without function
   bodies, and an in-body kernel's parameter types live in its body, so the
   file is parsed once more, fully, and each kernel gets its body back.
+
+And in every module importing tltyped or TileLang: the call-form annotations
+(`A: T.Tensor((M, K), "float16")`, a description no type checker reads) of
+each `@T.prim_func` (a lazy factory's, a plain one at any depth) become Any.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from mypy.errors import Errors
 from mypy.nodes import CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr
@@ -50,7 +54,7 @@ from tltyped.mypy_plugin.parsed import (
     bound_names,
     closure_names,
     decorated_functions,
-    imports_tltyped,
+    imports_kernel_modules,
     jit_decorator,
     module_names,
 )
@@ -67,11 +71,18 @@ def rewrite_module(
     `done` holds the kernels already rewritten (by `id` of their FuncDef): a
     daemon may hand the same, already rewritten, tree over again.
     """
-    if not imports_tltyped(file):
+    if not imports_kernel_modules(file):
         return [], set()
     found = module_names(file)
-    if not found.jit:
-        return [], set()
+    records, stored = _rewrite_kernels(file, found, done, options) if found.jit else ([], set())
+    factories = [record.func for record in records if record.factory_kernel is not None]
+    _untype_call_forms(file, found, factories)
+    return records, stored
+
+
+def _rewrite_kernels(
+    file: MypyFile, found: ModuleNames, done: Mapping[int, KernelRecord], options: Options
+) -> tuple[list[KernelRecord], set[str]]:
     stored = {f"{file.fullname}.{name}" for name in found.stored_jit}
     kernels = [
         (decorator, index)
@@ -91,7 +102,6 @@ def rewrite_module(
         kernel = factory_kernel(decorator.func, source)
         if kernel is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
             record = KernelRecord(decorator.func, factory_kernel=kernel)
-            _untype_call_forms(decorator.func)
         else:
             _read_call_forms(decorator.func, source, found)
             closure = closures.get(id(decorator.func), frozenset())
@@ -142,21 +152,32 @@ def _read_call_forms(func: FuncDef, source: SourceText, found: ModuleNames) -> N
                 typ.arg_types[index] = annotation
 
 
-def _untype_call_forms(factory: FuncDef) -> None:
-    """The call-form annotations of the functions a factory defines (its prim_func's `A: T.Tensor((M, K),
-    dtype)`, dims that are the factory's values) are Any, not invalid types: what a call of the kernel takes is
-    read from the source (lazy.py), and inside the prim_func TileLang's buffers are untyped anyway. Those
-    defined in a branch too (`if split: @T.prim_func def one(...)`), as lazy.py reads them."""
-    for stmt in own_nodes(factory.body):
-        func = stmt.func if isinstance(stmt, Decorator) else stmt if isinstance(stmt, FuncDef) else None
-        if func is None:
-            continue
+def _untype_call_forms(file: MypyFile, found: ModuleNames, factories: list[FuncDef]) -> None:
+    """The call-form annotations of every `@T.prim_func` (`A: T.Tensor((M, K), dtype)`, dims that are values of
+    the code around it), and of the functions a lazy factory defines, are Any, not invalid types: inside a
+    prim_func TileLang's buffers are untyped anyway, and what a call of a factory's kernel takes is read from the
+    source (lazy.py). So a prim_func at module level or in any function (TileLang's own, outside tl.jit) is no
+    error; a factory's functions are those defined in a branch too (`if split: @T.prim_func def one(...)`), as
+    lazy.py reads them."""
+    for func in _prim_funcs(file, found, factories):
         for arg in func.arguments:
             if arg.type_annotation is not None and call_form.is_call_form(arg.type_annotation):
                 arg.type_annotation = AnyType(TypeOfAny.special_form)
         for typ in (func.type, func.unanalyzed_type):
             if isinstance(typ, CallableType):
                 typ.arg_types = [AnyType(TypeOfAny.special_form) if call_form.is_call_form(t) else t for t in typ.arg_types]
+
+
+def _prim_funcs(file: MypyFile, found: ModuleNames, factories: list[FuncDef]) -> Iterator[FuncDef]:
+    """The functions whose call-form annotations are Any: each decorated with the language's prim_func, anywhere
+    in the module, and each a lazy factory defines."""
+    for decorator in decorated_functions(file):
+        if found.is_prim_func(decorator):
+            yield decorator.func
+    for factory in factories:
+        for stmt in own_nodes(factory.body):
+            if isinstance(stmt, (Decorator, FuncDef)):
+                yield stmt.func if isinstance(stmt, Decorator) else stmt
 
 
 def _call_decorator(decorator: Decorator, index: int, found: ModuleNames) -> None:

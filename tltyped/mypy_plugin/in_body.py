@@ -26,6 +26,7 @@ Dims become PEP 695 type parameters of the kernel. Problems are recorded as
 from __future__ import annotations
 
 import builtins
+from typing import Literal
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
@@ -35,7 +36,9 @@ from mypy.nodes import (
     CallExpr,
     Expression,
     FuncDef,
+    ListExpr,
     NameExpr,
+    StarExpr,
     Statement,
     StrExpr,
     TempNode,
@@ -164,6 +167,21 @@ class KernelRewrite:
         elif len(targets) == 1 and targets[0] not in self.params:
             self.declare_alias(targets[0], value)
             self.declare_dtype_name(targets[0], value)
+        elif (
+            isinstance(stmt.lvalues[0], TupleExpr)
+            and "[" not in self.source.span(stmt.lvalues[0].line, stmt.lvalues[0].column, stmt.lvalues[0].line,
+                                            stmt.lvalues[0].column + 1)  # mypy reads `[KH, KW]` as a tuple too
+            and isinstance(value, (TupleExpr, ListExpr))
+            and len(value.items) == len(targets)
+            and not any(isinstance(item, StarExpr) for item in value.items)
+        ):  # `KH, KW = K, K`: each name as the single-target path binds it; every value is read before any name is
+            # bound, so `X, Y = Y, X` swaps (the runtime's prelude runs the statement itself). A list target
+            # (`[KH, KW] = ...`) TileLang does not lower, so it binds nothing here either.
+            read = [(self.alias_of(item), self.found.written_dtype(item)) for item in value.items]
+            for target, (alias, dtype) in zip(targets, read):
+                if target not in self.params:
+                    self.bind_alias(target, alias)
+                    self.bind_dtype_name(target, dtype)
 
     def declare_dims(self, stmt: AssignmentStmt, call: CallExpr, targets: list[str]) -> None:
         """As the runtime reads it (frontend/body.py): the grammar's rules, each reported on the declaration."""
@@ -189,18 +207,31 @@ class KernelRewrite:
 
     def declare_alias(self, name: str, value: Expression) -> None:
         """`M = N * 2 + 1`: a name for an expression of dims, usable in annotations."""
+        self.bind_alias(name, self.alias_of(value))
+
+    def alias_of(self, value: Expression) -> str | None | Literal[False]:
+        """The dim expression `value` is, over the dims as they stand now; None: not one (a name bound to it is no
+        alias); False: it names no dim, and binding it leaves a name's alias as it was."""
         try:
             source = dimexpr.source_of(value)
             if not dim_grammar.names_in_source(source) & (set(self.dims) | set(self.aliases)):
-                return
-            self.aliases[name] = dim_grammar.normalise_source(source, self.resolve_dim)
+                return False
+            return dim_grammar.normalise_source(source, self.resolve_dim)
         except DimSyntaxError:
+            return None
+
+    def bind_alias(self, name: str, alias: str | None | Literal[False]) -> None:
+        if alias is None:
             self.aliases.pop(name, None)
+        elif alias is not False:
+            self.aliases[name] = alias
 
     def declare_dtype_name(self, name: str, value: Expression) -> None:
         """`dtype = T.bfloat16` or `dtype = "bfloat16"`: a name for a dtype, usable in annotations (last binding
         wins)."""
-        spelled = self.found.written_dtype(value)
+        self.bind_dtype_name(name, self.found.written_dtype(value))
+
+    def bind_dtype_name(self, name: str, spelled: str | None) -> None:
         if spelled is None:
             self.dtype_names.pop(name, None)
         else:
@@ -336,6 +367,10 @@ class KernelRewrite:
             if typ.name in self.dims:
                 self.plain_dims.add(typ.name)
                 return typ
+            if self.aliases.get(typ.name) in self.dims:  # `KH = K`: another name for a declared dim, plain as it
+                alias = self.aliases[typ.name]  # is (the runtime determines K from a tensor that has KH)
+                self.plain_dims.add(alias)
+                return UnboundType(alias, line=typ.line, column=typ.column)
             if typ.name in self.aliases:
                 return derived_dim(self.aliases[typ.name], typ.line, typ.column)
             if typ.name in self.params or typ.name in self.bindings or typ.name in self.closure:  # a const

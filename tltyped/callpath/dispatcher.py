@@ -67,14 +67,14 @@ class Dispatcher:
 
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike,
-        options: BuildOptions = BuildOptions(), op: str | None = None,
+        options: BuildOptions = BuildOptions(), op: str | None = None, op_owner: object | None = None,
     ) -> None:
         if target is not None:
             targets.normalize(target)  # reject a malformed target at decoration
         self.fn = fn
         self.op = op  # the torch op's name, `tl.jit(op=...)` (torch_op.py)
         self.op_base: str | None = None  # the name its ops are named from, once claimed (torch_op.py)
-        self.op_owner: object = self  # who claims that name: a Router's or a Factory's Dispatchers share theirs
+        self.op_owner = op_owner or self  # who claims that name: a Router's or a Factory's Dispatchers share theirs
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
         self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
         self.outputs_agree: set[str] = set()  # tuning spaces (described) whose candidates were seen to return alike
@@ -277,9 +277,9 @@ class Dispatcher:
 
     def launch_args(self, bound: Bound, instead: Mapping[str, torch.Tensor] | None = None) -> list[Any]:
         """The launch's runtime arguments, a tensor in `instead` launched in place of the call's of that name."""
-        tensors = {**bound.values, **(instead or {})}
+        instead = instead or {}
         values = [
-            tensors[p.name].data_ptr() if p.kind is Kind.TENSOR else bound.values[p.name]
+            instead.get(p.name, bound.values[p.name]).data_ptr() if p.kind is Kind.TENSOR else bound.values[p.name]
             for p in self.signature.params if p.is_runtime
         ]
         return values + [bound.dims[d] for d in self.signature.dyn_dims]

@@ -86,8 +86,9 @@ class Factory:
         return kernel
 
     def _kernel(self, arguments: dict[str, Any]) -> Any:
-        dispatcher = FactoryDispatcher(self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx, self.op)
-        dispatcher.op_owner = self  # its ops named from the factory's name, as its siblings' are
+        # its ops named from the factory's name (torch_op.py), as its siblings' are
+        dispatcher = FactoryDispatcher(
+            self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx, self.op, op_owner=self)
         return dispatcher.exposed()
 
     def signature(self, arguments: dict[str, Any]) -> KernelSignature:
@@ -129,11 +130,11 @@ class FactoryDispatcher(Dispatcher):
 
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike, options: BuildOptions,
-        arguments: dict[str, Any], out_idx: OutIdx, op: str | None = None,
+        arguments: dict[str, Any], out_idx: OutIdx, op: str | None = None, op_owner: object | None = None,
     ) -> None:
         self.arguments = arguments
         self.out_idx = out_idx
-        super().__init__(fn, signature, target, options, op)
+        super().__init__(fn, signature, target, options, op, op_owner)
 
     @functools.cached_property
     def builder(self) -> KernelBuilder:

@@ -80,8 +80,9 @@ class Router:
             dispatcher = self.children.get(key)
             if dispatcher is None:
                 signature = self.analysis.resolve(consts)
-                dispatcher = self.children[key] = Dispatcher(self.analysis.fn, signature, self.target, self.options, self.op)
-                dispatcher.op_owner = self  # its ops named from the jit function's name, as its siblings' are
+                # its ops named from the jit function's name (torch_op.py), as its siblings' are
+                dispatcher = self.children[key] = Dispatcher(
+                    self.analysis.fn, signature, self.target, self.options, self.op, op_owner=self)
                 if self.backward is not None:
                     dispatcher.register_autograd(*self.backward)
                 self.calls[key] = dispatcher.fast_path.call

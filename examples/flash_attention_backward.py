@@ -23,11 +23,14 @@ recomputes a block of P as exp2(s - LSE), exactly normalised.
   wait for S^T only and compute P = exp2(S^T scale - LSE) while dP^T runs;
   then issue dV += P^T dO and compute dS^T = P (dP^T - Delta) / sqrt(d)
   while it runs; then, dS^T in shared memory, issue dQ_k = dS K and dK +=
-  dS^T Q, wait for dQ_k (and dV: WGMMAs complete in order) and add dQ_k into
-  the accumulator with TMA's reduce-add while dK runs (FlashAttention-3's
-  scheme: one bulk fp32 add per block, no per-element atomics). Each stage
-  is released once its last WGMMA has completed. dK and dV are stored once
-  at the end, through the shared memory of K and V;
+  dS^T Q, and while they run add the previous block's dQ_k into the
+  accumulator with TMA's reduce-add (FlashAttention-3's scheme: one bulk
+  fp32 add per block, no per-element atomics), then store this block's
+  dQ_k in the other of two shared buffers. The consumers meet at one named
+  barrier per block (two with a single dS^T buffer), placed by hand rather
+  than after every shared-memory write. Each stage is released once its
+  last WGMMA has completed. dK and dV are stored once at the end, through
+  the shared memory of K and V;
 - dQ cast to fp16.
 Zeroing the accumulator inside the call keeps the call self-contained, so
 the tuner may time it repeatedly on the same inputs. Causal key blocks skip
@@ -57,12 +60,18 @@ H = TypeVar("H")
 D = TypeVar("D")
 
 ROWS = 64  # rows per block of the Delta and dQ-cast kernels
-# block_M (keys: 64 per consumer warpgroup), block_N (queries), num_stages; block_N = 128 would not fit
-# shared memory at D = 128
-CONFIGS = [(128, 64, 2), (128, 64, 3), (64, 64, 2)]
+# block_M (keys: 64 per consumer warpgroup), block_N (queries), num_stages, ds_buffers (dS^T in shared
+# memory: 2 saves a barrier per block, 1 saves 16 KiB and keeps dS's stores as stmatrix); block_N = 128, or
+# 3 stages with block_M = 128, would not fit shared memory at D = 128
+CONFIGS = [(128, 64, 2, 2), (128, 64, 2, 1), (64, 64, 2, 2)]
 
 
-@tl.jit(op="tltyped_examples::attention_backward", pass_configs={"tl.enable_fast_math": True})
+# The consumers' barriers are placed by hand (named barrier 5 over the consumer threads), not inserted by
+# TileLang after each shared-memory write: one or two per query block instead of four.
+@tl.jit(
+    op="tltyped_examples::attention_backward",
+    pass_configs={"tl.enable_fast_math": True, "tl.disable_thread_storage_sync": True},
+)
 def attention_backward(
     Q: tl.Tensor[tl.float16, Bt, S, H, D],
     K: tl.Tensor[tl.float16, Bt, S, H, D],
@@ -71,10 +80,10 @@ def attention_backward(
     dO: tl.Tensor[tl.float16, Bt, S, H, D],
     LSE: tl.Tensor[tl.float32, Bt, H, S],
     causal: bool = False,
-    config: tuple[int, int, int] = tl.tune(CONFIGS),
+    config: tuple[int, int, int, int] = tl.tune(CONFIGS),
 ) -> tuple[tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float16, Bt, S, H, D], tl.Tensor[tl.float16, Bt, S, H, D]]:
     """dQ, dK, dV of `attention_lse` (with its `causal`) for the output's gradient dO."""
-    block_M, block_N, num_stages = config
+    block_M, block_N, num_stages, ds_buffers = config
     consumers = block_M // 64 * 128  # consumer threads: a warpgroup per 64 keys
     batch, seq_len, heads, dim = Q.shape
     sm_scale = (1.0 / dim) ** 0.5
@@ -109,11 +118,11 @@ def attention_backward(
         dpT = T.alloc_fragment([block_M, block_N], tl.float32)
         pT_cast = T.alloc_fragment([block_M, block_N], tl.float16)
         dsT_cast = T.alloc_fragment([block_M, block_N], tl.float16)
-        dsT_shared = T.alloc_shared([block_M, block_N], tl.float16)
+        dsT_shared = T.alloc_shared([2, block_M, block_N] if ds_buffers == 2 else [block_M, block_N], tl.float16)
         dk = T.alloc_fragment([block_M, dim], tl.float32)
         dv = T.alloc_fragment([block_M, dim], tl.float32)
         dq = T.alloc_fragment([block_N, dim], tl.float32)
-        dq_shared = T.alloc_shared([block_N, dim], tl.float32)
+        dq_shared = T.alloc_shared([2, block_N, dim], tl.float32)  # block n's dQ_k is added during block n + 1
         dk_shared = K_shared  # K and V are read for the last time before dK and dV are written
         dv_shared = V_shared
         kv_ready = T.alloc_barrier(arrive_count=consumers + 128)
@@ -171,20 +180,33 @@ def attention_backward(
                 T.wgmma_gemm(pT_cast, do_shared[stage, :, :], dv, policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
                     dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[stage, j]) * sm_scale
-                T.copy(dsT_cast, dsT_shared)
-                T.fence_proxy_async()  # each thread's writes of dS, before the barrier ahead of the WGMMA reading them
-                # dQ_k = dS K and dK += dS^T Q, async; dQ_k is added to the accumulator while dK runs
-                T.wgmma_gemm(dsT_shared, K_shared, dq, transpose_A=True, clear_accum=True)
+                # two buffers: block n's was last read by block n - 2's dQ_k WGMMA, waited for before block n - 1's
+                # barrier; one: wait until every warpgroup's dQ_k WGMMA of block n - 1 has read it
+                if ds_buffers == 1:
+                    T.sync_threads(5, consumers)
+                T.copy(dsT_cast, dsT_shared[n % 2, :, :] if ds_buffers == 2 else dsT_shared)
+                T.fence_proxy_async()  # each thread's writes of dS (and block n - 1's dQ_k), before the WGMMAs' reads
+                T.sync_threads(5, consumers)
+                # dQ_k = dS K and dK += dS^T Q, async; block n - 1's dQ_k is added to the accumulator meanwhile
+                T.wgmma_gemm(dsT_shared[n % 2, :, :] if ds_buffers == 2 else dsT_shared, K_shared, dq, transpose_A=True,
+                             clear_accum=True)
                 T.wgmma_gemm(dsT_cast, q[stage, :, :], dk, policy=T.GemmWarpPolicy.FullRow)
+                if n > 0:  # thread 0 issues the add and waits for its read of block n - 1's buffer
+                    T.atomic_add(dQ_accum[bz, (k - 1) * block_N : k * block_N, by, :], dq_shared[(n - 1) % 2, :, :], use_tma=True)
                 T.wait_wgmma(1)
                 T.barrier_arrive(do_empty[stage])
-                T.copy(dq, dq_shared)
-                T.atomic_add(dQ_accum[bz, k * block_N : (k + 1) * block_N, by, :], dq_shared, use_tma=True)
+                T.copy(dq, dq_shared[n % 2, :, :])  # its last reader, block n - 2's add, was waited for before this block's barrier
+                T.fence_proxy_async()
                 T.wait_wgmma(0)
                 T.barrier_arrive(q_empty[stage])
+            T.sync_threads(5, consumers)  # every WGMMA reading K and V is done, the last dQ_k in shared memory
+            T.atomic_add(dQ_accum[bz, (first + steps - 1) * block_N : (first + steps) * block_N, by, :],
+                         dq_shared[(steps - 1) % 2, :, :], use_tma=True)
             T.copy(dk, dk_shared)
-            T.copy(dk_shared, dK[bz, bx * block_M : (bx + 1) * block_M, by, :])
             T.copy(dv, dv_shared)
+            T.fence_proxy_async()
+            T.sync_threads(5, consumers)
+            T.copy(dk_shared, dK[bz, bx * block_M : (bx + 1) * block_M, by, :])
             T.copy(dv_shared, dV[bz, bx * block_M : (bx + 1) * block_M, by, :])
 
     with T.Kernel(T.ceildiv(seq_len, ROWS), heads, batch, threads=128) as (bx, by, bz):

@@ -41,7 +41,7 @@ def test_lse_forward(causal: bool, seq_len: int, dim: int) -> None:
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq_len, dim", [(300, 64), (383, 128)])
-def test_backward_kernel(causal: bool, config: tuple[int, int, int], seq_len: int, dim: int) -> None:
+def test_backward_kernel(causal: bool, config: tuple[int, int, int, int], seq_len: int, dim: int) -> None:
     """Every configuration, from the forward's own LSE, on sequences ragged against every block size."""
     q, k, v, do = inputs(seq_len, dim)
     out, lse = attention_lse(q, k, v, causal, config=(128, False))

@@ -12,16 +12,24 @@
 Builds are shared between functions (two specialisations can generate the
 same code): `clear FUNCTION` keeps a build that another function's record
 still names. Otherwise the next call of FUNCTION elaborates and compiles again.
+
+Where the configured cache cannot be used (TLTYPED_CACHE_DIR names a file, no
+home folder, a folder others can write), each command says why on stderr and
+exits with status 1: there is no cache to show or clear, since every process
+then builds its kernels in a private temporary folder of its own, removed
+when it exits.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from tltyped.backend import cache, records
+from tltyped.errors import UnusableCache
 
 
 def _age(path: Path) -> str:
@@ -104,6 +112,9 @@ def clear_function(name: str) -> None:
           f"from {cache.root()}")
 
 
+_VERBS = {"ls": "list", "info": "describe", "clear": "clear"}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tltyped", description="Inspect or clear tltyped's kernel cache.")
     commands = parser.add_subparsers(dest="area", required=True)
@@ -115,6 +126,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     clearing.add_argument("function", nargs="?", help="only the records of functions whose name contains this, "
                           "and the builds only they name")
     args = parser.parse_args(argv)
+    try:
+        cache.configured_root()
+    except UnusableCache as exc:  # `cache.root()` would name a folder of this command's own, gone when it exits
+        fallback = Path(tempfile.gettempdir()) / f"{cache.FALLBACK_PREFIX}*"
+        parser.exit(1, (
+            f"python -m tltyped cache {args.action}: {exc}. There is no kernel cache to "
+            f"{_VERBS[args.action]}: every process that builds kernels warns of this and builds them in a private "
+            f"temporary folder of its own ({fallback}), removed when it exits. Set {cache.ENV_CACHE_DIR} to a private, "
+            "writable directory to keep them.\n"
+        ))
     if args.action == "ls":
         list_cache()
     elif args.action == "info":

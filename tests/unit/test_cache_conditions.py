@@ -118,7 +118,8 @@ print("decorated", double.__name__)
 
 @pytest.mark.parametrize("command", ["@tl.jit", "cache info"])
 def test_no_home_folder_builds_in_a_private_temporary_cache(tmp_path: Path, command: str) -> None:
-    """No HOME and no passwd entry: one warning, then the private fallback (which `cache info` names)."""
+    """No HOME and no passwd entry: one warning, then the private fallback; `cache info` says there is no cache and
+    why (a folder of its own, gone when it exits, would be no process's cache)."""
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(NO_HOME)
     (tmp_path / "user_kernels.py").write_text(USER_MODULE)
@@ -126,15 +127,34 @@ def test_no_home_folder_builds_in_a_private_temporary_cache(tmp_path: Path, comm
     nowhere = {"HOME": None, "XDG_CACHE_HOME": None, cache.ENV_CACHE_DIR: None}
     env = {"PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{ROOT}", **nowhere}
     run = python(*args, env=env, cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
-    assert run.stderr.count("CacheWarning") == 1, run.stderr
     assert "neither TLTYPED_CACHE_DIR, XDG_CACHE_HOME nor a home folder is set" in run.stderr
     if command == "@tl.jit":
+        assert run.returncode == 0, run.stderr
+        assert run.stderr.count("CacheWarning") == 1, run.stderr
         assert run.stdout.strip() == "decorated double"
     else:
-        where = run.stdout.splitlines()[0].removeprefix("cache: ")
-        assert Path(where).parent == Path(tempfile.gettempdir()) and Path(where).name.startswith("tltyped-cache-")
-        assert f"kernels are built in {where} for this process only" in run.stderr
+        assert (run.returncode, run.stdout, run.stderr.count("CacheWarning")) == (1, "", 0), run.stderr
+        fallback = Path(tempfile.gettempdir()) / f"{cache.FALLBACK_PREFIX}*"
+        assert f"private temporary folder of its own ({fallback}), removed when it exits" in run.stderr
+
+
+@pytest.mark.parametrize("command", [["ls"], ["info"], ["clear"], ["clear", "double"]], ids=" ".join)
+def test_a_cache_dir_that_is_a_file_is_named_by_the_cache_command(tmp_path: Path, command: list[str]) -> None:
+    """TLTYPED_CACHE_DIR naming a file: each command says so and where kernels go instead, and exits 1; it reports
+    no folder of its own as the cache (nor clears one), and says what a kernel process's warning says."""
+    blocker = tmp_path / "kernel-cache"
+    blocker.write_text("not a folder")
+    run = python("-m", "tltyped", "cache", *command, env={cache.ENV_CACHE_DIR: str(blocker)})
+    assert (run.returncode, run.stdout, run.stderr.count("CacheWarning")) == (1, "", 0), run.stdout + run.stderr
+    reason = f"the kernel cache cannot be used: {cache.ENV_CACHE_DIR}={blocker} is a file, not a directory"
+    assert run.stderr.startswith(f"python -m tltyped cache {command[0]}: {reason}. "), run.stderr
+    fallback = Path(tempfile.gettempdir()) / f"{cache.FALLBACK_PREFIX}*"
+    assert f"builds them in a private temporary folder of its own ({fallback}), removed when it exits" in run.stderr
+    assert blocker.read_text() == "not a folder"
+    (tmp_path / "user_kernels.py").write_text(USER_MODULE)
+    user = python("user_kernels.py", env={cache.ENV_CACHE_DIR: str(blocker)}, cwd=tmp_path)
+    assert user.returncode == 0 and user.stdout.strip() == "decorated double", user.stderr
+    assert user.stderr.count("CacheWarning") == 1 and f"{reason}; kernels are built in " in user.stderr, user.stderr
 
 
 # -- cache clear ----------------------------------------------------------------------------------------

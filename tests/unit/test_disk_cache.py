@@ -308,12 +308,17 @@ def test_ranks_starting_at_once_compile_once(cache_dir: Path, tmp_path: Path) ->
 
 
 def test_a_file_where_the_cache_should_be(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel still builds, after one warning that says the setting names a file (`cache` commands say the same)."""
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     monkeypatch.setenv(cache.ENV_CACHE_DIR, str(blocker))
     with pytest.warns(CacheWarning, match="cannot be used") as record:
         assert build_probe(502)[0] == 502
     assert len(record) == 1
+    assert str(record[0].message).startswith(
+        f"tltyped: the kernel cache cannot be used: {cache.ENV_CACHE_DIR}={blocker} is a file, not a directory; "
+        "kernels are built in "
+    ), record[0].message
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one warning per process, not one per build
         assert build_probe(503)[0] == 503

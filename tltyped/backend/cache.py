@@ -90,12 +90,28 @@ def root() -> Path:
         return _roots[settings]
 
 
+def configured_root() -> Path:
+    """The folder the environment configures for entries, made if missing and checked usable, with no fallback:
+    UnusableCache saying why it cannot be used otherwise (what `root()` warns of before it falls back)."""
+    return _checked_root(_settings())
+
+
 def _usable_root(settings: Settings) -> Path:
+    try:
+        return _checked_root(settings)
+    except UnusableCache as exc:
+        return _private_fallback(str(exc))
+
+
+def _checked_root(settings: Settings) -> Path:
     explicit, xdg, _ = settings
     try:
         wanted = _configured_root(explicit, xdg) / "modules"
     except OSError as exc:  # no place to put it (or a working directory that was removed)
-        return _private_fallback(f"the kernel cache has no place to live: {exc}")
+        raise UnusableCache(f"the kernel cache has no place to live: {exc}") from None
+    blocked = _not_a_folder(wanted, settings)
+    if blocked is not None:
+        raise UnusableCache(f"the kernel cache cannot be used: {blocked}")
     try:
         _make_private_dirs(wanted)
         _check_private(wanted, follow_symlinks=True)
@@ -103,12 +119,32 @@ def _usable_root(settings: Settings) -> Path:
         os.rmdir(probe)
         return wanted
     except OSError as exc:
-        return _private_fallback(f"the kernel cache {wanted} cannot be used ({exc})")
+        raise UnusableCache(f"the kernel cache {wanted} cannot be used ({exc})") from None
+
+
+def _not_a_folder(wanted: Path, settings: Settings) -> str | None:
+    """Why `wanted` cannot be a folder, naming the setting that puts it there: it, or the nearest of its parents that
+    exists, is a file (or anything else but a folder); None where that one is a folder or nothing exists."""
+    existing = next((path for path in (wanted, *wanted.parents) if os.path.exists(path)), None)
+    if existing is None or os.path.isdir(existing):
+        return None
+    problem = "is a file, not a directory" if os.path.isfile(existing) else "is not a directory"
+    explicit, xdg, home = settings
+    variable, value = (ENV_CACHE_DIR, explicit) if explicit else ("XDG_CACHE_HOME", xdg) if xdg else ("HOME", home)
+    if value is None:  # the home folder of the user's passwd entry
+        return f"{existing} {problem}"
+    if Path(os.path.abspath(value)) == existing:
+        return f"{variable}={value} {problem}"
+    return f"{existing} {problem} ({variable}={value})"
+
+
+FALLBACK_PREFIX = "tltyped-cache-"
+"""The name the private fallback folder of a process starts with, in the temporary directory."""
 
 
 def _private_fallback(reason: str) -> Path:
     """A temporary directory only this user can reach, removed at exit; warns with `reason`."""
-    fallback = Path(tempfile.mkdtemp(prefix="tltyped-cache-"))
+    fallback = Path(tempfile.mkdtemp(prefix=FALLBACK_PREFIX))
     atexit.register(shutil.rmtree, fallback, ignore_errors=True)
     warnings.warn(
         f"tltyped: {reason}; kernels are built in {fallback} for this process only. "

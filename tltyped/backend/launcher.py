@@ -25,10 +25,11 @@ from tilelang import tvm
 from tilelang.jit.adapter.utils import pythonic_expr
 from tvm.tirx.stmt_functor import substitute
 
+from tltyped.abi import HOST_SCALARS
 from tltyped.backend import build
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CUBIN, CUDA_SOURCE, LAUNCHER_SOURCE, MODULE, CompiledKernel, OutputSpec, load
-from tltyped.backend.lower import HOST_SCALARS, LoweredKernel
+from tltyped.backend.lower import LoweredKernel
 from tltyped.errors import ABIError, KernelBuildError
 from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind

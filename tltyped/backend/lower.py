@@ -22,6 +22,7 @@ from tilelang.transform import PassConfigKey
 from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
 from tvm.tirx.stmt_functor import pre_order_visit
 
+from tltyped.abi import HOST_SCALARS
 from tltyped.backend.options import BuildOptions
 from tltyped.errors import LoweringError
 from tltyped.frontend.elaborate import Elaborated
@@ -51,21 +52,6 @@ class KernelDeclaration:
 
     name: str
     params: tuple[str, ...]
-
-
-HOST_SCALARS: Mapping[str, str] = {
-    # TileLang's device code spells a scalar parameter of each dtype thus (the CUDA typedefs `uint`, `uchar`, ...)
-    "bool": "bool", "signed char": "int8_t", "uchar": "uint8_t", "short": "int16_t", "ushort": "uint16_t",
-    "int": "int", "uint": "unsigned int", "int64_t": "int64_t", "uint64_t": "uint64_t",
-    "half_t": "half_t", "float": "float", "double": "double",
-    # and the same types under their other C names
-    "int8_t": "int8_t", "uint8_t": "uint8_t", "int16_t": "int16_t", "uint16_t": "uint16_t", "int32_t": "int",
-    "unsigned int": "unsigned int", "uint32_t": "unsigned int",
-    "long long": "int64_t", "unsigned long long": "uint64_t",
-}
-"""The scalar parameters the host launcher passes a kernel by value: the device code's spelling of the type -> the
-host type it declares and passes (the dtype's `c_name`, as TileLang's `call` takes it; launcher.h defines `half_t`).
-The one table of them: a dyn scalar of a dtype whose device spelling is missing here has no launcher."""
 
 
 def _host_type(param: str, kernel: str) -> str:

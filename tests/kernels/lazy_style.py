@@ -165,6 +165,35 @@ def first_rows(R, C, block=tl.tune([32, 64])):
     return main
 
 
+@tl.jit(out_idx=-1)
+def first_n(N):
+    """A scalar parameter annotated with the dim variable that sizes the output alone: each call's n is Y's length."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), T.float32), n: n, Y: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < n:
+                    Y[bx * 128 + i] = X[bx * 128 + i]
+
+    return main
+
+
+@tl.jit(out_idx=-1)
+def first_n_of_its_own(N):
+    """`n: T.int32` beside the enclosing `n = T.dynamic("n")` that Y's annotation reads: two variables of one name."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), T.float32), n: T.int32, Y: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < n:
+                    Y[bx * 128 + i] = X[bx * 128 + i]
+
+    return main
+
 
 def undetermined_dim(M, N):
     """Y's length N is on Y alone (the out_idx tensor the call allocates): no argument gives it."""

@@ -184,6 +184,35 @@ def test_a_tuned_factory_argument_must_not_decide_the_kernel_s_signature(sm90) -
     assert ks.first_rows(256, 64, 64)(meta(256, 64, dtype=F32)).shape == (64, 64)  # given, it is a plain argument
 
 
+def test_a_scalar_that_is_the_dim_variable_of_an_output_alone_sizes_it_at_each_call(sm90) -> None:
+    """`n: n` for `n = T.dynamic("n")`, n on the output alone: the call's n is the output's length (one kernel for
+    every n), on meta tensors as in a launch."""
+    kernel = ks.first_n(256)
+    assert kernel.signature.scalar_dims == ("n",) and dict(kernel.signature.dims) == {"n": True}
+    assert [str(o.tensor) for o in kernel.signature.outputs] == ["Tensor[float32, n]"]
+    assert kernel(meta(256, dtype=F32), 100).shape == (100,) and kernel(meta(256, dtype=F32), n=7).shape == (7,)
+    with pytest.raises(tl.ArgumentValueError, match=r"^first_n: output 'Y' would have size -1 in dim 0"):
+        kernel(meta(256, dtype=F32), -1)
+    with pytest.raises(tl.ArgumentTypeError, match=r"dyn parameter 'n' expects an int, got float 7\.0"):
+        kernel(meta(256, dtype=F32), 7.0)
+
+
+@needs_nvcc
+def test_a_compiled_kernel_sizes_an_output_by_the_scalar_that_is_its_dim(sm90) -> None:
+    compiled = ks.first_n(256).compile()
+    assert [(o.label, o.shape) for o in compiled.outputs] == [("output 'Y'", ("a1",))]  # the launch's argument n
+    assert compiled(meta(256, dtype=F32), 33).shape == (33,) and compiled(X=meta(256, dtype=F32), n=34).shape == (34,)
+
+
+def test_a_scalar_of_a_dim_variable_s_name_that_is_another_variable_is_refused_naming_both(sm90) -> None:
+    """`n: T.int32` makes a variable of its own beside the `n` sizing Y (TileLang's host code cannot be made for
+    such a kernel): refused when the factory is called, before any call or compile."""
+    with pytest.raises(tl.DefinitionError, match=r"^first_n_of_its_own: scalar parameter 'n' is another variable "
+                       r"than the dim 'n' in the shape of 'Y' .* annotate the parameter with the "
+                       r'T\.dynamic\("n"\) variable'):
+        ks.first_n_of_its_own(256)
+
+
 def test_a_factory_whose_kernel_leaves_a_dim_undetermined_is_refused_naming_it() -> None:
     """A dyn dim only on the returned tensor, or only inside an expression: no input gives it (an eager kernel
     is refused alike), where the kernel object's call path had raised a KeyError."""

@@ -106,6 +106,7 @@ def fast_path_context(plan: CallPlan) -> dict[str, Any]:
                 derived.append((var, axis))
             elif not axis.first:
                 agree.append(f"{var} != {source[axis.dim.text]}")
+    source.update({name: name for name in plan.scalar_sized})  # no input's axis gives it: the scalar argument does
     checks = agree + [f"{var} != {dimlib.render(axis.dim, source)}" for var, axis in derived]
     checks += [f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}" for c in plan.shape_checks]
     checks += [f"{name} != {source[name]}" for name in plan.scalar_dims]  # a scalar that sizes a tensor

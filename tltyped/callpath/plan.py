@@ -17,8 +17,10 @@ The launch takes the data pointers and dyn scalars in parameter order, then
 the dyn dims (tltyped/abi.py). A dyn dim is read from the first axis that
 names it; every later axis naming it, a derived dim (`2*N + 1`), a shape
 assert over dyn dims, or a scalar that sizes a tensor is a check each call
-makes before it launches. The C cached call serves signatures whose only
-checks are dyn dims agreeing, with no ptr or strided parameters.
+makes before it launches. A dyn dim that no input's axis names (one that
+sizes only outputs) is the value of the int scalar parameter of its name.
+The C cached call serves signatures whose only checks are dyn dims agreeing,
+every dyn dim read from an axis, with no ptr or strided parameters.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ class CallPlan:
     key_forms: tuple[tuple[str, str], ...]  # (const parameter, its key form), in parameter order
     dyn_dims: tuple[str, ...]
     shape_checks: tuple[Check, ...]
-    scalar_dims: tuple[str, ...]  # int scalar parameters that size a tensor: each must equal its dyn dim
+    scalar_dims: tuple[str, ...]  # int scalar parameters that size an input: each must equal its dyn dim
+    scalar_sized: tuple[str, ...]  # dyn dims no input's axis names: each is the int scalar parameter of its name
     pointers: tuple[str, ...]  # ptr parameters (an int, or a CUDA tensor standing for its data pointer)
 
     @property
@@ -82,8 +85,10 @@ class CallPlan:
 
     @property
     def in_c(self) -> bool:
-        """Whether the C cached call serves this signature: its only checks are dyn dims agreeing."""
-        return not self.has_checks and not self.pointers and bool(self.tensors) and not any(t.strided for t in self.tensors)
+        """Whether the C cached call serves this signature: its only checks are dyn dims agreeing, and it reads
+        every dyn dim from a tensor's axis."""
+        return (not self.has_checks and not self.scalar_sized and not self.pointers and bool(self.tensors)
+                and not any(t.strided for t in self.tensors))
 
     def c_table(self) -> tuple[Any, ...]:
         """The parameters as the C cached call reads them (`CachedCall(..., params, ...)`).
@@ -129,6 +134,7 @@ def plan_call(signature: KernelSignature) -> CallPlan:
         key_forms=tuple((p.name, key_form(p.annotation)) for p in signature.params if p.kind is Kind.CONST),
         dyn_dims=dyn,
         shape_checks=tuple(Check(c.left, c.right) for c in signature.checks if c.is_dyn(signature.dims)),
-        scalar_dims=signature.scalar_dims,
+        scalar_dims=tuple(name for name in signature.scalar_dims if name in read),
+        scalar_sized=tuple(name for name in signature.scalar_dims if name not in read),
         pointers=tuple(p.name for p in signature.params if p.kind is Kind.PTR),
     )

@@ -83,14 +83,17 @@ class Binder:
                 bound.values[p.name] = self._pointer(p, bound.values[p.name], bound, allow_meta)
         for p in self.signature.outputs:
             bound.dtypes[p.name] = self._expected_dtype(p, bound, None)
-        for p in self.signature.tensors:
-            self._check_derived_dims(p, bound.values[p.name], bound)
         for name in self.signature.scalar_dims:
-            if bound.values[name] != bound.dims[name]:
+            if name not in bound.dims:  # no input has it as a plain dim (it sizes outputs): the scalar gives it
+                bound.dims[name] = bound.values[name]
+                bound.dim_origin[name] = f"argument {name!r}"
+            elif bound.values[name] != bound.dims[name]:
                 raise self._fail(
                     ArgumentValueError, f"argument {name!r} = {bound.values[name]}, but it is dim {name} of "
                     f"{bound.dim_origin[name]}, which is {bound.dims[name]}",
                 )
+        for p in self.signature.tensors:
+            self._check_derived_dims(p, bound.values[p.name], bound)
         for dim in self.signature.dyn_dims:  # a traced size (a SymInt) is left to the real call: no guard on it
             if type(bound.dims[dim]) is int and bound.dims[dim] > _DYN_DIM_MAX:
                 raise self._fail(

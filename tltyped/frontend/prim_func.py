@@ -6,7 +6,9 @@ dims), TIR variables (`T.dynamic("m")`: dyn dims, named as the variable is)
 or expressions of them (derived dims); a buffer declared with strides other
 than the compact ones (`T.StridedTensor`) binds its strides as dims too; a
 scalar parameter is a dyn scalar (`T.int32`, `T.float32`) or a raw pointer
-(`T.handle`); `out_idx` names the tensors the call allocates and returns.
+(`T.handle`), and one annotated with a dim variable (`n: n`) is that dim: the
+call's value of it sizes the tensors naming it, outputs alone included;
+`out_idx` names the tensors the call allocates and returns.
 
 `FactoryElaboration` is how a factory's kernels are elaborated: by running
 the factory with its arguments at the true miss that builds a kernel
@@ -29,6 +31,7 @@ from typing import Any
 
 from tilelang import tvm
 
+from tltyped.abi import check_host_scalar
 from tltyped.autotuner import first_candidates, tuned
 from tltyped.errors import ArgumentValueError, DefinitionError, DimSyntaxError, KernelBuildError
 from tltyped.frontend import dims as dimlib
@@ -88,10 +91,11 @@ def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | Non
     for index in outputs:
         if params[index] not in buffers:
             raise DefinitionError(f"{name}: out_idx names {params[index].name!r}, which is not a tensor parameter")
-    variables = _dim_variables(name, [buffers[p] for p in params if p in buffers])
+    tensors = [buffers[p] for p in params if p in buffers]
+    variables = _dim_variables(name, tensors)
     declared = {var_name: dimlib.symbol(var_name) for var_name in variables}
     read = [_param(name, var, buffers.get(var), declared) for var in params]
-    scalar_dims = tuple(p.name for p in read if p.kind is Kind.DYN and p.name in variables)
+    scalar_dims = _scalar_dims(name, [var for var, p in zip(params, read) if p.kind is Kind.DYN], tensors, variables)
     signature = KernelSignature(
         name=name,
         params=tuple(p for i, p in enumerate(read) if i not in outputs),
@@ -117,10 +121,39 @@ def _dim_variables(name: str, buffers: list[Any]) -> dict[str, Any]:
     return found
 
 
+def _scalar_dims(name: str, scalars: list[Any], buffers: list[Any], variables: Mapping[str, Any]) -> tuple[str, ...]:
+    """The dyn scalar parameters that are dim variables (`n: n` for `n = T.dynamic("n")`): each call's value of
+    one is that dim, which sizes the tensors naming it, outputs alone included. A scalar named as a dim variable
+    but another variable (`n: T.int32` beside a shape's `n` of the enclosing scope) is refused: the kernel
+    would take two values of one name, which TileLang's host code cannot tell apart."""
+    found = []
+    for var in scalars:
+        dim = variables.get(var.name)
+        if dim is None:
+            continue
+        if not dim.same_as(var):
+            sized = next(b.name for b in buffers
+                         if any(node.same_as(dim) for e in (*b.shape, *b.strides) for node in tir_nodes(e)))
+            raise DefinitionError(
+                f"{name}: scalar parameter {var.name!r} is another variable than the dim {var.name!r} in the shape of "
+                f"{sized!r} (`{var.name}: T.{var.dtype}` makes one of its own), so it does not size {sized!r}; "
+                f'annotate the parameter with the T.dynamic("{var.name}") variable itself (`{var.name}: {var.name}` '
+                f'where {var.name} = T.dynamic("{var.name}")), or rename one of them'
+            )
+        found.append(var.name)
+    return tuple(found)
+
+
 def _param(name: str, var: Any, buffer: Any, declared: Mapping[str, dimlib.Dim]) -> Param:
     if buffer is None:
         dtype = str(var.dtype)
-        return Param(var.name, Kind.PTR if dtype == "handle" else Kind.DYN, scalar=dtype)
+        if dtype == "handle":
+            return Param(var.name, Kind.PTR, scalar=dtype)
+        try:  # known only now: the factory's arguments may choose the dtype
+            check_host_scalar(var.name, as_dtype(dtype))
+        except (DefinitionError, ArgumentValueError) as exc:
+            raise DefinitionError(f"{name}: {exc}") from None
+        return Param(var.name, Kind.DYN, scalar=dtype)
     try:
         dims = tuple(to_dim(size, declared) for size in buffer.shape)
         strides = None if _is_compact(buffer) else tuple(to_dim(stride, declared) for stride in buffer.strides)

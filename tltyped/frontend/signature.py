@@ -112,7 +112,8 @@ class KernelSignature:
     outputs: tuple[Param, ...] = ()  # `jit(out_idx=...)` tensors: not passed, allocated and returned, in that order
     depends_on: tuple[str, ...] = ()  # const parameters the deferred annotations are computed from
     dim_vars: Mapping[str, str] = field(default_factory=dict)  # body variable -> the dim it declares (`M = T.dynamic("m")`)
-    scalar_dims: tuple[str, ...] = ()  # int scalar parameters a tensor's dims name: dyn dims each call must agree with
+    scalar_dims: tuple[str, ...] = ()  # int scalar parameters a tensor's dims name: dyn dims each call must agree
+    # with, or, where no input has the dim as a plain dim (it sizes outputs alone), each call's value of it
 
     def param(self, name: str) -> Param:
         for p in self.params:

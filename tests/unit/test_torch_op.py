@@ -5,6 +5,7 @@ writes), never nvcc or a GPU. Fake CUDA tensors stand for the GPU's.
 """
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -186,6 +187,28 @@ def test_an_op_is_named_alike_whatever_was_traced_before_it(earlier: str, later:
     assert names[0] == names[1] and names[0].startswith(later), names
 
 
+def test_each_set_of_const_values_is_an_op_of_its_own_the_defaults_under_the_plain_name(fake: FakeTensorMode) -> None:
+    """Consts are fixed into the op, not passed to it: the op of the defaults (given or not) is
+    `tltyped::<module>_<qualname>` or the name `op=` gives, any other values append their digest; a dyn scalar is
+    an argument of the op, so its value names nothing."""
+
+    def traced(fn, *args) -> list[str]:
+        ep = torch.export.export(Two(fn) if len(args) == 2 else One(fn), args)
+        return [str(node.target) for node in ep.graph.nodes if node.op == "call_function"]
+
+    a, b = cuda(fake, 10), cuda(fake, 10)
+    plain = "tltyped.tests_kernels_torch_ops_scale.default"
+    assert traced(lambda x: kernels.scale(x, 2.0), a) == [plain]
+    assert traced(lambda x: kernels.scale(x, 3.0, block=128), a) == [plain]  # the default, given
+    (other,) = traced(lambda x: kernels.scale(x, 2.0, block=64), a)
+    assert re.fullmatch(r"tltyped\.tests_kernels_torch_ops_scale_[0-9a-f]{8}\.default", other), other
+    assert traced(lambda x: kernels.scale(x, 5.0, 64), a) == [other]  # equal consts: the same op
+    assert traced(lambda x: kernels.scale(x, 2.0, block=256), a) not in ([plain], [other])
+    assert traced(lambda x, y: kernels.interleave(x, y), a, b) == ["tltyped_tests.interleave.default"]
+    (named,) = traced(lambda x, y: kernels.interleave(x, y, block=64), a, b)
+    assert re.fullmatch(r"tltyped_tests\.interleave_[0-9a-f]{8}\.default", named), named
+
+
 def test_export_keeps_the_write_of_an_out_parameter(fake: FakeTensorMode) -> None:
     ep = torch.export.export(Two(accumulated), (cuda(fake, 8), cuda(fake, 8))).run_decompositions({})
     mutated = {spec.target for spec in ep.graph_signature.output_specs if spec.kind.name == "USER_INPUT_MUTATION"}
@@ -290,6 +313,32 @@ def test_a_traced_float_for_a_dyn_float_is_refused_naming_it(fake: FakeTensorMod
     with fake, pytest.raises(tl.ArgumentTypeError, match=r"scale: dyn parameter 'factor' expects a float32 fixed when "
                                                          r"the program is traced, got torch.SymFloat"):
         torch.export.export(ItemScale(), (cuda(fake, 10), cuda(fake, 3)))
+
+
+def test_a_ptr_parameter_is_not_traceable_and_the_refusal_names_it(fake: FakeTensorMode) -> None:
+    """A raw address has no tensor a tracer could follow: a traced call passing one to a `ptr` parameter is refused
+    naming it, under FakeTensorMode and torch.export alike; a plain meta call (no tracer) takes it."""
+    from tests.kernels.shapes import with_scalars
+
+    refused = r"^with_scalars: ptr parameter 'p' cannot be traced \(an address has no tensor to trace\)$"
+    with fake, pytest.raises(tl.ArgumentTypeError, match=refused):
+        with_scalars(cuda(fake, 8), 3, 4096)
+    with pytest.raises(tl.ArgumentTypeError, match=refused):
+        torch.export.export(One(lambda a: (with_scalars(a, 3, 4096), a * 2)[1]), (cuda(fake, 8),))
+    assert with_scalars(torch.empty(8, device="meta"), 3, 4096) is None
+
+
+def test_a_traced_tensor_given_to_a_ptr_parameter_is_refused_naming_it(fake: FakeTensorMode) -> None:
+    """A CUDA tensor stands for its address at a real call; a tracer's tensor has none, so a traced call giving one
+    to a `ptr` parameter is refused naming it (not torch's error from reading a FakeTensor's data pointer)."""
+    from tests.kernels.eager_style import pointers
+
+    refused = r"^pointers: ptr parameter 'A' cannot be traced \(a traced tensor has no address; declare"
+    a, out = cuda(fake, 8), cuda(fake, 8)
+    with fake, pytest.raises(tl.ArgumentTypeError, match=refused):
+        pointers(a, out, 8)
+    with pytest.raises(tl.ArgumentTypeError, match=refused):
+        torch.export.export(One(lambda a: (pointers(a, a, 8), a * 2)[1]), (a,))
 
 
 def test_dynamo_takes_a_kernel_made_before_it_was_imported_for_no_lru_cache() -> None:

@@ -116,8 +116,13 @@ class Binder:
                 raise self._fail(problem[0], f"const parameter {p.name!r} {problem[1]}")
 
     def _pointer(self, p: Param, value: Any, bound: Bound, allow_meta: bool) -> int:
-        """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer."""
+        """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer (a tracer's has none)."""
         if issubclass(type(value), torch.Tensor):  # never `value.__class__`, which a value may fake
+            if traced(value):
+                raise self._fail(
+                    ArgumentTypeError, f"ptr parameter {p.name!r} cannot be traced (a traced tensor has no address; "
+                    "declare the parameter a tensor to pass it under a tracer)",
+                )
             self._check_device(p, value, bound, allow_meta)
             return int(value.data_ptr())
         if type(value) is not int or value < 0:

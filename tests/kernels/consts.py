@@ -45,6 +45,13 @@ def blocked(A: tl.Tensor[tl.float32, M], block: int = 64, threads: int = 128, ro
 
 
 @tl.jit
+def gridded(A: tl.Tensor[tl.float32, M], rows: int = 1, layers: int = 1):
+    """A grid of 1 x rows x layers blocks, both extents from consts; each block adds 1 to A[0]."""
+    with T.Kernel(1, rows, layers, threads=32) as (bx, by, bz):
+        T.atomic_add(A[0], 1.0)
+
+
+@tl.jit
 def annotated(
     A: tl.Tensor[tl.float32, M],
     count: int = 1,

@@ -170,6 +170,44 @@ def imports_in_body(A, B):
 
 
 @tl.jit
+def imports_a_module_whole(A, B):
+    """B = A * settings.SCALE, the user's module imported whole in the body and read by attribute."""
+    from tests.kernels import settings as config
+
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * config.SCALE
+
+
+@tl.jit
+def imports_a_module_by_its_path(A, B):
+    """B = A * SCALE through `import tests.kernels.settings` in the body."""
+    import tests.kernels.settings
+
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * tests.kernels.settings.SCALE
+
+
+@tl.jit
+def reads_getenv(A, B):
+    """B = A * $TLTYPED_TEST_SCALE, read in the body through `os.getenv`."""
+    factor = float(os.getenv("TLTYPED_TEST_SCALE", "2.0"))
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * factor
+
+
+@tl.jit
 def reads_the_environment(A, B):
     """B = A * $TLTYPED_TEST_SCALE, read in the body: from the process's environment, not from any code."""
     factor = float(os.environ.get("TLTYPED_TEST_SCALE", "2.0"))

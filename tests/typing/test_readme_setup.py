@@ -145,3 +145,74 @@ def test_readme_config_flags_a_users_mistakes(checker: str, file_name: str, conf
     assert {line for line, _ in errors} == mistakes, sorted(errors)
     revealed = [message for line, severity, message in found if line == reveal and severity != "error"]
     assert len(revealed) == 1 and "Buffer" in revealed[0], revealed
+
+
+FACTORY_MODULE = '''\
+from typing import Literal, TypeVar
+
+import tilelang.language as T
+
+import tltyped as tl
+
+N = TypeVar("N")
+
+
+def make(scale: float) -> object:
+    @tl.jit
+    def scaled(A: tl.Tensor[tl.float32, N], B: tl.Tensor[tl.float32, N], block: int = 128) -> None:
+        (n,) = A.shape
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * scale
+
+    def use(a: tl.Tensor[tl.float32, Literal[64]], b: tl.Tensor[tl.float32, Literal[32]]) -> None:
+        scaled(a, a)
+        scaled(a, b)  # mistake
+        scaled(a, a, block="wide")  # mistake
+
+    return scaled
+
+
+def make_unannotated(scale):
+    @tl.jit
+    def scaled(A: tl.Tensor[tl.float32, N], B: tl.Tensor[tl.float32, N], block: int = 128) -> None:
+        (n,) = A.shape
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * scale
+
+    def use(a: tl.Tensor[tl.float32, Literal[64]], b: tl.Tensor[tl.float32, Literal[32]]) -> None:
+        scaled(a, a)
+        scaled(a, b)  # mistake in a body mypy checks only when told to
+        scaled(a, a, block="wide")  # mistake in a body mypy checks only when told to
+
+    return scaled
+'''
+
+
+@pytest.mark.parametrize(("checker", "flags"), [("mypy", []), ("mypy", ["--check-untyped-defs"]), ("pyright", [])],
+                         ids=["mypy", "mypy --check-untyped-defs", "pyright"])
+def test_a_kernel_made_in_a_factory_is_checked_where_the_checker_checks_the_factory(
+    checker: str, flags: list[str], tmp_path: Path,
+) -> None:
+    """A kernel made inside a factory function: mypy (the README's mypy.ini, the plugin) checks its calls where it
+    checks the factory's body, in an annotated factory, and in an unannotated one only with
+    `--check-untyped-defs`; pyright, with no configuration, checks them in either."""
+    if checker == "mypy":
+        (config,) = [text for name, file_name, text in (case.values for case in CASES) if name == "mypy"]
+        (tmp_path / "mypy.ini").write_text(config)
+    (tmp_path / "kernels.py").write_text(FACTORY_MODULE)
+    lines = FACTORY_MODULE.splitlines()
+    annotated = {number for number, line in enumerate(lines, start=1) if line.endswith("# mistake")}
+    unannotated = {number for number, line in enumerate(lines, start=1) if line.endswith("only when told to")}
+    command = {"mypy": ["mypy", *flags, "--output", "json", "kernels.py"], "pyright": ["pyright", "--outputjson", "kernels.py"]}
+    done = subprocess.run([sys.executable, "-m", *command[checker]], capture_output=True, text=True, cwd=tmp_path,
+                          env=activated_venv(), timeout=600)
+    if checker == "pyright":
+        found = [(d["range"]["start"]["line"] + 1, d["severity"]) for d in json.loads(done.stdout)["generalDiagnostics"]]
+    else:
+        reported = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        found = [(d["line"], d["severity"]) for d in reported if d["file"] == "kernels.py"]
+    errors = {line for line, severity in found if severity == "error"}
+    expected = annotated if (checker, flags) == ("mypy", []) else annotated | unannotated
+    assert errors == expected, (sorted(errors), done.stdout[-3000:], done.stderr[-3000:])

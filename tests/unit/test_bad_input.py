@@ -502,6 +502,25 @@ def test_the_largest_block_builds() -> None:
     assert "__launch_bounds__(1024" in consts.blocked.lower(meta(4096, dtype=torch.float32), block=1024, threads=1024).cuda_source
 
 
+@pytest.mark.parametrize(
+    ("consts_", "axis", "count"),
+    [(dict(rows=65536), "y", 65536), (dict(layers=65536), "z", 65536), (dict(rows=-1), "y", -1)],
+)
+def test_a_grid_beyond_cuda_s_limits_is_refused_before_nvcc_naming_the_consts(
+    consts_: dict[str, int], axis: str, count: int,
+) -> None:
+    """A grid CUDA cannot launch (more than 65535 blocks along y or z, or a negative count) is a build error
+    naming the axis and the consts, raised by `compile` before nvcc runs; the largest grid CUDA takes lowers."""
+    with pytest.raises(KernelBuildError) as info:
+        consts.gridded.compile(meta(8, dtype=torch.float32), **consts_)
+    assert str(info.value) == f"gridded: T.Kernel's grid has {count} blocks along {axis}; CUDA takes 0 to 65535"
+    values = {"rows": 1, "layers": 1, **consts_}
+    assert info.value.__notes__ == [
+        f"gridded was specialised on rows=int {values['rows']}, layers=int {values['layers']}, A: float32[M=8]"
+    ]
+    assert "__global__" in consts.gridded.lower(meta(8, dtype=torch.float32), rows=65535, layers=65535).cuda_source
+
+
 # -- values shown in messages: never a whole tensor ---------------------------------------
 
 

@@ -11,6 +11,7 @@ what the user sees.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import stat
@@ -157,6 +158,59 @@ def test_a_cache_dir_that_is_a_file_is_named_by_the_cache_command(tmp_path: Path
     assert user.stderr.count("CacheWarning") == 1 and f"{reason}; kernels are built in " in user.stderr, user.stderr
 
 
+IN_THE_FALLBACK = """
+import warnings
+from tests.unit.test_disk_cache import build_probe
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    answer, folder, compiled = build_probe(841)
+print(answer, compiled, folder.is_dir(), sum("cannot be used" in str(w.message) for w in caught))
+print(folder)
+"""
+
+
+@pytest.mark.parametrize(("condition", "reason"), [
+    ("a file", "is a file, not a directory"),
+    ("writable by others", "is writable by other users (mode drwxrwxrwx)"),
+    ("read-only", "Permission denied"),
+])
+def test_an_unusable_cache_builds_in_a_private_folder_gone_at_exit_and_the_command_exits_1(
+    tmp_path: Path, condition: str, reason: str,
+) -> None:
+    """A cache that cannot be used: the process warns once and builds in a private temporary folder, which is
+    removed when it exits (nothing is left in TMPDIR); `cache ls` says why there is no cache and exits 1."""
+    configured = tmp_path / "kernel-cache"
+    if condition == "a file":
+        configured.write_text("")
+    else:
+        (configured / "modules").mkdir(parents=True)
+        os.chmod(configured / "modules", 0o777 if condition == "writable by others" else 0o500)
+        os.chmod(configured, 0o700 if condition == "writable by others" else 0o500)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    prefix: list[str] = []
+    if condition == "read-only" and os.getuid() == 0:  # root writes anywhere: take away what lets it
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), cache.ENV_CACHE_DIR: str(configured), "TMPDIR": str(temporary)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*prefix, sys.executable, *args], capture_output=True, text=True, env=env, timeout=300)
+
+    built = run("-c", IN_THE_FALLBACK)
+    assert built.returncode == 0, built.stderr
+    summary, folder = built.stdout.strip().splitlines()
+    assert summary == "841 True True 1", built.stdout + built.stderr
+    fallback = Path(folder).parent  # the build was in the process's own folder while it ran ...
+    assert fallback.parent == temporary and fallback.name.startswith(cache.FALLBACK_PREFIX), folder
+    assert list(temporary.iterdir()) == []  # ... and is gone with it
+    listing = run("-m", "tltyped", "cache", "ls")
+    assert (listing.returncode, listing.stdout) == (1, ""), listing.stdout + listing.stderr
+    assert listing.stderr.startswith("python -m tltyped cache ls: ") and reason in listing.stderr, listing.stderr
+    assert "There is no kernel cache to list" in listing.stderr
+
+
 # -- cache clear ----------------------------------------------------------------------------------------
 
 
@@ -212,6 +266,25 @@ def test_clear_function_removes_its_records_and_the_builds_only_they_name(cache_
     assert builds_in(cache_dir / "modules") == [shared.name]
     assert build_probe(811)[2]  # compiled again, not found on disk
     assert "removed 3 record(s) and 1 build(s)" in output
+
+
+def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_dir: Path) -> None:
+    """`cache ls`: a line per recorded kernel (function, target, consts and dims, its build's size, the record's
+    age) and per tuning result (the GPU's name, the winner, each candidate's time or failure)."""
+    folder, _ = build.build("probe", [probe_step(831)])
+    spec = {"consts": {"block": "int:128"}, "dims": {"N": 4096}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.softmax", "sm_90a", spec, folder.name))
+    candidates = [{"config": {"block": "64"}, "ms": 0.01234, "error": None},
+                  {"config": {"block": "128"}, "ms": None, "error": "RuntimeError: ptxas: too many resources requested"}]
+    records.write("b" * 32, records.TuningRecord("mod.softmax", "sm_90a", spec, "NVIDIA H100 80GB HBM3", candidates, 0))
+    for key, seconds in (("a", 2 * 86400), ("b", 3 * 3600)):
+        then = time.time() - seconds
+        os.utime(cache_dir / "modules" / f"{key * 32}.json", (then, then))
+    lines = cache_command("ls").splitlines()
+    assert len(lines) == 2, lines
+    assert re.fullmatch(r"mod\.softmax  sm_90a  block=128, N=4096  [1-9]\d* KiB  2 d ago", lines[1]), lines
+    assert lines[0] == ("mod.softmax  sm_90a  block=128, N=4096    3 h ago  "
+                        "tuned on NVIDIA H100 80GB HBM3: best {'block': '64'} of [0.0123 ms, failed]"), lines
 
 
 def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:

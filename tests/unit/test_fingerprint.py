@@ -111,6 +111,19 @@ def test_a_kernel_reading_the_environment_in_its_body_is_never_recorded() -> Non
     assert record_key(factories.reads_the_environment, vector(), vector()) is None
 
 
+@pytest.mark.parametrize("kernel", [
+    factories.imports_a_module_whole, factories.imports_a_module_by_its_path, factories.reads_getenv,
+], ids=["from package import module", "import package.module", "os.getenv"])
+def test_a_kernel_importing_a_user_module_whole_or_calling_getenv_in_its_body_is_never_recorded(kernel: Any) -> None:
+    """A user module imported whole in the body is read by attributes the import does not name, and `os.getenv`
+    reads the process environment: neither has a text, so no record is made; a name imported from the same module
+    (`from tests.kernels.settings import SCALE`) is read by value and recorded."""
+    assert not fingerprint(kernel.__wrapped__).stable
+    assert record_key(kernel, vector(), vector()) is None
+    assert fingerprint(factories.imports_in_body.__wrapped__).stable
+    assert record_key(factories.imports_in_body, vector(), vector()) is not None
+
+
 def test_a_value_without_a_stable_text_is_never_recorded() -> None:
     kernel = factories.make_opaque(factories.Opaque(2.0))
     assert not fingerprint(kernel.__wrapped__).stable

@@ -206,6 +206,24 @@ def test_the_log_says_where_a_kernel_came_from(project: Project) -> None:
 
 
 @needs_nvcc
+def test_the_log_names_each_build_and_each_disk_hit_and_is_silent_unless_asked(project: Project, tmp_path: Path) -> None:
+    """TLTYPED_LOG=info, with no logging set up by the program: a process whose launch record is gone builds the
+    kernel again (its CUDA found built) and logs the build; the next loads it and logs that; without the
+    variable neither says anything."""
+    copy = fresh_copy(project, tmp_path)
+    for record in copy.records():
+        record.unlink()
+    rebuilt = copy.run(TLTYPED_LOG="info")
+    assert rebuilt["info"]["compiles"] == 1, rebuilt  # type: ignore[index]
+    assert "tltyped INFO scale: built block=256 for sm_90a (device code from the disk cache)" in copy.stderr, copy.stderr
+    loaded = copy.run(TLTYPED_LOG="info")
+    assert loaded["info"]["disk_hits"] == 1, loaded  # type: ignore[index]
+    assert "tltyped INFO scale: loaded block=256 from the disk cache" in copy.stderr, copy.stderr
+    copy.run()
+    assert "tltyped INFO" not in copy.stderr, copy.stderr
+
+
+@needs_nvcc
 def test_the_cache_command_lists_and_clears(project: Project, tmp_path: Path) -> None:
     copy = fresh_copy(project, tmp_path)
     env = {**os.environ, cache.ENV_CACHE_DIR: str(copy.cache), "PYTHONPATH": str(ROOT)}

@@ -3,13 +3,16 @@
 Each test makes the condition the way a user meets it (a relative
 TLTYPED_CACHE_DIR and a chdir, a container without a home folder, a build
 killed mid-compile, records written by an older tltyped, a full disk, a
-missing nvcc, a misspelt target), in a process of its own with real
-environment variables where the environment is the condition, and checks
-what the user sees.
+missing nvcc, a misspelt target, the ranks of one job asking for a kernel at
+once in a shared cache with TMPDIR on another filesystem), in a process of its
+own with real environment variables where the environment is the condition,
+and checks what the user sees.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -21,11 +24,15 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import tltyped as tl
-from tests.unit.test_disk_cache import build_probe, cache_dir, compiles, fake_compiler, probe_step  # noqa: F401
+from tests.conftest import has_nvcc, needs_nvcc
+from tests.unit.test_disk_cache import (  # noqa: F401
+    build_probe, cache_dir, compiles, fake_compiler, probe_step, replace_file,
+)
 from tltyped.backend import build, cache, records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -375,3 +382,218 @@ def test_a_misspelt_target_variable_is_named(tmp_path: Path) -> None:
         "tltyped.errors.TargetError: TLTYPED_TARGET='hopper' is not a target: "
         "name a CUDA architecture such as 'sm_90a' or 'sm_80'"
     )
+
+
+# -- processes started at once (torchrun ranks), with a real kernel ---------------------------------------
+
+
+RANK = """
+import json, os, subprocess, sys, time, warnings
+spawned = []  # every program this process runs (the compilers), with its arguments
+popen = subprocess.Popen.__init__
+def record(self, args, *rest, **options):
+    spawned.append([str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)])
+    popen(self, args, *rest, **options)
+subprocess.Popen.__init__ = record
+import torch
+from tltyped import CacheWarning
+from tests.kernels.outputs import two_outputs
+ready, go = sys.argv[1:]
+open(ready, "x").close()
+while not os.path.exists(go):  # every rank has imported what it needs: all ask for the kernel at once
+    time.sleep(0.001)
+started = time.time()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    kernel = two_outputs.compile(torch.empty(256, 96, dtype=torch.float32, device="meta"))
+print(json.dumps({
+    "started": started, "finished": time.time(), "compiled": kernel.compiled, "folder": str(kernel.folder),
+    "cuda": "__global__" in kernel.cuda_source, "info": two_outputs.cache_info()._asdict(), "spawned": spawned,
+    "warnings": [str(w.message) for w in caught if issubclass(w.category, CacheWarning)],
+}))
+"""
+
+
+class Ranks:
+    """Processes that each compile tests/kernels/outputs.py's two_outputs for one signature, released at once, with
+    one shared kernel cache (TLTYPED_CACHE_DIR, TILELANG_CACHE_DIR under it) and TMPDIR elsewhere: tmpfs where
+    there is one, another filesystem than the cache's."""
+
+    def __init__(self, where: Path, scratch: Path) -> None:
+        self.where = where
+        self.cache = where / "cache"
+        self.scratch = scratch
+
+    def run(self, count: int) -> list[dict[str, Any]]:
+        """Start `count` processes, release them together once all have imported tltyped and the kernel's module,
+        and return what each reports (with its `TLTYPED_LOG=info` lines saying where the kernel came from, "log")."""
+        gate = Path(tempfile.mkdtemp(prefix="gate-", dir=self.where))
+        env = {
+            **os.environ, "PYTHONPATH": str(ROOT), cache.ENV_CACHE_DIR: str(self.cache),
+            "TILELANG_CACHE_DIR": str(self.cache / "tilelang"), "TLTYPED_TARGET": "sm_90a", "TLTYPED_LOG": "info",
+            "TMPDIR": str(self.scratch),
+        }
+        ranks = [subprocess.Popen([sys.executable, "-c", RANK, str(gate / f"ready-{rank}"), str(gate / "go")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=self.where)
+                 for rank in range(count)]
+        try:
+            deadline = time.monotonic() + 120
+            while len(list(gate.glob("ready-*"))) < count:
+                failed = [rank for rank in ranks if rank.poll() is not None]
+                assert not failed, failed[0].communicate()[1][-3000:]
+                assert time.monotonic() < deadline, "the processes did not get ready"
+                time.sleep(0.01)
+            (gate / "go").touch()
+            finished = [rank.communicate(timeout=300) for rank in ranks]
+        finally:
+            for rank in ranks:
+                if rank.poll() is None:
+                    rank.kill()
+                    rank.wait()
+        assert [rank.returncode for rank in ranks] == [0] * count, [err[-3000:] for _, err in finished]
+        reports = []
+        for out, err in finished:
+            report: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+            report["log"] = [line.removeprefix("tltyped INFO two_outputs: ") for line in err.splitlines()
+                             if line.startswith(("tltyped INFO two_outputs: built ", "tltyped INFO two_outputs: loaded "))]
+            reports.append(report)
+        return reports
+
+    def builds(self) -> list[Path]:
+        """The cache's builds of two_outputs (the manifest names the kernel a build is of)."""
+        modules = self.cache / "modules"
+        return [entry for entry in modules.iterdir()
+                if (entry / cache.MANIFEST).is_file() and cache.manifest(entry)["name"] == "two_outputs"]
+
+    def launch_records(self) -> list[Path]:
+        """The cache's launch records of two_outputs (each names the build of one specialisation)."""
+        return [path for path in (self.cache / "modules").glob("*.json")
+                if json.loads(path.read_text()).get("function") == "tests.kernels.outputs.two_outputs"]
+
+
+def compiler_products(reports: list[dict[str, Any]]) -> list[str]:
+    """What the compilers the processes ran wrote (`-o` NAME), one item per compiler run (`--version` writes none)."""
+    return [Path(args[args.index("-o") + 1]).name for report in reports for args in report["spawned"] if "-o" in args]
+
+
+def nvcc_device_runs(reports: list[dict[str, Any]]) -> int:
+    return sum(1 for report in reports for args in report["spawned"]
+               if Path(args[0]).name.startswith("nvcc") and "--cubin" in args)
+
+
+def assert_nothing_left_over(ranks: Ranks) -> None:
+    """The cache holds entries, records and the lock files of their keys, nothing else: no staging folder, no
+    entry set aside, no half-written record, no failed source; and nothing was left in TMPDIR."""
+    modules = ranks.cache / "modules"
+    leftovers: list[str] = []
+    for path in modules.iterdir():
+        name = path.name
+        if name.startswith("."):  # a staging folder, an entry set aside, a record being written
+            leftovers.append(name)
+        elif name.endswith(".lock"):
+            key = name.removesuffix(".lock")
+            if not ((modules / key / cache.MANIFEST).is_file() or (modules / f"{key}.json").is_file()):
+                leftovers.append(name)  # the lock of nothing there
+        elif not ((path / cache.MANIFEST).is_file() or (name.endswith(".json") and path.is_file())):
+            leftovers.append(name)  # neither an entry nor a record (`failed/`: the source of a failed compile)
+    assert leftovers == [], sorted(os.listdir(modules))
+    assert list(ranks.scratch.iterdir()) == []
+
+
+def scratch_folder(where: Path) -> Path:
+    """A fresh folder for TMPDIR: on tmpfs (/dev/shm) where there is one, so not on the cache's filesystem."""
+    elsewhere = Path("/dev/shm") if Path("/dev/shm").is_dir() else where
+    return Path(tempfile.mkdtemp(prefix="tltyped-ranks-tmpdir-", dir=elsewhere))
+
+
+@pytest.fixture
+def ranks(tmp_path: Path) -> Iterator[Ranks]:
+    scratch = scratch_folder(tmp_path)
+    try:
+        yield Ranks(tmp_path, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A cache in which one process built two_outputs (and the C helpers), for tests to copy and damage."""
+    if not has_nvcc():
+        pytest.skip("nvcc is not available")
+    where = tmp_path_factory.mktemp("seeded")
+    scratch = scratch_folder(where)
+    try:
+        (report,) = Ranks(where, scratch).run(1)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert report["compiled"], report
+    yield where / "cache"
+
+
+RANK_COUNT = 4
+
+
+@needs_nvcc
+def test_ranks_started_at_once_build_a_kernel_once_and_all_use_it(ranks: Ranks) -> None:
+    """An empty shared cache and TMPDIR on another filesystem: 4 processes ask for one kernel at the same moment;
+    one elaborates, lowers and runs nvcc, the others wait for it and load its build; every compiler (the kernel's
+    and the C helpers') runs once in all."""
+    reports = ranks.run(RANK_COUNT)
+    assert max(r["started"] for r in reports) < min(r["finished"] for r in reports)  # they did overlap
+    outcomes = sorted((r["info"]["compiles"], r["info"]["disk_hits"], r["compiled"]) for r in reports)
+    assert outcomes == [(0, 1, False)] * (RANK_COUNT - 1) + [(1, 0, True)], outcomes
+    assert all(r["cuda"] for r in reports)
+    logs = sorted(r["log"] for r in reports)
+    assert [[line.split(" ")[0] for line in log] for log in logs] == [["built"]] + [["loaded"]] * (RANK_COUNT - 1), logs
+    assert logs[0] == ["built block=128; M=256 for sm_90a (nvcc)"], logs
+    assert nvcc_device_runs(reports) == 1
+    products = compiler_products(reports)
+    assert len(products) == len(set(products)), sorted(products)  # no build ran twice
+    assert [r["warnings"] for r in reports] == [[]] * RANK_COUNT
+    (build,) = ranks.builds()
+    assert {r["folder"] for r in reports} == {str(build)}
+    assert [json.loads(record.read_text())["build"] for record in ranks.launch_records()] == [build.name]
+    assert_nothing_left_over(ranks)
+    if os.stat(ranks.scratch).st_dev == os.stat(ranks.cache).st_dev:
+        pytest.skip("no second filesystem here: checked the rest with TMPDIR on the cache's own")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("damage", ["truncated build", "truncated record"])
+def test_ranks_started_at_once_over_a_damaged_entry_rebuild_it_once(seeded: Path, ranks: Ranks, damage: str) -> None:
+    """The shared cache holds the kernel, damaged: its launcher module truncated (loading it would kill the process
+    with SIGBUS), or its launch record cut short. 4 processes asking for it at once all get the kernel; one of them
+    rebuilds it (nvcc runs once for the build, not at all for the record, whose build is intact), the others load
+    what it rebuilt."""
+    shutil.copytree(seeded, ranks.cache)
+    (build_folder,) = ranks.builds()
+    (record,) = ranks.launch_records()
+    if damage == "truncated build":
+        (damaged,) = build_folder.glob("tltyped_kernel*.so")
+        replace_file(damaged, damaged.read_bytes()[: damaged.stat().st_size // 3])
+    else:
+        damaged = record
+        record.write_text(record.read_text()[: record.stat().st_size // 2])
+    reports = ranks.run(RANK_COUNT)
+    assert max(r["started"] for r in reports) < min(r["finished"] for r in reports)  # they did overlap
+    rebuilds_build = damage == "truncated build"
+    outcomes = sorted((r["info"]["compiles"], r["info"]["disk_hits"], r["compiled"]) for r in reports)
+    assert outcomes == [(0, 1, False)] * (RANK_COUNT - 1) + [(1, 0, rebuilds_build)], outcomes
+    logs = sorted(r["log"] for r in reports)
+    assert [[line.split(" ")[0] for line in log] for log in logs] == [["built"]] + [["loaded"]] * (RANK_COUNT - 1), logs
+    source = "nvcc" if rebuilds_build else "device code from the disk cache"
+    assert logs[0] == [f"built block=128; M=256 for sm_90a ({source})"], logs
+    assert nvcc_device_runs(reports) == int(rebuilds_build)
+    products = compiler_products(reports)
+    assert len(products) == len(set(products)), sorted(products)  # no build ran twice
+    warned = [message for r in reports for message in r["warnings"]]
+    if rebuilds_build:  # only the process that rebuilds it opens the damaged entry under its lock
+        assert warned == [f"tltyped: cache entry {build_folder} is unusable ({damaged.name} does not match its "
+                          "recorded sha256 (truncated or replaced)); rebuilding it"], warned
+    else:  # each process that read the record before it was rewritten
+        assert warned and all(m.startswith(f"tltyped: cache record {record} is unusable (") for m in warned), warned
+    assert ranks.builds() == [build_folder] and {r["folder"] for r in reports} == {str(build_folder)}
+    files = cache.manifest(build_folder)["files"]
+    assert {name: hashlib.sha256((build_folder / name).read_bytes()).hexdigest() for name in files} == files
+    assert [json.loads(found.read_text())["build"] for found in ranks.launch_records()] == [build_folder.name]
+    assert_nothing_left_over(ranks)

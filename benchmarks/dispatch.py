@@ -13,6 +13,9 @@ launch. Three cases separate the fixed cost from the per-argument cost:
   (e) C = A + B          as (d), with A requiring grad: autograd records the call (the kernel has a
                          registered backward), beside torch's A + B and the hand-wrapped custom_op with
                          torch.library.register_autograd
+  (f) C = A + B          as (a), written as TileLang's own kernels are: the tensors' dtype chosen in the
+                         body from a const argument (`wide`), passed on every call, so the call is routed
+                         (resolved per const value) before it reaches a fast path
 
 Every competitor is built, called once (its result checked against torch)
 and warmed up first; then the rows are timed in ROUNDS interleaved rounds,
@@ -56,6 +59,7 @@ DRY_TARGET = "sm_90a"
 CASES = {
     "a": "C = A + B, 3 fp16 tensors", "b": "B = A * alpha, 2 tensors + dyn float", "c": "h = a+b+..+g, 8 tensors",
     "d": "C = A + B, C allocated and returned", "e": "C = A + B returned, A requiring grad (autograd records it)",
+    "f": "C = A + B, dtype from a const (routed)",
 }
 
 
@@ -94,11 +98,12 @@ class Inputs:
             "c": {**dict(zip("abcdefg", xs)), "h": out},
             "d": {"A": xs[0], "B": xs[1]},
             "e": {"A": xs[0].clone().requires_grad_(), "B": xs[1]},
+            "f": {"A": xs[0], "B": xs[1], "C": out, "wide": False},
         }
         total = xs[0]
         for x in xs[1:]:
             total = total + x
-        self.expected = {"a": xs[0] + xs[1], "b": xs[0] * ALPHA, "c": total, "d": xs[0] + xs[1], "e": xs[0] + xs[1]}
+        self.expected = {"a": xs[0] + xs[1], "b": xs[0] * ALPHA, "c": total, "d": xs[0] + xs[1], "e": xs[0] + xs[1], "f": xs[0] + xs[1]}
 
     def call(self, case: str, fn: str = "fn_", extra: str = "") -> str:
         return f"{fn}({', '.join(self.args[case])}{extra})"
@@ -159,7 +164,20 @@ def tltyped_kernels() -> dict[str, Any]:
 
     recorded = make_add_new()
     recorded.register_autograd(lambda ctx, grad: (grad, grad))
-    return {"a": add, "b": scale, "c": add7, "d": make_add_new(), "e": recorded}
+
+    @tl.jit
+    def add_routed(A, B, C, wide=False):
+        n = T.dynamic("n")
+        dtype = T.float32 if wide else T.float16
+        A: T.Tensor((n,), dtype)
+        B: T.Tensor((n,), dtype)
+        C: T.Tensor((n,), dtype)
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < n:
+                    C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+
+    return {"a": add, "b": scale, "c": add7, "d": make_add_new(), "e": recorded, "f": add_routed}
 
 
 def tltyped_lazy_kernels() -> dict[str, Any]:
@@ -404,6 +422,9 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
                 (case, "custom_op", "f wrapped in torch.library.custom_op (+ fake) by hand", lambda: c.custom_op("d")),
             ]
             continue
+        if case == "f":
+            rows.append((case, "tltyped", f"@tl.jit {shown}, routed by `wide`", lambda: c.tltyped("f")))
+            continue
         if case == "e":
             rows += [
                 (case, "tltyped", f"@tl.jit {shown}, its backward registered", lambda: c.tltyped("e")),
@@ -418,7 +439,7 @@ def plan(c: Competitors) -> list[tuple[str, str, str, Callable[[], Bench]]]:
             (case, "TileLang kernel", f"kernel object (tvm-ffi) {c.inputs.call(case, 'k')}", lambda case=case: c.tilelang_kernel(case)),
             (case, "Triton", f"@triton.jit {c.inputs.call(case, 'k[(1,)]', ', n, BLOCK=128')}", lambda case=case: c.triton(case)),
         ]
-    order = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
+    order = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4, "f": 5}
     return sorted(rows, key=lambda r: order[r[0]])  # stable: within a case, the order above
 
 
@@ -548,7 +569,9 @@ def summary(rows: list[Row]) -> list[str]:
     if torch_e is not None and recorded is not None and by_hand is not None:
         lines.append(f"tltyped (e), a call autograd records, vs torch A + B requiring grad: {recorded / torch_e:.2f}x "
                      f"(the custom_op wrapped by hand: {by_hand / torch_e:.2f}x)")
-    ours = find(rows, "a", "tltyped")
+    ours, routed = find(rows, "a", "tltyped"), find(rows, "f", "tltyped")
+    if ours is not None and routed is not None:
+        lines.append(f"tltyped (f), routed by a const, above (a): {routed - ours:.2f} us ({routed / ours:.2f}x)")
     for row in rows:
         if row.who == "C floor":
             if ours is not None and row.us is not None:

@@ -456,6 +456,8 @@ class Ranks:
             report: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
             report["log"] = [line.removeprefix("tltyped INFO two_outputs: ") for line in err.splitlines()
                              if line.startswith(("tltyped INFO two_outputs: built ", "tltyped INFO two_outputs: loaded "))]
+            report["info"]["says_rebuilding"] = any("rebuilding" in line for line in err.splitlines()
+                                                    if line.startswith("tltyped INFO"))
             reports.append(report)
         return reports
 
@@ -579,6 +581,7 @@ def test_ranks_started_at_once_over_a_damaged_entry_rebuild_it_once(seeded: Path
     rebuilds_build = damage == "truncated build"
     outcomes = sorted((r["info"]["compiles"], r["info"]["disk_hits"], r["compiled"]) for r in reports)
     assert outcomes == [(0, 1, False)] * (RANK_COUNT - 1) + [(1, 0, rebuilds_build)], outcomes
+    assert not any(r["info"]["says_rebuilding"] for r in reports)  # the log says what each rank did, not a guess
     logs = sorted(r["log"] for r in reports)
     assert [[line.split(" ")[0] for line in log] for log in logs] == [["built"]] + [["loaded"]] * (RANK_COUNT - 1), logs
     source = "nvcc" if rebuilds_build else "device code from the disk cache"

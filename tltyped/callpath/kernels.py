@@ -123,7 +123,9 @@ class KernelTable:
         folder = cache.find(record.build)
         toolchain = cache.manifest(folder).get("toolchain_files", {}) if folder is not None else {}
         if folder is None or not all(builds.file_identity(path) == identity for path, identity in toolchain.items()):
-            logger.info("%s: disk record %s is stale; rebuilding", self._fn.__qualname__, key)
+            # what follows (built, or loaded once another process has rebuilt it) is logged where it happens
+            logger.info("%s: disk record %s is stale (its build is gone or was made with other toolchain files)",
+                        self._fn.__qualname__, key)
             return None
         kernel = allocating(load(folder, compiled=False))
         self.disk_hits += 1

@@ -164,6 +164,20 @@ def test_output_shape_over_a_dyn_scalar(compiled_head_plus_one) -> None:
         assert head.shape == (m + 1,)
 
 
+def test_a_call_without_data_sizes_an_output_over_a_dyn_scalar_as_the_launcher_does() -> None:
+    """A meta call, and a traced one (the op's fake implementation), return the output the launcher would allocate:
+    its size computed from the dyn scalar's value, a negative one refused naming the output."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    for m in (0, 5, 1000):
+        assert kernels.head_plus_one(meta(2000, dtype=torch.float32), m).shape == (m + 1,)
+    with FakeTensorMode() as fake:
+        a = fake.from_tensor(torch.empty(2000, device="meta"))
+        assert kernels.head_plus_one(a, 7).shape == (8,)
+    with pytest.raises(ValueError, match=r"head_plus_one: output 'B' would have size -2 in dim 0"):
+        kernels.head_plus_one(meta(64, dtype=torch.float32), -3)
+
+
 def test_a_negative_output_size_is_an_error_naming_the_output(compiled_head_plus_one) -> None:
     with pytest.raises(ValueError, match=r"head_plus_one: output 'B' would have size -2 in dim 0 \(its shape is a1 \+ 1\)"):
         compiled_head_plus_one.empty_outputs(0, -3, 64)

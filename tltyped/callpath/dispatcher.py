@@ -165,10 +165,11 @@ class Dispatcher:
 
         inputs = sum(p.is_runtime for p in self.signature.params)
         sizes = {d: bound.dims[d] for d in self.signature.dyn_dims}
+        scalars = {p.name: bound.values[p.name] for p in self.signature.params if p.kind is Kind.DYN}
 
         def of(config: dict[str, Hashable]) -> list[tuple[tuple[Any, ...], str]]:
             elaborated = self.builder.elaborate(self.specialization(bound, {**consts, **config}))
-            return [(tuple(shape), dtype) for shape, dtype in returned_shapes(self.signature.name, elaborated, inputs, sizes)]
+            return [(tuple(shape), dtype) for shape, dtype in returned_shapes(self.signature.name, elaborated, inputs, sizes, scalars)]
 
         configs = candidates(tuned(consts))  # [{}] where nothing is tuned
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here

@@ -261,9 +261,10 @@ def outputs_last(prim_func: Any, outputs: list[str]) -> Any:
 
 
 def returned_shapes(
-    name: str, elaborated: Elaborated, inputs: int, sizes: Mapping[str, Any]
+    name: str, elaborated: Elaborated, inputs: int, sizes: Mapping[str, Any], scalars: Mapping[str, Any]
 ) -> list[tuple[tuple[Any, ...], str]]:
-    """The shape and dtype of each output the kernel `name` returns, in return order, for these dyn dims' sizes.
+    """The shape and dtype of each output the kernel `name` returns, in return order, for these dyn dims' sizes
+    and dyn scalars' values (`T.empty((n,), ...)` of a parameter `n: T.int32`, sized as the launcher sizes it).
 
     The outputs are the parameters after the `inputs` runtime ones; `tilelang_out_idx` says, from the end,
     which are returned (what the launcher returns, and a call with meta tensors gives back). A size is an
@@ -275,6 +276,7 @@ def returned_shapes(
     attrs = prim_func.attrs
     returned = [int(i) for i in attrs["tilelang_out_idx"]] if attrs and "tilelang_out_idx" in attrs else []
     values = {elaborated.dyn_vars[name].name: size for name, size in sizes.items() if name in elaborated.dyn_vars}
+    values.update((var.name, scalars[var.name]) for var in params if var not in prim_func.buffer_map and var.name in scalars)
     shapes = []
     for index in returned:
         buffer = prim_func.buffer_map[params[len(params) + index]]

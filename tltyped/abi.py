@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tltyped.errors import DefinitionError
-from tltyped.types.dtypes import ALL_DTYPES, DType
+from tltyped.types.dtypes import ALL_DTYPES, DL_BOOL, DType
 
 ALIGNMENT = 16
 """Bytes every tensor's data pointer is aligned to: vectorised and TMA accesses assume it."""
@@ -60,3 +60,13 @@ def check_host_scalar(param: str, dtype: type[DType]) -> type[DType]:
         f"scalar's dtype is one of {', '.join(d.name for d in HOST_SCALAR_DTYPES)} (take it as float32 and convert it "
         f"in the body with T.Cast, or pass a one-element {dtype.name} tensor)"
     )
+
+
+def element_type_as_parameter(param: str, dtype: type[DType]) -> str:
+    """Why `alpha: tl.float32` is refused (at decoration, and by the mypy plugin): the class is an element type, of
+    which no value exists, so the parameter would be a const keyed by whatever value came: one build per value."""
+    constant = "bool" if dtype.dlpack_code == DL_BOOL else "int" if dtype.is_integer() else "float"
+    at_run_time = (f"`{param}: T.{dtype.name}` for a scalar of dtype {dtype.name} passed at run time" if dtype in
+                   HOST_SCALAR_DTYPES else f"`{param}: T.float32` for a scalar passed at run time (converted in the body)")
+    return (f"parameter {param!r}: tl.{dtype.name} is an element type (as in tl.Tensor[tl.{dtype.name}, ...]), not a "
+            f"parameter type; write {at_run_time}, or `{param}: {constant}` for a compile-time constant")

@@ -22,7 +22,7 @@ DTYPES = ["torch.float16", "'float16'", "'fp16'", "int", "None", "M", "T.float16
           "numpy.float16", "tl.DType", "'bool'"]
 SCALARS = ["tl.dyn[bool]", "tl.dyn[tl.float16]", "tl.const", "tl.const[list]", "Optional[tl.Tensor[tl.float16, M]]",
            "list[tl.Tensor[tl.float16, M]]", "tuple[tl.Tensor[tl.float16, M], ...]", "T.handle", "tl.dyn[int] = 3",
-           "int = tl.tune([1, 'a'])", "int = tl.tune(3)", "tl.dyn[int] = tl.tune([1, 2])"]
+           "int = tl.tune([1, 'a'])", "int = tl.tune(3)", "tl.dyn[int] = tl.tune([1, 2])", "tl.float32", "tl.int64 = 3"]
 PARAMETERS = ([f"A: tl.Tensor[tl.float16, {d}]" for d in DIMS] + [f"A: tl.Tensor[[{d}], tl.float16]" for d in DIMS[:12]]
               + [f"A: tl.Tensor[{t}, M]" for t in DTYPES] + [f"A: tl.Tensor[tl.float16, M], s: {s}" for s in SCALARS])
 HEADER = """
@@ -64,6 +64,8 @@ REFUSED = {
     "A: tl.Tensor[tl.float16, M], s: Optional[tl.Tensor[tl.float16, M]] = None": "parameter 's'",
     "A: tl.Tensor[tl.float16, M], s: int = tl.tune(3)": "tl.tune() takes a list of candidate values",
     "A: tl.Tensor": "parameter 'A'",
+    "A: tl.Tensor[tl.float16, M], alpha: tl.float32": "parameter 'alpha': tl.float32 is an element type",
+    "A: tl.Tensor[tl.float16, M], scale: tl.bfloat16 = 1.0": "`scale: T.float32` for a scalar passed at run time",
 }
 
 

@@ -15,7 +15,7 @@ import inspect
 import sys
 from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_origin
 
-from tltyped.abi import check_host_scalar
+from tltyped.abi import check_host_scalar, element_type_as_parameter
 from tltyped.errors import ArgumentTypeError, DefinitionError, DimSyntaxError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import DTypeSpec, Kind, Param, TensorSpec
@@ -66,6 +66,8 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
     scalar = tilelang_scalar(annotation)
     if scalar is not None:
         return Param(name, Kind.DYN, default, scalar=check_host_scalar(name, parameter_dtype(name, scalar)).name)
+    if isinstance(annotation, type) and issubclass(annotation, DType):
+        raise DefinitionError(element_type_as_parameter(name, annotation))
     if _holds_a_tensor(annotation):
         raise DefinitionError(
             f"parameter {name!r}: a tensor inside {_name(get_origin(annotation))}[...] is not supported (it would be a "

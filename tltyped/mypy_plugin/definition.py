@@ -56,6 +56,7 @@ from mypy.types import (
     get_proper_type,
 )
 
+from tltyped.abi import element_type_as_parameter
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.callvalues import check_tune_candidates
@@ -64,6 +65,7 @@ from tltyped.mypy_plugin.parsed import called_name, dotted_name
 from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import is_buffer_like
 from tltyped.mypy_plugin.walk import own_nodes
+from tltyped.types import dtypes
 from tltyped.types import in_body_grammar as grammar
 
 _RETURN_RULE = codes.sentence(grammar.RETURN_RULE)
@@ -104,6 +106,8 @@ def _signature_problems(func: FuncDef, options: Options) -> list[tuple[str, Cont
         if index < len(written) and _is_bare_tensor(written[index], typ):  # a kernel's tensor needs its spec
             problems.append((f'Kernel parameter "{name}" needs a dtype and dims: Tensor[dtype, *dims] or '
                              "Tensor[[dims...], dtype]", arg, codes.ANNOTATION))
+        elif (element_type := _element_type(typ)) is not None:
+            problems.append((codes.sentence(element_type_as_parameter(name, element_type)), arg, codes.ANNOTATION))
         elif _holds_a_tensor(typ):
             problems.append((f'Kernel parameter "{name}" has a tensor inside {format_type(typ, options)}, which is '
                              "not supported; a kernel's tensors are parameters of their own, always given",
@@ -115,6 +119,14 @@ def _is_bare_tensor(written: Type, analyzed: Type) -> bool:
     typ = get_proper_type(analyzed)
     return (isinstance(written, UnboundType) and not written.args and isinstance(typ, Instance)
             and typ.type.fullname == names.PLUGIN_TENSOR)
+
+
+def _element_type(typ: Type) -> type[dtypes.DType] | None:
+    """The element type a parameter is annotated with (`alpha: tl.float32`), which no value can be."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.type.has_base(names.DTYPE_BASE) and dtypes.is_dtype_like(proper.type.name):
+        return dtypes.as_dtype(proper.type.name)
+    return None
 
 
 def _holds_a_tensor(typ: Type) -> bool:

@@ -142,10 +142,17 @@ def jit(
     compile_flags: str | Sequence[str] | None = None,
     out_idx: int | Sequence[int] | None = None,
     op: str | None = None,
+    **unknown: Any,
 ) -> Any:
     """Make a kernel: `@tl.jit`, or with TileLang's keywords `@tl.jit(target="sm_90a", pass_configs={...},
     compile_flags=[...], out_idx=[-1])` (`out_idx`: the tensor parameters the kernel allocates and returns
     rather than takes); `op="mylib::rms_norm"` names the torch op tracers see (callpath/torch_op.py)."""
+    if unknown:  # most often TileLang's own keywords, carried over from `@tilelang.jit(...)`
+        raise DefinitionError(
+            f"tl.jit() got the keyword {', '.join(map(repr, unknown))}; it takes target, pass_configs, compile_flags, "
+            "out_idx and op (TileLang's execution_backend, target_host, verbose and debug_root_path choose its own "
+            "launcher and logs: tltyped compiles and launches through its own, with its log on TLTYPED_LOG=info)"
+        )
     decoration = Decoration(targets.explicit(target), BuildOptions.of(pass_configs, compile_flags), out_idx, op)
     return decoration if fn is None else decoration(fn)
 

@@ -552,3 +552,10 @@ def test_a_tensor_given_for_a_const_an_annotation_is_computed_from_names_the_con
     a, b = meta(8, 4, dtype=torch.float16), meta(8)
     with pytest.raises(tl.ArgumentTypeError, match=r"body_names: const parameter 'trans' .*got torch\.Tensor"):
         body_names(a, b, meta(8, 8))
+
+
+@pytest.mark.parametrize("keyword", ["execution_backend", "verbose", "target_hots"])
+def test_a_keyword_tl_jit_does_not_take_is_refused_naming_it_and_those_it_takes(keyword: str) -> None:
+    """TileLang's own `@tilelang.jit(execution_backend="cython")`, carried over, or a typo."""
+    with pytest.raises(tl.DefinitionError, match=rf"tl.jit\(\) got the keyword '{keyword}'; it takes target, "):
+        tl.jit(**{keyword: "cython"})

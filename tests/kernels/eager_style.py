@@ -133,6 +133,14 @@ def configured(A: tl.Tensor[tl.float16, R, S], C: tl.Tensor[tl.float32, R, S]):
         C[0, 0] = T.cast(A[0, 0], T.float32)
 
 
+@tl.jit(compile_flags=["-Dtltyped_decorator_flag()=3"],
+        pass_configs={"tl.device_compile_flags": ["-Dtltyped_pass_flag()=4"]})
+def flagged(A: tl.Tensor[tl.int32, R]):
+    """Names that only nvcc's command line defines: it builds only if both flags reach nvcc."""
+    with T.Kernel(1, threads=32) as bx:
+        A[0] = T.call_extern("int32", "tltyped_decorator_flag") + T.call_extern("int32", "tltyped_pass_flag")
+
+
 @tl.jit
 def anonymous(A: tl.Tensor[tl.float16, int, int], B: tl.Tensor[tl.float16, int, int]):
     """The seed's anonymous dims (a const dim each), related by Python on `A.shape`."""

@@ -233,6 +233,15 @@ def test_jit_keywords_reach_lowering_and_the_build() -> None:
     assert [o.spec.shape for o in abi.outputs] == [("16", "d0")] and abi.returns == (0,)
 
 
+@needs_nvcc
+def test_jit_keywords_reach_nvcc(sm90) -> None:
+    """The build's nvcc command line has the decorator's and the pass configuration's flags: the kernel's code
+    uses names only they define, so without either nvcc fails (a CompileError)."""
+    lowered = ks.flagged.lower(meta(8, dtype=torch.int32))
+    assert "tltyped_decorator_flag() + tltyped_pass_flag()" in lowered.cuda_source
+    ks.flagged.compile(meta(8, dtype=torch.int32))  # a CompileError if nvcc misses either flag
+
+
 @pytest.mark.parametrize(
     ("out_idx", "message"),
     [(5, "out_idx 5 is not the index of one of its 2 parameters"), ([1, -1], "names a parameter twice")],

@@ -174,7 +174,7 @@ class Decoration:
         else:
             analysis = analyze(fn, self.out_idx)
             if analysis.signature.is_resolved:
-                made = Dispatcher(fn, analysis.signature, self.target, self.options, self.op).exposed()
+                made = Dispatcher(fn, analysis.signature, self.target, self.options, self.op, reread=analysis.reread).exposed()
             else:
                 router = Router(analysis, self.target, self.options, self.op)
                 made = expose(router.call, fn, router)

@@ -57,6 +57,17 @@ def late_global(A):
 
 
 ROWS, COLS = 32, 16
+SIZE = 64
+
+
+@tl.jit
+def sized_by_global(A, B):
+    """A global sizes the tensors (read when the calls are set up) and the loop (read at each build)."""
+    A: T.Tensor[[SIZE], T.float32]
+    B: T.Tensor[[SIZE], T.float32]
+    with T.Kernel(1, threads=64) as bx:
+        for i in T.Parallel(SIZE):
+            B[i] = A[i]
 
 
 @tl.jit

@@ -217,3 +217,22 @@ def reads_the_environment(A, B):
     with T.Kernel(1, threads=128) as bx:
         for i in T.Parallel(N):
             B[i] = A[i] * factor
+
+
+def make_rebindable(scale):
+    """A kernel reading a closure variable that the factory's other function rebinds (`nonlocal`)."""
+
+    @tl.jit
+    def scaled(A, B):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B: T.Tensor[[N], T.float32]
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(N):
+                B[i] = A[i] * scale
+
+    def rebind(value):
+        nonlocal scale
+        scale = value
+
+    return scaled, rebind

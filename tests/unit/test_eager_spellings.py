@@ -87,6 +87,19 @@ def test_globals_assigned_after_the_kernel_are_read_at_the_first_call() -> None:
         ks.late_global.lower(meta(32, 8, dtype=torch.float32))
 
 
+@pytest.mark.parametrize("kernel", ["sized_by_global", "late_global"])
+def test_a_global_rebound_that_changes_the_tensors_refuses_the_next_build(kernel: str, monkeypatch) -> None:
+    """The body would loop over the new size while the call checks and allocates the old: never built. (late_global's
+    annotations are read at its first call, sized_by_global's at decoration.)"""
+    fn = getattr(ks, kernel)
+    shape = (32, 16) if kernel == "late_global" else (64,)
+    tensors = [meta(*shape, dtype=torch.float32) for _ in fn.signature.params]
+    fn.lower(*tensors)
+    monkeypatch.setattr(ks, "ROWS" if kernel == "late_global" else "SIZE", 128)
+    with pytest.raises(tl.KernelBuildError, match=rf"{kernel}: its annotations now read {kernel}\(A: Tensor\[float32, 128"):
+        fn.lower(*tensors)
+
+
 def test_const_parameters_used_as_dims() -> None:
     fn = ks.const_params_as_dims
     assert fn.signature.depends_on == ("M", "N")

@@ -205,6 +205,17 @@ def test_a_global_rebound_after_a_build_is_read_by_the_next_build(sm90: str, mon
     assert factories.add_offset.compile(vector(), vector()).folder == first.folder
 
 
+def test_a_closure_cell_rebound_after_a_build_is_read_by_the_next_build(sm90: str) -> None:
+    """TileLang's rewrite of the body binds the cells' values; it is made again when a cell is rebound, so a build
+    uses the value its record is keyed on (a stale rewrite would store 2.0's kernel under 6.0's key)."""
+    kernel, rebind = factories.make_rebindable(2.0)
+    first, first_key = kernel.lower(vector(), vector()), record_key(kernel, vector(), vector())
+    rebind(6.0)
+    second, second_key = kernel.lower(vector(), vector()), record_key(kernel, vector(), vector())
+    assert "0x1p+1f" in first.cuda_source and "0x1.8p+2f" in second.cuda_source  # 2.0, then 6.0
+    assert first_key != second_key
+
+
 # -- across processes sharing one cache ---------------------------------------------------
 
 PROBE = """

@@ -68,6 +68,7 @@ class Dispatcher:
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike,
         options: BuildOptions = BuildOptions(), op: str | None = None, op_owner: object | None = None,
+        reread: Callable[[], KernelSignature] | None = None,
     ) -> None:
         if target is not None:
             targets.normalize(target)  # reject a malformed target at decoration
@@ -82,6 +83,7 @@ class Dispatcher:
         self.target = target
         self.options = options
         self.signature = signature
+        self.reread = reread  # the signature as the annotations read now, checked before each build (Elaborator)
         self.binder = Binder(self.signature, dict(fn.__globals__))
         self.kernels = KernelTable(fn, signature, lambda spec, target: self.builder.build(spec, target), options.describe())
         self.launches: dict[Any, Callable[..., Any]] = {}
@@ -99,7 +101,7 @@ class Dispatcher:
         from tltyped.backend.compiler import KernelBuilder
         from tltyped.frontend.elaborate import Elaborator  # TileLang's AST rewrite of the body runs once, here
 
-        return KernelBuilder(self.signature, self.options, Elaborator(self.fn, self.signature).elaborate)
+        return KernelBuilder(self.signature, self.options, Elaborator(self.fn, self.signature, self.reread).elaborate)
 
     # -- the slow path -------------------------------------------------------------
 

@@ -12,6 +12,7 @@ with one tuple and one dict lookup.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -82,7 +83,8 @@ class Router:
                 signature = self.analysis.resolve(consts)
                 # its ops named from the jit function's name (torch_op.py), as its siblings' are
                 dispatcher = self.children[key] = Dispatcher(
-                    self.analysis.fn, signature, self.target, self.options, self.op, op_owner=self)
+                    self.analysis.fn, signature, self.target, self.options, self.op, op_owner=self,
+                    reread=functools.partial(self.analysis.reread, consts))
                 if self.backward is not None:
                     dispatcher.register_autograd(*self.backward)
                 self.calls[key] = dispatcher.fast_path.call

@@ -80,6 +80,7 @@ class Analysis:
     def __init__(self, fn: Callable[..., Any], out_idx: OutIdx = None) -> None:
         self.fn = fn
         self.name = fn.__name__
+        self.out_idx_given = out_idx
         self.parameters = inspect.signature(fn).parameters
         for p in self.parameters.values():
             if p.kind is p.POSITIONAL_ONLY:
@@ -116,6 +117,12 @@ class Analysis:
             if problem is not None:  # the call's mistake, before the annotation's code runs on it
                 raise problem[0](f"{self.name}: const parameter {name!r} {problem[1]}")
         return self._read(consts)
+
+    def reread(self, consts: Mapping[str, Any] | None = None) -> KernelSignature:
+        """The signature as the function's annotations read now (resolved for `consts`, where they depend on some):
+        a fresh analysis, since a global or closure value they use may have been rebound since this one."""
+        fresh = Analysis(self.fn, self.out_idx_given)
+        return fresh.signature if consts is None else fresh.resolve(consts)
 
     # -- reading the parameters --------------------------------------------------
 

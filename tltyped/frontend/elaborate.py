@@ -177,9 +177,12 @@ def _as_fact(relation: Any) -> Any:
 class Elaborator:
     """Builds the PrimFunc of one specialisation of a jit function."""
 
-    def __init__(self, fn: Callable[..., Any], signature: KernelSignature) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], signature: KernelSignature, reread: Callable[[], KernelSignature] | None = None
+    ) -> None:
         self._fn = fn
         self._signature = signature
+        self._reread = reread  # the signature as the annotations read now (Analysis.reread)
         self._symbol = identifier(signature.name)  # the kernel's name in TIR, CUDA and the host code
         runtime = [p.name for p in signature.params if p.is_runtime]
         safe = c_names(  # the names of kernel parameters and dyn dims in TIR, CUDA and the host code
@@ -189,13 +192,19 @@ class Elaborator:
         self._c_names = dict(zip(runtime, safe))
         self._dim_c_names = dict(zip(signature.dyn_dims, safe[len(runtime) :]))
         self._generator: Any = None
+        self._cells: tuple[object, ...] = ()  # what the closure cells held when the generator was made
         self._lock = threading.Lock()
 
     def _ir_generator(self) -> Any:
+        """TileLang's rewrite of the body, made again whenever a closure cell holds another object than when it was
+        made: `mutate` binds the cells' values into the rewrite, and a build must use the values its record is keyed
+        on (a factory's `nonlocal` rebound is read again, as a rebound global is)."""
         with self._lock:
-            if self._generator is None:
-                _materialize_dtype_names(self._fn)
+            _materialize_dtype_names(self._fn)
+            cells = _cell_contents(self._fn)
+            if self._generator is None or any(now is not then for now, then in zip(cells, self._cells, strict=True)):
                 self._generator = tl_ast.mutate(self._fn)
+                self._cells = cells
             return self._generator
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -216,6 +225,13 @@ class Elaborator:
         return kwargs, dims
 
     def elaborate(self, spec: Specialization) -> Elaborated:
+        if self._reread is not None and (now := self._reread()) != self._signature:
+            # the body would read the new value, the call path checks and allocates for the old: refused, not built
+            raise KernelBuildError(
+                f"{self._signature.name}: its annotations now read {now}, not {self._signature} as when its calls "
+                "were set up (a global or closure value they use has changed); decorate the function again, or make "
+                "the value a const parameter"
+            )
         generator = self._ir_generator()
         kwargs, dims = self.arguments(spec)
         tensors = frozenset(p.name for p in (*self._signature.tensors, *self._signature.outputs))
@@ -339,6 +355,20 @@ def _describe(exc: Exception) -> str:
     if "Not all tensor allocated from `T.empty` are returned" in text:
         return text + " (use T.alloc_global for scratch memory the kernel does not return)"
     return f"{type(exc).__name__}: {text}"
+
+
+_EMPTY_CELL = object()
+
+
+def _cell_contents(fn: Callable[..., Any]) -> tuple[object, ...]:
+    """The objects the function's closure cells hold now (`_EMPTY_CELL` for a variable not assigned yet)."""
+    contents = []
+    for cell in fn.__closure__ or ():
+        try:
+            contents.append(cell.cell_contents)
+        except ValueError:
+            contents.append(_EMPTY_CELL)
+    return tuple(contents)
 
 
 def _materialize_dtype_names(fn: Callable[..., Any]) -> None:

@@ -268,6 +268,23 @@ def test_missing_argument_in_lower(seed_gemm) -> None:
     assert "__global__" in lowered.cuda_source
 
 
+@pytest.mark.parametrize(
+    ("dims", "error", "message"),
+    [
+        ({"M": 512}, ValueError, "gemm: dim M: 512 given by name vs 256 (from A, axis 0)"),
+        ({"N": 128.0}, TypeError, "gemm: dim N given by name must be an int size, got float 128.0"),
+        ({"N": "128"}, TypeError, "gemm: dim N given by name must be an int size, got str '128'"),
+        ({"N": True}, TypeError, "gemm: dim N given by name must be an int size, got bool True"),
+        ({"N": -5}, ValueError, "gemm: dim N given by name must not be negative, got -5"),
+    ],
+)
+def test_a_dim_given_by_name_in_lower_is_an_int_agreeing_with_the_tensors(seed_gemm, dims, error, message) -> None:
+    """Never ignored (the tensor's size built instead), truncated (2.5 -> 2) or left to torch (a negative size)."""
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        seed_gemm.gemm.lower(meta(256, 512), **dims)
+    assert "__global__" in seed_gemm.gemm.lower(meta(256, 512), M=256, N=128).cuda_source
+
+
 def test_extra_argument_in_compile(seed_gemm) -> None:
     with pytest.raises(TypeError, match=r"gemm: unexpected argument 'block_m' \(neither a parameter nor a dim\)"):
         seed_gemm.gemm.compile(meta(256, 512), meta(512, 128), block_m=64)

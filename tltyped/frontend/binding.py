@@ -324,7 +324,7 @@ def inspection_arguments(
         if key in params:
             values[key] = value
         elif key in signature.dims:
-            dims[key] = value
+            dims[key] = _named_size(name, key, value)
         else:
             raise ArgumentTypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
     for p in params.values():
@@ -336,9 +336,11 @@ def inspection_arguments(
         # (type() first: a hostile value's `__class__` is never asked)
         if p.tensor is not None and issubclass(type(given), torch.Tensor) and isinstance(given, torch.Tensor) \
                 and given.dim() == len(p.tensor.dims):
-            for dim, size in zip(p.tensor.dims, given.shape):
-                if dim.is_symbol:
-                    dims.setdefault(dim.text, int(size))
+            for axis, (dim, size) in enumerate(zip(p.tensor.dims, given.shape)):
+                if dim.is_symbol and dims.setdefault(dim.text, int(size)) != size and dim.text in kwargs:
+                    raise ArgumentValueError(
+                        f"{name}: dim {dim.text}: {dims[dim.text]} given by name vs {size} (from {p.name}, axis {axis})"
+                    )
     for dim_name, is_dyn in signature.dims.items():
         if is_dyn:
             dims.setdefault(dim_name, DYN_PLACEHOLDER)
@@ -349,6 +351,15 @@ def inspection_arguments(
         elif value is _MISSING:
             raise ArgumentTypeError(f"{name}: missing argument {p.name!r}")
     return tuple(values[p] for p in params)
+
+
+def _named_size(name: str, dim: str, value: Any) -> int:
+    """A dim's size given by name (`fn.lower(M=1024)`): an int, not negative."""
+    if type(value) is bool or not hasattr(type(value), "__index__"):
+        raise ArgumentTypeError(f"{name}: dim {dim} given by name must be an int size, got {describe(value)}")
+    if value < 0:
+        raise ArgumentValueError(f"{name}: dim {dim} given by name must not be negative, got {value}")
+    return int(value)
 
 
 _MISSING = object()

@@ -64,6 +64,7 @@ REFUSED = {
     "A: tl.Tensor[tl.float16, M], s: Optional[tl.Tensor[tl.float16, M]] = None": "parameter 's'",
     "A: tl.Tensor[tl.float16, M], s: int = tl.tune(3)": "tl.tune() takes a list of candidate values",
     "A: tl.Tensor": "parameter 'A'",
+    "A: tl.Tensor[tl.float16, M], Y: tl.Tensor[tl.float16, M] = None": "tensor parameter 'Y' has a default (None)",
     "A: tl.Tensor[tl.float16, M], alpha: tl.float32": "parameter 'alpha': tl.float32 is an element type",
     "A: tl.Tensor[tl.float16, M], scale: tl.bfloat16 = 1.0": "`scale: T.float32` for a scalar passed at run time",
 }

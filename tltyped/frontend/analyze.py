@@ -102,6 +102,12 @@ class Analysis:
         self.hints = _signature_hints(fn, self.env)
         self.out_idx = _outputs(self.name, list(self.parameters), out_idx, self.body)
         self.signature = self._read(None)
+        for param in self.signature.tensors:
+            if param.has_default:  # its default could only be refused at every call that leaves it out
+                raise DefinitionError(
+                    f"{self.name}: tensor parameter {param.name!r} has a default ({param.default!r}); a kernel's tensors "
+                    "are always given: leave it out of the kernel, or make a kernel without it"
+                )
 
     def resolve(self, consts: Mapping[str, Any]) -> KernelSignature:
         """The signature with every annotation read for these values of the consts it depends on (a call must give

@@ -76,6 +76,22 @@ def test_cli_writes_into_a_stubs_folder_by_module_path(tmp_path: Path, monkeypat
     assert out.read_text() == stub_of("interleave")
 
 
+@pytest.mark.parametrize(("target", "message"), [
+    ("os", "os defines no jit function"),  # its stub would hide the standard library's types from pyright
+    ("no_such_module_here", "No module named 'no_such_module_here'"),
+    ("missing.py", "No such file or directory"),
+])
+def test_cli_writes_nothing_for_a_module_without_jit_functions_or_not_found(
+    target: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tltyped.stubs.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main([target]) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "typings").exists()
+
+
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_every_jit_function_of_the_module_is_stubbed(name: str) -> None:
     module = importlib.import_module(f"examples.{name}")

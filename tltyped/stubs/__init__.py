@@ -181,7 +181,7 @@ def _docstring(text: str) -> str:
 
 
 def render_stub(module: ModuleType) -> str:
-    """The .pyi text for every jit function defined in `module`."""
+    """The .pyi text for every jit function defined in `module`; LookupError if it defines none."""
     from tltyped.callpath.factory import Factory  # imports torch: not at import, the mypy plugin reads prim_func.py
 
     factories = []
@@ -193,6 +193,8 @@ def render_stub(module: ModuleType) -> str:
                 factories.append(factory)
         elif isinstance(value, tl.JitFunction) and value.__module__ == module.__name__ and name == value.__name__:
             kernels.append((name, value))
+    if not factories and not kernels:  # its stub would only hide the module's own types from the type checker
+        raise LookupError(f"{module.__name__} defines no jit function")
     # One TypeVar per dim name, bound to int when dyn; a name dyn in one kernel and const in another is two
     # TypeVars, the dyn one `N_dyn`, so that each kernel keeps its own bound.
     kinds: dict[str, set[bool]] = {}

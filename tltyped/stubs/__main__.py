@@ -47,8 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     if opts.out is not None and len(opts.modules) != 1:
         parser.error("-o/--out takes one module; use -d/--dir for several")
     for target in opts.modules:
-        module = load(target)
-        text = render_stub(module)
+        try:
+            module = load(target)
+            text = render_stub(module)
+        except (ImportError, OSError, LookupError) as exc:  # a module not found, a file not there, no jit function
+            print(f"python -m tltyped.stubs: {target}: {exc}; nothing written for it", file=sys.stderr)
+            return 1
         if opts.out == "-":
             sys.stdout.write(text)
             continue

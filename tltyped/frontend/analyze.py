@@ -25,7 +25,7 @@ from typing import Any
 
 from tltyped.errors import Deferred, DefinitionError, UndeclaredDim, Undefined
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.annotation import parameter_dtype, parse_param
+from tltyped.frontend.annotation import parameter_dtype, parse_param, parse_returns
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.lazy import out_indices
@@ -100,6 +100,7 @@ class Analysis:
         self.module_names = module_names(self.body.filename)
         self.env = environment(fn)
         self.hints = _signature_hints(fn, self.env)
+        self.returns = _return_annotation(fn, self.env)
         self.out_idx = _outputs(self.name, list(self.parameters), out_idx, self.body)
         self.signature = self._read(None)
         for param in self.signature.tensors:
@@ -182,7 +183,7 @@ class Analysis:
         signature = KernelSignature(
             self.name, tuple(p for p in params if p not in outputs), state.dim_kinds, frozenset(self.body.annotations),
             outputs=outputs, depends_on=tuple(sorted(state.depends)), dim_vars=dict(self.body.dim_vars),
-            scalar_dims=tuple(sorted(state.scalar_dims)),
+            scalar_dims=tuple(sorted(state.scalar_dims)), returns=self.returns,
         )
         if not signature.is_resolved:
             return signature
@@ -382,6 +383,20 @@ def _signature_hints(fn: Callable[..., Any], env: dict[str, Any]) -> dict[str, A
                 raise DefinitionError(f"{fn.__name__}: cannot evaluate the annotation of {name!r}: {exc}") from exc
         hints[name] = annotation
     return hints
+
+
+def _return_annotation(fn: Callable[..., Any], env: dict[str, Any]) -> tuple[TensorSpec, ...] | None:
+    """The tensors the return annotation states (annotation.py's `parse_returns`); None without one, or where it
+    cannot be evaluated here (a name only a type checker knows)."""
+    annotation = getattr(fn, "__annotations__", {}).get("return", inspect.Parameter.empty)
+    if annotation is inspect.Parameter.empty:
+        return None
+    if type(annotation) is str:
+        try:
+            annotation = eval(annotation, env)  # noqa: S307
+        except Exception:  # noqa: BLE001 - `TYPE_CHECKING` imports, forward references: left to the type checker
+            return None
+    return parse_returns(annotation)
 
 
 def environment(fn: Callable[..., Any]) -> dict[str, Any]:

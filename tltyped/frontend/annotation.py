@@ -76,6 +76,21 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
     return Param(name, Kind.CONST, default, annotation=annotation)
 
 
+def parse_returns(annotation: object) -> tuple[TensorSpec, ...] | None:
+    """The tensors a return annotation states (`-> tl.Tensor[...]`, or a tuple of them; none for `-> None`), which
+    each build checks the body's returned tensors against; None where it states anything else (unchecked: it is the
+    type checker's)."""
+    if annotation is None or annotation is type(None):
+        return ()
+    items = get_args(annotation) if get_origin(annotation) is tuple else (annotation,)
+    if not items or not all(is_tensor_annotation(item) and get_args(item) for item in items):
+        return None
+    try:
+        return tuple(parse_tensor("return", get_args(item), {}) for item in items)
+    except (DefinitionError, DimSyntaxError):
+        return None
+
+
 def _holds_a_tensor(annotation: object) -> bool:
     """`Optional[Tensor[...]]`, `tuple[Tensor[...], ...]`: an annotation with a tensor annotation inside."""
     return any(is_tensor_annotation(arg) or _holds_a_tensor(arg) for arg in get_args(annotation))

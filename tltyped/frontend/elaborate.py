@@ -247,8 +247,40 @@ class Elaborator:
             where = (failure_site(exc, builder.current_file, builder.current_line) if builder.current_line
                      else self._signature.name)
             raise KernelBuildError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
+        _check_returns(self._signature, prim_func, dims)
         dyn_vars = {name: dims[name] for name in self._signature.dyn_dims}
         return Elaborated(prim_func, dyn_vars)
+
+
+def _check_returns(signature: KernelSignature, prim_func: Any, dims: Mapping[str, Any]) -> None:
+    """The tensors the kernel returns, against what its return annotation states: a call's result is what the
+    annotation tells the caller (and their type checker) it is, or the kernel is not built."""
+    if signature.returns is None:
+        return
+    attrs = prim_func.attrs
+    params = list(prim_func.params)
+    returned = [prim_func.buffer_map[params[int(i)]] for i in (attrs["tilelang_out_idx"] if attrs and
+                                                               "tilelang_out_idx" in attrs else [])]
+    stated = ", ".join(map(str, signature.returns)) or "None"
+    found = ", ".join(f"{b.dtype}[{', '.join(map(str, b.shape))}]" for b in returned) or "nothing"
+    problem = None
+    if len(returned) != len(signature.returns):
+        problem = f"{len(returned)} returned, {len(signature.returns)} stated"
+    analyzer = tvm.arith.Analyzer()
+    for index, (buffer, spec) in enumerate(zip(returned, signature.returns)):
+        what = f"tensor {index}" if len(returned) > 1 else "the tensor"
+        if spec.dtype.fixed is not None and to_tilelang(spec.dtype.fixed) != str(buffer.dtype):
+            problem = problem or f"{what} is {buffer.dtype}, not {spec.dtype.fixed.name}"
+        elif len(buffer.shape) != len(spec.dims):
+            problem = problem or f"{what} has rank {len(buffer.shape)}, not {len(spec.dims)}"
+        else:
+            for axis, (size, dim) in enumerate(zip(buffer.shape, spec.dims)):
+                if all(s in dims for s in dim.symbols) and not analyzer.can_prove_equal(size, dim.evaluate(dims)):
+                    problem = problem or f"{what}'s axis {axis} is {size}, not {dim}"
+    if problem is not None:
+        raise KernelBuildError(
+            f"{signature.name}: returns {found}, but its return annotation states {stated}: {problem}"
+        )
 
 
 def failure_site(exc: BaseException, file: str, line: int) -> str:

@@ -114,6 +114,7 @@ class KernelSignature:
     dim_vars: Mapping[str, str] = field(default_factory=dict)  # body variable -> the dim it declares (`M = T.dynamic("m")`)
     scalar_dims: tuple[str, ...] = ()  # int scalar parameters a tensor's dims name: dyn dims each call must agree
     # with, or, where no input has the dim as a plain dim (it sizes outputs alone), each call's value of it
+    returns: tuple[TensorSpec, ...] | None = None  # what the return annotation states; None: unstated (unchecked)
 
     def param(self, name: str) -> Param:
         for p in self.params:

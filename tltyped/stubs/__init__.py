@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import tltyped as tl
 from tltyped.frontend import dims as dimlib
-from tltyped.errors import DefinitionError
+from tltyped.errors import ArgumentValueError, DefinitionError
 from tltyped.frontend.body import function_ast
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.signature import Kind, KernelSignature, Param, TensorSpec
@@ -181,7 +181,7 @@ def _docstring(text: str) -> str:
 
 
 def render_stub(module: ModuleType) -> str:
-    """The .pyi text for every jit function defined in `module`; LookupError if it defines none."""
+    """The .pyi text for every jit function defined in `module`; ArgumentValueError if it defines none."""
     from tltyped.callpath.factory import Factory  # imports torch: not at import, the mypy plugin reads prim_func.py
 
     factories = []
@@ -194,7 +194,7 @@ def render_stub(module: ModuleType) -> str:
         elif isinstance(value, tl.JitFunction) and value.__module__ == module.__name__ and name == value.__name__:
             kernels.append((name, value))
     if not factories and not kernels:  # its stub would only hide the module's own types from the type checker
-        raise LookupError(f"{module.__name__} defines no jit function")
+        raise ArgumentValueError(f"{module.__name__} defines no jit function")
     # One TypeVar per dim name, bound to int when dyn; a name dyn in one kernel and const in another is two
     # TypeVars, the dyn one `N_dyn`, so that each kernel keeps its own bound.
     kinds: dict[str, set[bool]] = {}

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from tltyped.errors import ArgumentValueError
 from tltyped.stubs import render_stub
 
 DEFAULT_DIR = "typings"
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             module = load(target)
             text = render_stub(module)
-        except (ImportError, OSError, LookupError) as exc:  # a module not found, a file not there, no jit function
+        except (ImportError, OSError, ArgumentValueError) as exc:  # a module not found, a file not there, no jit function
             print(f"python -m tltyped.stubs: {target}: {exc}; nothing written for it", file=sys.stderr)
             return 1
         if opts.out == "-":

@@ -1,0 +1,39 @@
+"""A kernel's return annotation is what a call's result is: each build checks the tensors the body returns against
+it (count, dtype, rank, and each dim the call's sizes decide), and refuses to build a kernel that disagrees, so
+neither the caller nor their type checker is told a float16 result is float32, or an [N * 2] one is [N]."""
+
+import re
+
+import pytest
+import torch
+
+import tltyped as tl
+from tests.conftest import meta
+from tests.kernels import returns
+
+pytestmark = pytest.mark.usefixtures("sm90")
+
+
+def test_a_body_returning_what_its_annotation_states_builds() -> None:
+    assert "__global__" in returns.make().lower(meta(100, 7, dtype=torch.float32)).cuda_source
+    assert "__global__" in returns.pair.lower(meta(100, 7, dtype=torch.float32)).cuda_source
+    assert "__global__" in returns.unstated.lower(meta(100, dtype=torch.float32)).cuda_source  # nothing stated
+
+
+@pytest.mark.parametrize(("values", "problem"), [
+    ({"out_dtype": tl.float16}, "returns float16[N, 7], but its return annotation states Tensor[float32, N, M]: "
+                                "the tensor is float16, not float32"),
+    ({"factor": 2}, "returns float32[N * 2, 7], but its return annotation states Tensor[float32, N, M]: "
+                    "the tensor's axis 0 is N * 2, not N"),
+    ({"extra": 1}, "the tensor's axis 1 is 8, not M"),  # M = 7, the call's const dim
+    ({"both": True}, "returns float32[N, 7], float32[N, 7], but its return annotation states Tensor[float32, N, M]: "
+                     "2 returned, 1 stated"),
+])
+def test_a_body_returning_other_tensors_than_its_annotation_states_is_refused(values: dict, problem: str) -> None:
+    with pytest.raises(tl.KernelBuildError, match=f"^scaled: .*{re.escape(problem)}"):
+        returns.make(**values).lower(meta(100, 7, dtype=torch.float32))
+
+
+def test_a_kernel_stated_to_return_none_may_not_return_a_tensor() -> None:
+    with pytest.raises(tl.KernelBuildError, match=re.escape("stated_none: returns float32[N], but its return annotation states None: 1 returned, 0 stated")):
+        returns.stated_none.lower(meta(100, dtype=torch.float32))

@@ -60,6 +60,7 @@ class CallBinder:
     bound: dict[TypeVarId, Type] = field(default_factory=dict)  # what the return type gets
     sizes: dict[TypeVarId, _DimBinding] = field(default_factory=dict)
     dim_names: dict[str, TypeVarId] = field(default_factory=dict)
+    symbols: dict[TypeVarId, tuple[TypeVarType, str]] = field(default_factory=dict)  # dim -> caller's dim var, from
     dtypes: dict[TypeVarId, tuple[str, str]] = field(default_factory=dict)  # dtype var -> (dtype, from)
     derived: list[tuple[str, int, str, int, Expression]] = field(default_factory=list)
 
@@ -93,7 +94,8 @@ class CallBinder:
     def scratch(self) -> CallBinder:
         """A binder that starts from this one's bindings and keeps its own."""
         return CallBinder(
-            self.api, self.kernel, self.given, dict(self.bound), dict(self.sizes), dict(self.dim_names), dict(self.dtypes),
+            self.api, self.kernel, self.given, dict(self.bound), dict(self.sizes), dict(self.dim_names),
+            dict(self.symbols), dict(self.dtypes),
         )
 
     def bind_tensor(self, name: str, formal: tuple[Type, list[Type] | None], actual: Type, where: Expression) -> None:
@@ -182,7 +184,14 @@ class CallBinder:
         elif isinstance(expected, TypeVarType):
             self.dim_names[expected.name] = expected.id
             if size is None:
-                if isinstance(found, TypeVarType):
+                if isinstance(found, TypeVarType):  # the caller's own dim variable: one per dim, as mypy infers
+                    symbol = self.symbols.setdefault(expected.id, (found, f"{name}, axis {axis}"))
+                    if symbol[0].id != found.id:
+                        self.fail(
+                            f"{self.argument(name)} has dim {found.name} for dim {expected.name} (axis {axis}); "
+                            f"expected {symbol[0].name} (from {symbol[1]})",
+                            where, codes.SHAPE,
+                        )
                     self.bound.setdefault(expected.id, found)
                 return
             seen = self.sizes.get(expected.id)

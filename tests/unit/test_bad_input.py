@@ -431,8 +431,8 @@ def bind_annotated(**consts_: object) -> object:
         ("maybe", 1.5, "expects Optional[int], got float 1.5"),
         ("choice", "c", "expects Literal['a', 'b'], got str 'c'"),
         ("mode", 1, "expects Mode, got int 1"),
-        ("out_dtype", "float99", "expects dtype, got str 'float99'"),
-        ("out_dtype", 16, "expects dtype, got int 16"),
+        ("out_dtype", "float99", "expects a dtype (tl.float16, T.float16, torch.float16 or 'float16'), got str 'float99'"),
+        ("out_dtype", 16, "expects a dtype (tl.float16, T.float16, torch.float16 or 'float16'), got int 16"),
         ("fixed", 3.0, "expects int, got float 3.0"),
     ],
 )

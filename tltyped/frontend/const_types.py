@@ -151,6 +151,8 @@ def spelling(annotation: object) -> str:
     """The annotation as a message names it: `int`, `tuple[int, int]`, `Optional[int]`."""
     if get_origin(annotation) is Annotated:
         return spelling(get_args(annotation)[0])
+    if _is_dtype(annotation):  # `T.dtype`, `torch.dtype`, `type[tl.DType]`: whatever class spells it here
+        return "a dtype (tl.float16, T.float16, torch.float16 or 'float16')"
     if isinstance(annotation, type) and get_origin(annotation) is None:
         return annotation.__qualname__
     return repr(annotation).replace("typing.", "")

@@ -126,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     clearing.add_argument("function", nargs="?", help="only the records of functions whose name contains this, "
                           "and the builds only they name")
     args = parser.parse_args(argv)
+    if args.action == "clear" and args.function is not None and not args.function.strip():
+        clearing.error(f"FUNCTION {args.function!r} would match every function; to remove everything, run `clear` alone")
     try:
         cache.configured_root()
     except UnusableCache as exc:  # `cache.root()` would name a folder of this command's own, gone when it exits

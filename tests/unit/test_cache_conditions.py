@@ -275,6 +275,16 @@ def test_clear_function_removes_its_records_and_the_builds_only_they_name(cache_
     assert "removed 3 record(s) and 1 build(s)" in output
 
 
+def test_clear_of_an_empty_function_name_is_refused_removing_nothing(cache_dir: Path) -> None:
+    """`clear ""` (an unset shell variable) would match every function: refused, the records kept."""
+    folder, _ = build.build("probe", [probe_step(813)])
+    spec = {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.gemm", "sm_90a", spec, folder.name))
+    run = python("-m", "tltyped", "cache", "clear", "")
+    assert run.returncode == 2 and "FUNCTION '' would match every function" in run.stderr, run.stderr
+    assert "a" * 32 in {path.stem for path, _ in records.every()}
+
+
 def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_dir: Path) -> None:
     """`cache ls`: a line per recorded kernel (function, target, consts and dims, its build's size, the record's
     age) and per tuning result (the GPU's name, the winner, each candidate's time or failure)."""

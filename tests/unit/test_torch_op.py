@@ -303,6 +303,17 @@ def test_compile_passes_a_symbolic_size_to_a_dyn_int_and_specialises_a_const_on_
     assert tuple(blocked(cuda(fake, 64)).shape) == (64,)
 
 
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_python_float_that_the_compiler_makes_dynamic_reaches_a_dyn_float(fake: FakeTensorMode, dynamic, backend) -> None:
+    """torch.compile's default traces a second float value as a SymFloat (automatic dynamic); the op takes a dyn float
+    as a `float`, as torch's own ops do, so the value is specialised on (guarded), never refused."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a, factor: kernels.scale(a, factor), fullgraph=True, dynamic=dynamic, backend=backend)
+    for factor in (2.0, 3.0, 4.0):
+        assert tuple(compiled(cuda(fake, 10), factor).shape) == (10,)
+
+
 def test_a_traced_float_for_a_dyn_float_is_refused_naming_it(fake: FakeTensorMode) -> None:
     """The op takes a dyn float as a `float` fixed at trace time: a tensor's `.item()` is refused, named."""
 

@@ -42,6 +42,14 @@ def _specialised(value: Any) -> Any:
     return value
 
 
+def _has_value(symbolic: Any) -> bool:
+    """Whether a tracer's symbolic scalar stands for an input's value (the tracer can guard on it), not for data
+    the program computes (a tensor's `.item()`)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return not free_unbacked_symbols(symbolic)
+
+
 @dataclass
 class Bound:
     """A validated call: values, dims and tensor facts, keyed by parameter name."""
@@ -73,6 +81,9 @@ class Binder:
                 bound.values[p.name] = _specialised(bound.values[p.name])
                 self._check_const(p, bound.values[p.name])
             elif p.kind is Kind.DYN:
+                if issubclass(type(bound.values[p.name]), (torch.SymFloat, torch.SymBool)) and _has_value(bound.values[p.name]):
+                    # an input the compiler made dynamic: the op takes a `float`/`bool`, as torch's own ops do
+                    bound.values[p.name] = _specialised(bound.values[p.name])
                 self._check_scalar(p, bound.values[p.name])
             elif p.kind is Kind.PTR and not issubclass(type(bound.values[p.name]), torch.Tensor):
                 self._pointer(p, bound.values[p.name], bound, allow_meta)  # an address, checked as the launcher does

@@ -132,6 +132,21 @@ def test_setup_context_sees_the_calls_consts(scale_with_backward: Any) -> None:
     assert CONSTS_SEEN == [{"block": 128}, {"block": 64}]
 
 
+def test_a_factory_s_backward_serves_every_kernel_object_it_makes() -> None:
+    """Registered once on a lazy-style factory (as the AutogradError says): the kernel objects made before and after
+    record their calls with it, `ctx.consts` their factory's arguments."""
+    from tests.kernels.lazy_style import copy_block
+
+    before, seen = copy_block(16), []
+    copy_block.register_autograd(lambda ctx, grad: (grad,), setup_context=lambda ctx, i, o: seen.append(ctx.consts))
+    after = copy_block(32)
+    for kernel, n in ((before, 16), (after, 32)):
+        a = torch.empty(n, device="meta", requires_grad=True)
+        kernel(a).sum().backward()
+        assert a.grad is not None and tuple(a.grad.shape) == (n,)
+    assert seen == [{"N": 16}, {"N": 32}]
+
+
 def test_eager_recordings_are_found_by_the_call_and_keep_its_consts() -> None:
     """An eager recorded call finds its op's recording by its static key: each set of consts has its own, and
     the backward sees the consts of the call it belongs to."""

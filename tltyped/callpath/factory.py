@@ -70,6 +70,7 @@ class Factory:
         self.options = options
         self.parameters = inspect.signature(fn)
         self.kernels: dict[tuple[str, ...], Any] = {}  # the factory's arguments, as texts -> their kernel object
+        self.backward: tuple[Callable[..., Any], Callable[..., Any] | None] | None = None  # given to every kernel object
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
@@ -89,7 +90,17 @@ class Factory:
         # its ops named from the factory's name (torch_op.py), as its siblings' are
         dispatcher = FactoryDispatcher(
             self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx, self.op, op_owner=self)
+        if self.backward is not None:
+            dispatcher.register_autograd(*self.backward)
         return dispatcher.exposed()
+
+    def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
+        """Dispatcher.register_autograd, for every kernel object the factory has made and makes (the backward gets
+        the factory's arguments as `ctx.consts`)."""
+        with self._lock:
+            self.backward = (backward, setup_context)
+            for kernel in self.kernels.values():
+                kernel.register_autograd(backward, setup_context)
 
     def signature(self, arguments: dict[str, Any]) -> KernelSignature:
         """The signature of the factory's kernel for these arguments: recorded, or read from the PrimFunc it returns

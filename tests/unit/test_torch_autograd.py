@@ -64,6 +64,18 @@ def test_a_kernel_without_backward_runs_and_refuses_the_gradient_through_it() ->
     assert kernels.interleave(a.detach(), b).grad_fn is None
 
 
+def test_under_an_aot_compile_a_missing_backward_is_reported_when_compiling() -> None:
+    """aot_eager (as inductor) traces the backward with the forward: the refusal comes then, as for torch's own
+    custom ops without a backward; under no_grad the compiled program runs."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a, b: kernels.interleave(a, b), backend="aot_eager", fullgraph=True)
+    a, b = torch.empty(10, device="meta", requires_grad=True), torch.empty(10, device="meta")
+    with pytest.raises(Exception, match=r"interleave: backward through the kernel, which has no backward"):
+        compiled(a, b)
+    with torch.no_grad():
+        assert tuple(compiled(a, b).shape) == (21,)
+
+
 def test_a_kernel_writing_an_argument_refuses_a_call_autograd_would_record() -> None:
     """As torch refuses `out=` functions: autograd cannot record a write."""
     a = torch.empty(10, device="meta", requires_grad=True)

@@ -23,7 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tltyped as tl
+from tests.conftest import meta, needs_nvcc
 from tests.kernels import consts, dispatch, eager_style, elementwise
+from tltyped.backend import records
 from tltyped.callpath import tensors as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.analyze import analyze
@@ -520,3 +522,21 @@ def test_fast_path_hit_needs_the_same_const_type() -> None:
     with pytest.raises(TypeError, match="const parameter 'block' expects int, got bool True"):
         d.fast_path.call(a, b, 2, True)  # block=True would equal a stored block=1
     assert len(launches.calls) == 1
+
+
+@needs_nvcc
+def test_a_launch_record_naming_another_kernel_s_build_is_not_loaded(
+    sm90, seed_gemm, compiled_seed_gemm, compiled_outputs
+) -> None:
+    """A record whose build is another kernel's (edited by hand, written by a bug) warns and is rebuilt: never run."""
+    gemm = seed_gemm.gemm._dispatcher
+    spec, target = gemm.bind_for_inspection((meta(1024, 512), meta(512, 256)), {})
+    key = gemm.kernels.identity(spec, target).record
+    record = records.read(records.LaunchRecord, key)
+    assert record is not None and record.build == compiled_seed_gemm.folder.name
+    records.write(key, replace(record, build=compiled_outputs.folder.name))
+    fresh = Dispatcher(gemm.fn, gemm.signature, None)  # as a process that has not loaded it yet
+    with pytest.warns(tl.CacheWarning, match=r"names the build of another kernel \('two_outputs'"):
+        kernel = fresh.kernels.load_or_build(spec, target)
+    assert kernel.folder == compiled_seed_gemm.folder  # rebuilt: its own build, found again by its content
+    assert records.read(records.LaunchRecord, key) == record

@@ -216,6 +216,18 @@ def test_a_swapped_folder_is_not_run(cache_dir: Path) -> None:
         assert build_probe(304)[0] == 304
 
 
+def test_a_record_copied_onto_another_record_s_file_is_not_read(cache_dir: Path) -> None:
+    """Each record carries its key: one moved or copied onto another's file reads as absent, with a warning."""
+    folder, _ = build.build("probe", [probe_step(306)])
+    spec = {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.one", "sm_90a", spec, folder.name))
+    records.write("b" * 32, records.LaunchRecord("mod.two", "sm_90a", spec, folder.name))
+    shutil.copyfile(cache_dir / "modules" / f"{'b' * 32}.json", cache_dir / "modules" / f"{'a' * 32}.json")
+    with pytest.warns(CacheWarning, match=f"holds the record of another key \\('{'b' * 32}'\\)"):
+        assert records.read(records.LaunchRecord, "a" * 32) is None
+    assert records.read(records.LaunchRecord, "b" * 32) is not None
+
+
 # -- 4. the key covers what changes the binary ----------------------------------------------------
 
 

@@ -328,7 +328,13 @@ def read_record(key: str) -> dict[str, Any] | None:
     except (OSError, ValueError) as exc:
         warnings.warn(f"tltyped: cache record {path} is unusable ({exc}); ignoring it", CacheWarning, stacklevel=3)
         return None
-    return data if isinstance(data, dict) and data.get("key") == key else None
+    if not isinstance(data, dict):
+        return None
+    if data.get("key") != key:  # copied or renamed onto another record's file
+        warnings.warn(f"tltyped: cache record {path} holds the record of another key ({data.get('key')!r}); ignoring it",
+                      CacheWarning, stacklevel=3)
+        return None
+    return data
 
 
 def write_record(key: str, data: Mapping[str, Any]) -> None:

@@ -27,6 +27,7 @@ import hashlib
 import json
 import logging
 import threading
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ from tltyped.backend import build as builds
 from tltyped.backend import cache, records
 from tltyped.backend.kernel import CompiledKernel, load
 from tltyped.callpath import torch_direct
+from tltyped.errors import CacheWarning
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import KernelSignature, Specialization
 
@@ -60,6 +62,7 @@ class KernelTable:
     ) -> None:
         self._fn = fn
         self._signature = str(signature)
+        self._kernel_name = signature.name  # what its builds' manifests name them (launcher.py)
         self._build = build
         self._options = options  # how the kernels are built besides their specialisation (`BuildOptions.describe`)
         self._name = f"{fn.__module__}.{fn.__qualname__}"
@@ -121,7 +124,12 @@ class KernelTable:
         if record is None:
             return None
         folder = cache.find(record.build)
-        toolchain = cache.manifest(folder).get("toolchain_files", {}) if folder is not None else {}
+        manifest = cache.manifest(folder) if folder is not None else {}
+        if folder is not None and manifest.get("name") != self._kernel_name:  # a record edited, or written by a bug
+            warnings.warn(f"tltyped: cache record {key} of {self._name} names the build of another kernel "
+                          f"({manifest.get('name')!r}, {folder}); rebuilding", CacheWarning, stacklevel=2)
+            return None
+        toolchain = manifest.get("toolchain_files", {})
         if folder is None or not all(builds.file_identity(path) == identity for path, identity in toolchain.items()):
             # what follows (built, or loaded once another process has rebuilt it) is logged where it happens
             logger.info("%s: disk record %s is stale (its build is gone or was made with other toolchain files)",

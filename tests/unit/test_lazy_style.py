@@ -96,7 +96,7 @@ def test_a_non_contiguous_tensor_is_refused_naming_it(sm90) -> None:
 
 def test_a_kernel_is_built_from_the_values_its_factory_reads_now(sm90, monkeypatch) -> None:
     """A global read by the body: the next build reads its new value; one that sizes a tensor: the kernel object
-    no longer matches the factory's kernel, and says so."""
+    no longer matches the factory's kernel, and says so; the factory's next call makes a kernel object anew."""
     kernel = ks.copy_block(1000)
     assert "__launch_bounds__(128" in kernel.lower().cuda_source
     monkeypatch.setattr(ks, "BLOCK", 256)
@@ -106,7 +106,7 @@ def test_a_kernel_is_built_from_the_values_its_factory_reads_now(sm90, monkeypat
     monkeypatch.setattr(ks, "WIDTH", 3)
     with pytest.raises(tl.KernelBuildError, match=r"widened: the factory now returns a kernel with signature .*192"):
         widened.lower()
-    assert specs(ks.widened(64)) == {"X": "Tensor[float32, 128]"}  # made before: kept, as an eager kernel's launches are
+    assert specs(ks.widened(64)) == {"X": "Tensor[float32, 192]"}
 
 
 WARM = textwrap.dedent("""

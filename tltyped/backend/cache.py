@@ -337,6 +337,12 @@ def read_record(key: str) -> dict[str, Any] | None:
     return data
 
 
+def remove_record(key: str) -> None:
+    """Remove record `key` (found out of date), where the cache can be written."""
+    with contextlib.suppress(OSError):
+        remove(_record_path(key))
+
+
 def write_record(key: str, data: Mapping[str, Any]) -> None:
     """Write (or replace) record `key` atomically: readers see the old record or the new one, whole."""
     where = root()

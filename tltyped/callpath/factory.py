@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tltyped.autotuner import first_candidates
-from tltyped.backend import records
+from tltyped.backend import cache, records
 from tltyped.backend import target as targets
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
@@ -76,8 +76,7 @@ class Factory:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         arguments = bind_factory(self.fn, self.parameters, args, kwargs)
-        reader = Reader()  # equal values (two `T.dynamic("m")`s too) make one kernel; others by identity, held here
-        key = tuple(reader.text(value) for value in arguments.values())
+        key = _kernel_key(arguments)
         kernel = self.kernels.get(key)
         if kernel is None:
             with self._lock:
@@ -89,7 +88,8 @@ class Factory:
     def _kernel(self, arguments: dict[str, Any]) -> Any:
         # its ops named from the factory's name (torch_op.py), as its siblings' are
         dispatcher = FactoryDispatcher(
-            self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx, self.op, op_owner=self)
+            self.fn, self.signature(arguments), self.target, self.options, arguments, self.out_idx, self.op, op_owner=self,
+            forget=functools.partial(self._forget, arguments))
         if self.backward is not None:
             dispatcher.register_autograd(*self.backward)
         return dispatcher.exposed()
@@ -101,6 +101,15 @@ class Factory:
             self.backward = (backward, setup_context)
             for kernel in self.kernels.values():
                 kernel.register_autograd(backward, setup_context)
+
+    def _forget(self, arguments: dict[str, Any]) -> None:
+        """Drop the kernel object of these arguments, and its factory record: the factory now returns a kernel of
+        another signature (a value it reads has changed), and the next call with them runs the factory again."""
+        key = self._record_key(arguments)
+        if key is not None:
+            cache.remove_record(key)
+        with self._lock:
+            self.kernels.pop(_kernel_key(arguments), None)
 
     def signature(self, arguments: dict[str, Any]) -> KernelSignature:
         """The signature of the factory's kernel for these arguments: recorded, or read from the PrimFunc it returns
@@ -135,6 +144,13 @@ class Factory:
         return CacheInfo(*(sum(column) for column in zip(*infos))) if infos else CacheInfo(0, 0, 0, 0, 0)
 
 
+def _kernel_key(arguments: dict[str, Any]) -> tuple[str, ...]:
+    """The factory's arguments as `Factory.kernels` keys them: equal values (two `T.dynamic("m")`s too) make one
+    kernel; others by identity, held by the Reader's texts."""
+    reader = Reader()
+    return tuple(reader.text(value) for value in arguments.values())
+
+
 class FactoryDispatcher(Dispatcher):
     """The Dispatcher of one kernel a factory made: its consts are the factory's arguments, and
     elaborating it runs the factory (frontend/prim_func.py)."""
@@ -142,9 +158,11 @@ class FactoryDispatcher(Dispatcher):
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature, target: targets.TargetLike, options: BuildOptions,
         arguments: dict[str, Any], out_idx: OutIdx, op: str | None = None, op_owner: object | None = None,
+        forget: Callable[[], None] = lambda: None,
     ) -> None:
         self.arguments = arguments
         self.out_idx = out_idx
+        self.forget = forget
         super().__init__(fn, signature, target, options, op, op_owner)
 
     @functools.cached_property
@@ -152,7 +170,8 @@ class FactoryDispatcher(Dispatcher):
         from tltyped.backend.compiler import KernelBuilder
         from tltyped.frontend.prim_func import FactoryElaboration
 
-        return KernelBuilder(self.signature, self.options, FactoryElaboration(self.fn, self.arguments, self.out_idx, self.signature))
+        elaboration = FactoryElaboration(self.fn, self.arguments, self.out_idx, self.signature, self.forget)
+        return KernelBuilder(self.signature, self.options, elaboration)
 
     def consts(self, bound: Bound) -> dict[str, Any]:
         return dict(self.arguments)

@@ -183,11 +183,12 @@ class FactoryElaboration:
     """The elaboration of a factory's kernel: run the factory with its arguments, check what it returned."""
 
     def __init__(self, fn: Callable[..., Any], arguments: Mapping[str, Any], out_idx: int | Sequence[int] | None,
-                 signature: KernelSignature) -> None:
+                 signature: KernelSignature, forget: Callable[[], None] = lambda: None) -> None:
         self.fn = fn
         self.arguments = arguments
         self.out_idx = out_idx
         self.signature = signature
+        self.forget = forget  # drops the kernel object (and its factory record): the next factory call runs it again
 
     def __call__(self, spec: Specialization) -> Elaborated:
         name = self.signature.name
@@ -207,6 +208,7 @@ class FactoryElaboration:
                 "an untuned one"
             )
         if signature != self.signature:
+            self.forget()
             raise KernelBuildError(
                 f"{name}: the factory now returns a kernel with signature {signature}, not {self.signature} as when "
                 f"this kernel object was made (a value it reads has changed); call {name}(...) again for a new kernel"

@@ -257,10 +257,8 @@ def _check_returns(signature: KernelSignature, prim_func: Any, dims: Mapping[str
     annotation tells the caller (and their type checker) it is, or the kernel is not built."""
     if signature.returns is None:
         return
-    attrs = prim_func.attrs
     params = list(prim_func.params)
-    returned = [prim_func.buffer_map[params[int(i)]] for i in (attrs["tilelang_out_idx"] if attrs and
-                                                               "tilelang_out_idx" in attrs else [])]
+    returned = [prim_func.buffer_map[params[i]] for i in _out_idx(prim_func)]
     stated = ", ".join(map(str, signature.returns)) or "None"
     found = ", ".join(f"{b.dtype}[{', '.join(map(str, b.shape))}]" for b in returned) or "nothing"
     problem = None
@@ -321,8 +319,7 @@ def returned_shapes(
     """
     prim_func = elaborated.prim_func
     params = list(prim_func.params)
-    attrs = prim_func.attrs
-    returned = [int(i) for i in attrs["tilelang_out_idx"]] if attrs and "tilelang_out_idx" in attrs else []
+    returned = _out_idx(prim_func)
     values = {elaborated.dyn_vars[name].name: size for name, size in sizes.items() if name in elaborated.dyn_vars}
     values.update((var.name, scalars[var.name]) for var in params if var not in prim_func.buffer_map and var.name in scalars)
     shapes = []
@@ -367,6 +364,12 @@ def _buffer(p: Param, spec: Specialization, dims: Mapping[str, Any]) -> Any:
         return tl_language.StridedTensor(shape, [d.evaluate(dims) for d in p.tensor.strides], dtype)
     strides = spec.strides.get(p.name)
     return tl_language.Tensor(shape, dtype) if strides is None else tl_language.StridedTensor(shape, strides, dtype)
+
+
+def _out_idx(prim_func: Any) -> list[int]:
+    """The parameters the kernel returns, in return order, counted from the end (`tilelang_out_idx`)."""
+    attrs = prim_func.attrs
+    return [int(i) for i in attrs["tilelang_out_idx"]] if attrs and "tilelang_out_idx" in attrs else []
 
 
 def _returned_indices(prim_func: Any, returned: list[Any]) -> list[int]:

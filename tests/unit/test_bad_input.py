@@ -285,6 +285,15 @@ def test_a_dim_given_by_name_in_lower_is_an_int_agreeing_with_the_tensors(seed_g
     assert "__global__" in seed_gemm.gemm.lower(meta(256, 512), M=256, N=128).cuda_source
 
 
+def test_a_parameter_named_like_a_dim_is_not_a_dim_given_by_name() -> None:
+    """`int=0` names the parameter `int` (a ptr), not the dim `int`: the tensors' disagreement is reported as theirs."""
+    from tests.kernels import names
+
+    with pytest.raises(ValueError, match=re.escape("dim int: 2 (from stream, axis 0) vs 256 (from error_buf, axis 0)")):
+        names.keywords.lower(stream=meta(2, dtype=torch.float32), error_buf=meta(256, dtype=torch.float32), new=1,
+                             this=2.0, int=0, flag=True)
+
+
 def test_extra_argument_in_compile(seed_gemm) -> None:
     with pytest.raises(TypeError, match=r"gemm: unexpected argument 'block_m' \(neither a parameter nor a dim\)"):
         seed_gemm.gemm.compile(meta(256, 512), meta(512, 128), block_m=64)

@@ -329,13 +329,14 @@ def inspection_arguments(
         raise ArgumentTypeError(f"{name}: expected at most {len(params)} arguments, got {len(args)}")
     values: dict[str, Any] = dict(zip(params, args))
     dims: dict[str, int] = {}
+    named: dict[str, int] = {}  # the dims given by name
     for key, value in kwargs.items():
         if key in values:
             raise ArgumentTypeError(f"{name}: got multiple values for argument {key!r}")
         if key in params:
             values[key] = value
         elif key in signature.dims:
-            dims[key] = _named_size(name, key, value)
+            dims[key] = named[key] = _named_size(name, key, value)
         else:
             raise ArgumentTypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
     for p in params.values():
@@ -348,7 +349,7 @@ def inspection_arguments(
         if p.tensor is not None and issubclass(type(given), torch.Tensor) and isinstance(given, torch.Tensor) \
                 and given.dim() == len(p.tensor.dims):
             for axis, (dim, size) in enumerate(zip(p.tensor.dims, given.shape)):
-                if dim.is_symbol and dims.setdefault(dim.text, int(size)) != size and dim.text in kwargs:
+                if dim.is_symbol and dims.setdefault(dim.text, int(size)) != size and dim.text in named:
                     raise ArgumentValueError(
                         f"{name}: dim {dim.text}: {dims[dim.text]} given by name vs {size} (from {p.name}, axis {axis})"
                     )

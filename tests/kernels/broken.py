@@ -28,6 +28,17 @@ def typo_in_copy(A: tl.Tensor[tl.float32, M]):
 
 
 @tl.jit
+def copies_a_point_into_a_tile(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    C = T.empty((m,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((m, 2), tl.float32)
+        T.copy(A[0], S)  # FAILS HERE: copies_a_point_into_a_tile
+        T.copy(S[:, 0], C)
+    return C
+
+
+@tl.jit
 def returns_an_input(A: tl.Tensor[tl.float32, M]):
     with T.Kernel(1, threads=128) as bx:
         for i in T.Parallel(4):

@@ -73,6 +73,18 @@ def copy_block(N):
 
 
 @tl.jit
+def copies_a_point_into_a_tile(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((N, 2), T.float32)
+            T.copy(A[0], S)  # TileLang's bare assert fails here
+            T.copy(S[:, 0], B)
+
+    return main
+
+
+@tl.jit
 def not_a_kernel(N):
     @T.prim_func
     def main(X: T.Tensor((N,), "float32")):

@@ -340,6 +340,9 @@ def test_binder_is_the_slow_paths_check(seed_gemm) -> None:
     ("kernel", "args", "fragments"),
     [
         ("typo_in_copy", (meta(64, dtype=torch.float32),), ["TypeError", "dst_typo"]),
+        # TileLang's bare assert: the assert's text says what it checked
+        ("copies_a_point_into_a_tile", (meta(64, dtype=torch.float32),),
+         ["AssertionError: `assert len(obj.indices) == len(exts)` failed (tilelang/utils/language.py:"]),
         ("returns_an_input", (meta(64, dtype=torch.float32),), ["returns global buffers (T.empty / T.alloc_global) only"]),
         ("returns_a_python_int", (meta(64, dtype=torch.float32),), ["returns global buffers"]),
         ("unreturned_empty", (meta(64, dtype=torch.float32),), ["Not all tensor allocated from `T.empty` are returned"]),

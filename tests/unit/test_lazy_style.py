@@ -88,6 +88,13 @@ def test_a_factory_failing_on_its_arguments_names_them_and_the_line(sm90, capfd,
     assert "Failed to build prim_func" not in capfd.readouterr().err + caplog.text
 
 
+def test_a_bare_assert_failing_in_tilelang_is_described_by_its_text(sm90) -> None:
+    with pytest.raises(tl.KernelBuildError, match=r"^copies_a_point_into_a_tile: running the factory with N=int 64 "
+                       r"failed at .*lazy_style.py:\d+: AssertionError: `assert len\(obj.indices\) == len\(exts\)` "
+                       r"failed \(tilelang/utils/language.py:\d+\)$"):
+        ks.copies_a_point_into_a_tile(64)
+
+
 def test_a_non_contiguous_tensor_is_refused_naming_it(sm90) -> None:
     x = torch.empty(96, 7, dtype=F32, device="meta").t()
     with pytest.raises(tl.ArgumentValueError, match=r"argument 'X' must be contiguous.*X\.contiguous\(\)"):

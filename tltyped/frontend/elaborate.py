@@ -23,6 +23,7 @@ import functools
 import operator
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import FrameType
@@ -384,12 +385,25 @@ def _returned_indices(prim_func: Any, returned: list[Any]) -> list[int]:
 
 
 def _describe(exc: Exception) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    text = str(exc).strip()
     if "Only tensor allocated from `T.empty` can be returned" in text:
         return "a kernel returns global buffers (T.empty / T.alloc_global) only; " + text
     if "Not all tensor allocated from `T.empty` are returned" in text:
         return text + " (use T.alloc_global for scratch memory the kernel does not return)"
-    return f"{type(exc).__name__}: {text}"
+    return failure_text(exc)
+
+
+def failure_text(exc: BaseException) -> str:
+    """`Type: message`. An exception with no message is described by the line that raised it: TileLang's bare
+    `assert`s (`assert len(obj.indices) == len(exts)` in tilelang/utils/language.py) say what they checked no
+    other way."""
+    text = str(exc).strip()
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not text and frames:
+        filename = frames[-1].filename.split("site-packages/", 1)[-1]
+        text = f"`{frames[-1].line}` failed" if frames[-1].line else "raised"
+        text += f" ({filename}:{frames[-1].lineno})"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 _EMPTY_CELL = object()

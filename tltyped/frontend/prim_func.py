@@ -35,7 +35,7 @@ from tltyped.abi import check_host_scalar
 from tltyped.autotuner import first_candidates, tuned
 from tltyped.errors import ArgumentValueError, DefinitionError, DimSyntaxError, KernelBuildError
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.elaborate import Elaborated, failure_site, outputs_last
+from tltyped.frontend.elaborate import Elaborated, failure_site, failure_text, outputs_last
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
@@ -69,10 +69,9 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
         file = fn.__code__.co_filename
         lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == file]
         given = ", ".join(f"{name}={describe(value)}" for name, value in arguments.items())
-        text = (str(exc).strip().splitlines() or [""])[0]
         where = failure_site(exc, file, lines[-1]) if lines and lines[-1] is not None else fn.__name__
         raise KernelBuildError(
-            f"{fn.__name__}: running the factory with {given} failed at {where}: {type(exc).__name__}: {text}"
+            f"{fn.__name__}: running the factory with {given} failed at {where}: {failure_text(exc).splitlines()[0]}"
         ) from exc
     finally:
         _BUILDER_LOG.removeFilter(quiet)

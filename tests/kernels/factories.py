@@ -97,6 +97,10 @@ class Knobs:
 
     shift = 0.5
 
+    @classmethod
+    def current(cls):
+        return cls.shift
+
 
 @tl.jit
 def scaled_by_settings(A, B):
@@ -107,6 +111,28 @@ def scaled_by_settings(A, B):
     with T.Kernel(1, threads=128) as bx:
         for i in T.Parallel(N):
             B[i] = settings.shifted(A[i]) * settings.SCALE + Knobs.shift
+
+
+@tl.jit
+def shifted_through_a_classmethod(A, B):
+    """B = A + Knobs.shift, read as `cls.shift` in a classmethod: no global's attribute path names it."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] + Knobs.current()
+
+
+@tl.jit
+def shifted_through_getattr(A, B):
+    """B = A + Knobs.shift, read with `getattr` and a name the code does not spell as an attribute."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] + getattr(Knobs, "shift")
 
 
 class Scaled:

@@ -8,13 +8,17 @@ keys, and real builds (`fn.compile`, nvcc) in this process and in fresh ones
 sharing one cache; tests/gpu/test_factories.py runs the same kernels.
 """
 
+import abc
+import dataclasses
+import enum
+import functools
 import json
 import math
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import pytest
 import torch
@@ -88,6 +92,73 @@ def test_values_read_off_a_users_module_or_class_are_read_by_value(owner: Any, n
     assert record_key(kernel, vector(), vector()) not in (key, None)
     monkeypatch.undo()
     assert fingerprint(kernel.__wrapped__) == before and before.stable
+
+
+@pytest.mark.parametrize("kernel", [factories.shifted_through_a_classmethod, factories.shifted_through_getattr],
+                         ids=["cls.shift in a classmethod", "getattr(Knobs, 'shift')"])
+def test_a_users_class_is_read_with_its_attributes_however_the_code_reads_them(
+        kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    before, key = fingerprint(kernel.__wrapped__), record_key(kernel, vector(), vector())
+    monkeypatch.setattr(factories.Knobs, "shift", 0.25)
+    assert fingerprint(kernel.__wrapped__).digest != before.digest
+    assert record_key(kernel, vector(), vector()) not in (key, None)
+    monkeypatch.undo()
+    assert fingerprint(kernel.__wrapped__) == before and before.stable
+
+
+class Methods:
+    x = 1
+
+    def method(self): return self.x
+    @classmethod
+    def of_class(cls): return cls.x
+    @staticmethod
+    def static(): return 2
+    @property
+    def prop(self): return 3
+    @functools.cached_property
+    def cached(self): return 4
+
+
+class Abstract(abc.ABC):
+    @abc.abstractmethod
+    def f(self) -> int: ...
+
+
+class Colour(enum.Enum):
+    RED = 1
+
+
+class Pair(NamedTuple):
+    a: int
+    b: float = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    a: int = 1
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+
+class Readable(Protocol):
+    def f(self) -> int: ...
+
+
+class Box(Generic[TypeVar("V")]):
+    size = 3
+
+
+def test_classes_of_every_kind_have_a_stable_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Methods of each kind, slots, enums, dataclasses, NamedTuples, protocols, generics, ABCs: read by value,
+    none by identity (which would keep their kernels off the disk); an attribute's value is part of the text."""
+    for cls in (Methods, Abstract, Colour, Pair, Frozen, Slotted, Readable, Box):
+        assert stable_text(cls) is not None, cls
+    before = stable_text(Methods)
+    monkeypatch.setattr(Methods, "x", 2)
+    assert stable_text(Methods) not in (before, None)
 
 
 @pytest.mark.parametrize("kernel, owner, name, value", [

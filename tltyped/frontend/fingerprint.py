@@ -45,6 +45,7 @@ The same texts describe a specialisation's consts in the records
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import dis
 import enum
@@ -163,9 +164,24 @@ class Reader:
             return f"module:{value.__name__}{_origin(getattr(value, '__file__', None), value.__name__)}"
         if isinstance(value, type):
             module = sys.modules.get(value.__module__)
-            return f"class:{self._type_name(value)}{_origin(getattr(module, '__file__', None), value.__module__)}"
+            origin = _origin(getattr(module, '__file__', None), value.__module__)
+            if not _is_user(value):
+                return f"class:{self._type_name(value)}{origin}"
+            attributes = {name: attribute for cls in reversed(value.__mro__) if _is_user(cls)
+                          for name, attribute in _class_attributes(cls).items()}
+            return f"class:{self._type_name(value)}{origin}({self.text(attributes)})"
+        if isinstance(value, (staticmethod, classmethod)):
+            return f"{type(value).__name__}:{self.text(value.__func__)}"
+        if isinstance(value, property):
+            return f"property:{self.text((value.fget, value.fset, value.fdel))}"
+        if isinstance(value, functools.cached_property):
+            return f"cached_property:{self.text(value.func)}"
+        if type(value) in _FIELD_DESCRIPTORS:  # a `__slots__` slot, a NamedTuple's field: the class's source fixes it
+            return f"field:{type(value).__qualname__}"
         if isinstance(value, types.BuiltinFunctionType) and (value.__self__ is None or isinstance(value.__self__, types.ModuleType)):
             return f"builtin:{getattr(value, '__module__', None)}.{value.__qualname__}"
+        if isinstance(value, types.BuiltinFunctionType) and isinstance(value.__self__, type):  # `tuple.__new__`
+            return f"builtin:{self.text(value.__self__)}.{value.__name__}"
         if type(value).__module__ in ("typing", "types", "typing_extensions") and " at 0x" not in repr(value):
             return f"typing:{value!r}"  # TypeVars, generic aliases
         wrapped = getattr(value, "__wrapped__", None)
@@ -254,6 +270,10 @@ def _cell(cell: Any) -> object:
 
 _EMPTY_CELL = "<empty cell>"
 _MISSING = "<no such attribute>"  # an attribute set only later: its absence is what the elaboration would meet
+
+
+_FIELD_DESCRIPTORS = frozenset({types.MemberDescriptorType, types.GetSetDescriptorType,
+                                type(collections.namedtuple("_Pair", "a b").a)})
 
 
 _LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # wherever they are installed from
@@ -347,6 +367,16 @@ def _read(value: object, attributes: tuple[str, ...]) -> object:
         except AttributeError:
             return _MISSING
     return value
+
+
+def _class_attributes(cls: type) -> dict[str, object]:
+    """What a user class's source does not fix: its attributes' values (`Knobs.scale`, set from the environment
+    or later, which a method may read as `cls.scale` or code as `getattr(Knobs, name)`), and its methods, read
+    with the globals they load. Python's own (`__module__`, `_abc_impl`) are left out; an enum is its members."""
+    if isinstance(cls, enum.EnumMeta):
+        return {name: member.value for name, member in cls.__members__.items()}
+    return {name: value for name, value in vars(cls).items()
+            if not (name.startswith("__") and name.endswith("__")) and not name.startswith("_abc_")}
 
 
 def _is_user(value: types.ModuleType | type) -> bool:

@@ -27,7 +27,7 @@ import tltyped as tl
 from tests.conftest import meta, needs_nvcc
 from tests.kernels import factories, settings
 from tests.unit.hostile import RaisingClass, RaisingEverything, RaisingRepr
-from tltyped.frontend.fingerprint import fingerprint, stable_text
+from tltyped.frontend.fingerprint import _origin, fingerprint, is_users_code, stable_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -409,3 +409,13 @@ def test_a_kernel_reading_an_opaque_value_is_elaborated_in_each_process(project:
     assert built_fresh(first) and built_fresh(second) and project.records() == records  # never recorded
     assert second["nvcc"] is False  # ... but its CUDA is the same, so its build is found by content
 
+
+
+def test_a_users_file_beside_the_package_is_the_users_code() -> None:
+    """`tltyped_kernels.py` (or `tltyped-notes/`) next to a source checkout's `tltyped/` shares its path's
+    prefix, not its folder: its code is read by source and values, not named as tltyped's own."""
+    package = Path(tl.__file__).resolve().parent
+    for beside in (f"{package}_kernels.py", f"{package}-notes/kernel.py"):
+        assert is_users_code(beside, "tltyped_kernels")
+        assert _origin(beside, "tltyped_kernels").startswith(" source")
+    assert not is_users_code(str(package / "jit_function.py"), "tltyped.jit_function")

@@ -67,9 +67,9 @@ from typing import Any
 from tltyped.types.dtypes import BY_NAME, DType, as_dtype, is_dtype_like
 from tltyped.types.params import Tune
 
-_PACKAGE = str(Path(__file__).resolve().parents[1])
-_INSTALLED_DIRS = tuple({str(Path(sysconfig.get_paths()[name]).resolve()) for name in ("purelib", "platlib")})
-_STDLIB_DIR = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
+_PACKAGE = Path(__file__).resolve().parents[1]
+_INSTALLED_DIRS = tuple({Path(sysconfig.get_paths()[name]).resolve() for name in ("purelib", "platlib")})
+_STDLIB_DIR = Path(sysconfig.get_paths()["stdlib"]).resolve()
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
@@ -273,7 +273,7 @@ _MISSING = "<no such attribute>"  # an attribute set only later: its absence is 
 
 
 _FIELD_DESCRIPTORS = frozenset({types.MemberDescriptorType, types.GetSetDescriptorType,
-                                type(collections.namedtuple("_Pair", "a b").a)})
+                                type(getattr(collections.namedtuple("_Field", "a"), "a"))})
 
 
 _LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # wherever they are installed from
@@ -282,9 +282,15 @@ _LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # wherev
 def is_users_code(path: str, module: str) -> bool:
     """Whether a Python file (of module `module`) is the user's own code: not the standard library's, tltyped's,
     an installed package's, nor TileLang's, TVM's or torch's from any path."""
-    resolved = str(Path(path).resolve())
     return (path.endswith(".py") and module.partition(".")[0] not in _LIBRARY_PACKAGES
-            and not resolved.startswith((_PACKAGE, _STDLIB_DIR, *_INSTALLED_DIRS)))
+            and not _under(path, _PACKAGE, _STDLIB_DIR, *_INSTALLED_DIRS))
+
+
+def _under(path: str, *folders: Path) -> bool:
+    """Whether the file is inside one of the folders (by whole path components: `tltyped_kernels.py` beside the
+    package is not inside `tltyped`)."""
+    resolved = Path(path).resolve()
+    return any(resolved.is_relative_to(folder) for folder in folders)
 
 
 def _origin(path: str | None, module: str) -> str:
@@ -292,14 +298,13 @@ def _origin(path: str | None, module: str) -> str:
     package's version, else ` source <sha256>` of the file's content (as this process read it)."""
     if not path or path.startswith("<frozen"):  # builtin and frozen modules
         return ""
-    resolved = str(Path(path).resolve())
-    if resolved.startswith(_PACKAGE):
+    if _under(path, _PACKAGE):
         return ""
-    if resolved.startswith(_INSTALLED_DIRS):
+    if _under(path, *_INSTALLED_DIRS):
         version = getattr(sys.modules.get(module.partition(".")[0]), "__version__", None)
         if isinstance(version, str):
             return f" version {version}"
-    elif resolved.startswith(_STDLIB_DIR):
+    elif _under(path, _STDLIB_DIR):
         return ""
     return f" source {_file_digest(path)}"
 
@@ -374,7 +379,8 @@ def _class_attributes(cls: type) -> dict[str, object]:
     or later, which a method may read as `cls.scale` or code as `getattr(Knobs, name)`), and its methods, read
     with the globals they load. Python's own (`__module__`, `_abc_impl`) are left out; an enum is its members."""
     if isinstance(cls, enum.EnumMeta):
-        return {name: member.value for name, member in cls.__members__.items()}
+        members: dict[str, enum.Enum] = dict(cls.__members__)
+        return {name: member.value for name, member in members.items()}
     return {name: value for name, value in vars(cls).items()
             if not (name.startswith("__") and name.endswith("__")) and not name.startswith("_abc_")}
 

@@ -135,6 +135,32 @@ def shifted_through_getattr(A, B):
             B[i] = A[i] + getattr(Knobs, "shift")
 
 
+def _scale_of(module=settings):
+    return module.SCALE
+
+
+@tl.jit
+def scaled_through_a_module_default(A, B):
+    """B = A * settings.SCALE, read off a module that reaches the helper as a default argument."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * _scale_of()
+
+
+@tl.jit
+def scaled_through_vars_of_a_module(A, B):
+    """B = A * settings.SCALE, read with `vars(settings)[...]`."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * vars(settings)["SCALE"]
+
+
 class Scaled:
     """A user's decorator class: what it wraps, times its own factor (which `__wrapped__` does not show)."""
 

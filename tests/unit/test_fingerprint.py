@@ -94,12 +94,16 @@ def test_values_read_off_a_users_module_or_class_are_read_by_value(owner: Any, n
     assert fingerprint(kernel.__wrapped__) == before and before.stable
 
 
-@pytest.mark.parametrize("kernel", [factories.shifted_through_a_classmethod, factories.shifted_through_getattr],
-                         ids=["cls.shift in a classmethod", "getattr(Knobs, 'shift')"])
-def test_a_users_class_is_read_with_its_attributes_however_the_code_reads_them(
-        kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("kernel, owner, name", [
+    (factories.shifted_through_a_classmethod, factories.Knobs, "shift"),
+    (factories.shifted_through_getattr, factories.Knobs, "shift"),
+    (factories.scaled_through_a_module_default, settings, "SCALE"),
+    (factories.scaled_through_vars_of_a_module, settings, "SCALE"),
+], ids=["cls.shift in a classmethod", "getattr(Knobs, 'shift')", "a module as a default", "vars(settings)"])
+def test_a_users_class_or_module_is_read_with_its_attributes_however_the_code_reads_them(
+        kernel: Any, owner: Any, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     before, key = fingerprint(kernel.__wrapped__), record_key(kernel, vector(), vector())
-    monkeypatch.setattr(factories.Knobs, "shift", 0.25)
+    monkeypatch.setattr(owner, name, 0.25)
     assert fingerprint(kernel.__wrapped__).digest != before.digest
     assert record_key(kernel, vector(), vector()) not in (key, None)
     monkeypatch.undo()

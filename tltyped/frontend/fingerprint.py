@@ -18,11 +18,13 @@ on the function's name and file would serve one kernel's binary to the other.
   recursively and cycle-safe; a function wrapped by a decorator
   (`__wrapped__`, `T.macro`, `functools.partial`) through what it wraps, and
   an instance of a user's decorator class with its other attributes too;
-- user modules and classes: the content of their source file, and the
-  values the code reads off them (`cfg.BLOCK`, `Knobs.scale`,
-  `helpers.factor`), through a global or a closure cell, which the file's
-  content does not fix: a module constant read from the environment, a
-  class attribute set later;
+- user modules and classes: the content of their source file, and their
+  attributes' values (`cfg.BLOCK`, `Knobs.scale`, `helpers.factor`), which
+  the file's content does not fix: a module constant read from the
+  environment, a class attribute set later. A module or class read whole
+  (`getattr(cfg, name)`, `vars(cfg)`, a classmethod's `cls.scale`, a module
+  given as a default) is read with all of them; one named in the code is
+  read through the attributes the code names;
 - imports in the code: a library module by name; a value imported from a
   user module by value, where it has a text of its own (a user module or
   class imported in a body, whose attributes the code then reads by other
@@ -161,14 +163,15 @@ class Reader:
         if isinstance(value, functools.partial):
             return f"partial:{self.text(value.func)}({self.text(value.args)}, {self.text(value.keywords)})"
         if isinstance(value, types.ModuleType):
-            return f"module:{value.__name__}{_origin(getattr(value, '__file__', None), value.__name__)}"
+            text = f"module:{value.__name__}{_origin(getattr(value, '__file__', None), value.__name__)}"
+            return f"{text}({self.text(_attributes(value))})" if _is_user(value) else text
         if isinstance(value, type):
             module = sys.modules.get(value.__module__)
             origin = _origin(getattr(module, '__file__', None), value.__module__)
             if not _is_user(value):
                 return f"class:{self._type_name(value)}{origin}"
             attributes = {name: attribute for cls in reversed(value.__mro__) if _is_user(cls)
-                          for name, attribute in _class_attributes(cls).items()}
+                          for name, attribute in _attributes(cls).items()}
             return f"class:{self._type_name(value)}{origin}({self.text(attributes)})"
         if isinstance(value, (staticmethod, classmethod)):
             return f"{type(value).__name__}:{self.text(value.__func__)}"
@@ -374,14 +377,15 @@ def _read(value: object, attributes: tuple[str, ...]) -> object:
     return value
 
 
-def _class_attributes(cls: type) -> dict[str, object]:
-    """What a user class's source does not fix: its attributes' values (`Knobs.scale`, set from the environment
-    or later, which a method may read as `cls.scale` or code as `getattr(Knobs, name)`), and its methods, read
-    with the globals they load. Python's own (`__module__`, `_abc_impl`) are left out; an enum is its members."""
-    if isinstance(cls, enum.EnumMeta):
-        members: dict[str, enum.Enum] = dict(cls.__members__)
+def _attributes(owner: type | types.ModuleType) -> dict[str, object]:
+    """What a user class's or module's source does not fix: its attributes' values (`Knobs.scale`, `cfg.SCALE`,
+    set from the environment or later, which code may read as `cls.scale`, `getattr(cfg, name)` or `vars(cfg)`),
+    and its functions, read with the globals they load. Python's own (`__module__`, `_abc_impl`) are left out;
+    an enum is its members."""
+    if isinstance(owner, enum.EnumMeta):
+        members: dict[str, enum.Enum] = dict(owner.__members__)
         return {name: member.value for name, member in members.items()}
-    return {name: value for name, value in vars(cls).items()
+    return {name: value for name, value in vars(owner).items()
             if not (name.startswith("__") and name.endswith("__")) and not name.startswith("_abc_")}
 
 

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 import warnings
 
@@ -101,6 +102,27 @@ def test_kernels_of_one_factory_are_ops_of_their_own(fake: FakeTensorMode) -> No
     names = [set(fn._dispatcher.torch_ops) for fn in (one, two)]
     assert len(names[0]) == 1 and len(names[1]) == 2 and not names[0] & names[1], names
     assert all(hasattr(torch.ops.tltyped, name.split("::")[1]) for name in names[0] | names[1])
+
+
+def test_threads_making_a_kernel_s_first_traced_calls_at_once_share_one_op() -> None:
+    """DataParallel runs each replica's forward in a thread: the first call of a kernel on inputs requiring grad
+    defines its op once, whichever thread comes first, and every thread gets a result autograd records."""
+    fn = kernels.offset_kernel(3.0)
+    start, results = threading.Barrier(6), []
+
+    def call() -> None:
+        start.wait()
+        try:
+            results.append(fn(torch.empty(8, device="meta", requires_grad=True)).grad_fn is not None)
+        except Exception as exc:  # noqa: BLE001 - reported below, by the thread's result
+            results.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [True] * 6 and len(fn._dispatcher.torch_ops) == 1
 
 
 def test_an_op_name_given_to_two_kernels_is_refused(fake: FakeTensorMode) -> None:

@@ -222,8 +222,14 @@ def kernel_op(dispatcher: Dispatcher, args: tuple[Any, ...]) -> KernelOp:
     qualname = op_name(dispatcher, consts)
     op = dispatcher.torch_ops.get(qualname)
     if op is None:
-        op = dispatcher.torch_ops[qualname] = _define(dispatcher, qualname, bound, consts)
+        with _defining:  # threads making one op's first call (DataParallel's replicas): one defines, the rest wait
+            op = dispatcher.torch_ops.get(qualname)
+            if op is None:
+                op = dispatcher.torch_ops[qualname] = _define(dispatcher, qualname, bound, consts)
     return op
+
+
+_defining = threading.Lock()
 
 
 def op_name(dispatcher: Dispatcher, consts: dict[str, Any]) -> str:

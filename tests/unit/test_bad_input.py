@@ -464,9 +464,9 @@ def test_const_of_an_admitted_type(name: str, value: object) -> None:
     assert bind_annotated(**{name: value}).values[name] is value  # type: ignore[attr-defined]
 
 
-def test_an_object_whose_class_raises_fails_as_a_build_error_naming_it() -> None:
+def test_an_object_whose_class_raises_is_refused_naming_it() -> None:
     """Found by the thorough fuzz profile: an unannotated const whose `__class__` raises leaked a RuntimeError."""
-    with pytest.raises(KernelBuildError, match=r"anything=tests\.unit\.hostile\.RaisingClass"):
+    with pytest.raises(tl.ArgumentTypeError, match=r"'anything' must be compared by value .*tests\.unit\.hostile\.RaisingClass"):
         consts.annotated.lower(A=meta(4, dtype=torch.float32), anything=RaisingClass())
 
 
@@ -494,6 +494,21 @@ def test_badly_behaved_const(value: object, error: type[Exception], fragments: l
     assert str(info.value).startswith("annotated: const parameter 'count' ")
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+class Settings:
+    """A plain object: hashed and compared by identity, while its attributes may change."""
+
+    def __init__(self, block: int) -> None:
+        self.block = block
+
+
+def test_a_const_compared_by_identity_is_refused_naming_what_to_pass() -> None:
+    """A kernel built for `Settings(64)` would be served again after `settings.block = 128`: refused."""
+    with pytest.raises(TypeError, match=r"^annotated: const parameter 'anything' must be compared by value .*got "
+                       r"tests.unit.test_bad_input.Settings .*, compared by identity, .*pass a frozen dataclass"):
+        consts.annotated.lower(A=meta(4, dtype=torch.float32), anything=Settings(64))
+    consts.annotated.lower(A=meta(4, dtype=torch.float32), anything=(64,))  # its values, as a tuple
 
 
 def test_badly_behaved_tuning_candidate() -> None:

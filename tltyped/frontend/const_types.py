@@ -39,9 +39,10 @@ def const_problem(annotation: object, value: object) -> tuple[type[Exception], s
     """Why `value` cannot be a const of this annotation (the error's type and its text), or None.
 
     A const must be hashable and equal to itself, or it cannot key a cache
-    (a nan never finds its kernel again), and of its annotation's type. The
-    value's own `__hash__`, `__eq__`, `__bool__` or `isinstance` hook may
-    raise: that is reported, never propagated.
+    (a nan never finds its kernel again), of its annotation's type, and
+    compared by value (a plain object keys its kernel by its identity while
+    its attributes change). The value's own `__hash__`, `__eq__`, `__bool__`
+    or `isinstance` hook may raise: that is reported, never propagated.
     """
     try:
         hash(value)
@@ -60,7 +61,25 @@ def const_problem(annotation: object, value: object) -> tuple[type[Exception], s
     except Exception as exc:  # noqa: BLE001 - an isinstance or == that the value makes raise
         raised = type(exc).__name__
         return ArgumentTypeError, f"expects {spelling(annotation)}; checking {describe(value)} against it raised {raised}"
-    return None if fits else (ArgumentTypeError, f"expects {spelling(annotation)}, got {describe(value)}")
+    if not fits:
+        return ArgumentTypeError, f"expects {spelling(annotation)}, got {describe(value)}"
+    if _compared_by_identity(value):
+        return ArgumentTypeError, (
+            f"must be compared by value {_KEY}; got {describe(value)}, compared by identity, so a change to its "
+            "attributes would not reach a kernel already built for it: pass a frozen dataclass, a NamedTuple or a "
+            "tuple of the values the kernel reads"
+        )
+    return None
+
+
+def _compared_by_identity(value: object) -> bool:
+    """An object with attributes of its own (a `__dict__`), hashed and compared as `object` is: its attributes
+    may change under one key. Functions, classes and other callables are compared by identity too, but stand for
+    their code; a dtype, `None` or a bare `object()` has no attributes to change. (Read off its type alone: a
+    value's `__class__` may raise.)"""
+    kind = type(value)
+    return (kind.__eq__ is object.__eq__ and kind.__hash__ is object.__hash__ and hasattr(value, "__dict__")
+            and not callable(value) and not issubclass(kind, (type, types.ModuleType)))
 
 
 def admits(annotation: object, value: object) -> bool:

@@ -48,7 +48,7 @@ def keywords(
 # Values `keywords` refuses, with the binder's message: the cached call (fast path, launcher) must agree.
 REFUSED = [
     (dict(new=True), "dyn parameter 'new' expects an int, got bool True"),
-    (dict(int=-1), "ptr parameter 'int' expects a device address (an int >= 0) or a CUDA tensor, got int -1"),
+    (dict(int=-1), "ptr parameter 'int' expects a device address (an int from 0 to 2**64 - 1) or a CUDA tensor, got int -1"),
     (dict(this=True), "dyn parameter 'this' expects a float, got bool True"),
     (dict(flag=1), "dyn parameter 'flag' expects a bool, got int 1"),
 ]

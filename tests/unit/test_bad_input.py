@@ -129,10 +129,12 @@ def test_bad_dyn_int(value: object, error: type[Exception], fragment: str) -> No
         binder.bind((meta(4, dtype=torch.float32), value, 0), allow_meta=True)
 
 
-@pytest.mark.parametrize(("value", "shown"), [(-1, "int -1"), (1.0, "float 1.0"), ("0x10", "str '0x10'"), (True, "bool True")])
+@pytest.mark.parametrize(("value", "shown"), [(-1, "int -1"), (2**64, f"int {2**64}"), (1.0, "float 1.0"), ("0x10", "str '0x10'"),
+                                             (True, "bool True")])
 def test_bad_ptr(value: object, shown: str) -> None:
     binder = shapes.with_scalars._dispatcher.binder
-    with pytest.raises(TypeError, match=re.escape(f"ptr parameter 'p' expects a device address (an int >= 0) or a CUDA tensor, got {shown}")):
+    with pytest.raises(TypeError, match=re.escape(f"ptr parameter 'p' expects a device address (an int from 0 to 2**64 - 1) "
+                                                  f"or a CUDA tensor, got {shown}")):
         binder.bind((meta(4, dtype=torch.float32), 1, value), allow_meta=True)
 
 

@@ -136,9 +136,10 @@ class Binder:
                 )
             self._check_device(p, value, bound, allow_meta)
             return int(value.data_ptr())
-        if type(value) is not int or value < 0:
+        if type(value) is not int or not 0 <= value < 2**64:
             raise self._fail(
-                ArgumentTypeError, f"ptr parameter {p.name!r} expects a device address (an int >= 0) or a CUDA tensor, got {describe(value)}"
+                ArgumentTypeError, f"ptr parameter {p.name!r} expects a device address (an int from 0 to 2**64 - 1) "
+                f"or a CUDA tensor, got {describe(value)}"
             )
         return value
 

@@ -159,6 +159,19 @@ def test_a_factory_s_backward_serves_every_kernel_object_it_makes() -> None:
     assert seen == [{"N": 16}, {"N": 32}]
 
 
+def test_register_autograd_refuses_what_is_not_a_function_when_given() -> None:
+    """Not at the first call autograd records, as a plain TypeError from inside torch: a jit function, one whose
+    annotations depend on consts (a Router), a lazy-style factory."""
+    from tests.kernels.eager_style import const_params_as_dims
+    from tests.kernels.lazy_style import copy_block
+
+    for fn, name in ((kernels.offset_kernel(5.0), "add_offset"), (const_params_as_dims, "const_params_as_dims"), (copy_block, "copy_block")):
+        with pytest.raises(tl.DefinitionError, match=rf"^{name}: register_autograd's backward must be a function, got int 3$"):
+            fn.register_autograd(3)
+        with pytest.raises(tl.DefinitionError, match=rf"^{name}: register_autograd's setup_context must be a function, got int 5$"):
+            fn.register_autograd(lambda ctx, grad: (grad,), setup_context=5)
+
+
 def test_eager_recordings_are_found_by_the_call_and_keep_its_consts() -> None:
     """An eager recorded call finds its op's recording by its static key: each set of consts has its own, and
     the backward sees the consts of the call it belongs to."""

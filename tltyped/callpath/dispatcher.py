@@ -353,7 +353,7 @@ class Dispatcher:
         (or None) per runtime argument: the backward of the calls autograd records from now on (torch_op.py)."""
         from tltyped.callpath.torch_op import Autograd
 
-        self.autograd = Autograd(backward, setup_context)
+        self.autograd = Autograd.of(self.signature.name, backward, setup_context)
 
     def exposed(self) -> Any:
         """The fast path as users hold it (see `expose`)."""

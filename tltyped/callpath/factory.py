@@ -39,6 +39,7 @@ from tltyped.backend import cache, records
 from tltyped.backend import target as targets
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
+from tltyped.callpath.torch_op import Autograd
 from tltyped.errors import Error
 from tltyped.frontend.binding import Bound
 from tltyped.frontend.fingerprint import Reader, fingerprint
@@ -97,6 +98,7 @@ class Factory:
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
         """Dispatcher.register_autograd, for every kernel object the factory has made and makes (the backward gets
         the factory's arguments as `ctx.consts`)."""
+        Autograd.of(self.fn.__name__, backward, setup_context)  # refused now, not at a kernel's first call
         with self._lock:
             self.backward = (backward, setup_context)
             for kernel in self.kernels.values():

@@ -21,6 +21,7 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
+from tltyped.callpath.torch_op import Autograd
 from tltyped.callpath.fastpath import _exec, const_key, const_key_items, named_plainly, reserved_prefix
 from tltyped.errors import ArgumentTypeError
 from tltyped.frontend.analyze import Analysis
@@ -109,6 +110,7 @@ class Router:
 
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
         """Dispatcher.register_autograd, for every resolved signature's Dispatcher, now and later."""
+        Autograd.of(self.signature.name, backward, setup_context)  # refused now, not at a kernel's first call
         with self._lock:
             self.backward = (backward, setup_context)
             for dispatcher in self.children.values():

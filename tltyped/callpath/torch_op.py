@@ -93,6 +93,7 @@ from tltyped.frontend.binding import transformed
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import Kind, Param
 from tltyped.templates.names import identifier
+from tltyped.types.values import describe
 
 if TYPE_CHECKING:
     from tltyped.callpath.dispatcher import Dispatcher
@@ -105,6 +106,15 @@ class Autograd:
 
     backward: Callable[..., Any]
     setup_context: Callable[..., Any] | None
+
+    @staticmethod
+    def of(name: str, backward: object, setup_context: object) -> Autograd:
+        """The backward `register_autograd` was given for kernel `name`, checked now rather than at the first
+        call autograd records."""
+        for what, given in (("backward", backward), ("setup_context", setup_context)):
+            if not callable(given) and not (what == "setup_context" and given is None):
+                raise DefinitionError(f"{name}: register_autograd's {what} must be a function, got {describe(given)}")
+        return Autograd(backward, setup_context)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -92,10 +92,7 @@ class Analysis:
             if p.default is not p.empty:
                 defaulted = defaulted or p.name
             elif defaulted is not None:  # only a keyword-only one can: `def f(A, *, block=64, threads)`
-                raise DefinitionError(
-                    f"{self.name}: parameter {p.name!r} has no default but follows {defaulted!r}, which has one "
-                    "(keyword-only parameters are taken by position too); give it a default, or move it before"
-                )
+                raise DefinitionError(f"{self.name}: {grammar.required_after_default(p.name, defaulted)}")
         self.body = analyze_body(fn, self.parameters)
         self.module_names = module_names(self.body.filename)
         self.env = environment(fn)

@@ -93,9 +93,14 @@ def _signature_problems(func: FuncDef, options: Options) -> list[tuple[str, Cont
         problems.append((codes.sentence(grammar.not_a_plain_def(kind)), func, codes.KERNEL))
     written = func.unanalyzed_type.arg_types if isinstance(func.unanalyzed_type, CallableType) else []
     analyzed = func.type.arg_types if isinstance(func.type, CallableType) else []
+    defaulted: str | None = None
     for index, arg in enumerate(func.arguments):
         name = arg.variable.name
         typ = analyzed[index] if index < len(analyzed) else AnyType(TypeOfAny.special_form)
+        if arg.kind.is_optional():
+            defaulted = defaulted or name
+        elif arg.kind.is_named() and defaulted is not None:
+            problems.append((codes.sentence(grammar.required_after_default(name, defaulted)), arg, codes.KERNEL))
         if arg.pos_only:
             problems.append((f'Positional-only parameter "{name}" is not supported in a kernel; remove the "/"',
                              arg, codes.KERNEL))

@@ -94,6 +94,13 @@ def not_a_plain_def(kind: str) -> str:
     return f"@tl.jit takes a plain `def` function, not {kind}"
 
 
+def required_after_default(param: str, defaulted: str) -> str:
+    """The message for a keyword-only parameter with no default after one with a default (legal Python): the call
+    paths take every parameter by position or by name, in order, so the defaults must be the last ones."""
+    return (f"parameter {param!r} has no default but follows {defaulted!r}, which has one (keyword-only parameters "
+            "are taken by position too); give it a default, or move it before")
+
+
 def passed_straight(spelled: str) -> str:
     """A buffer call used as another call's argument: TileLang allocates it only when bound to a name."""
     return f"{spelled}(...) is passed straight into a call; assign it to a name first (buf = {spelled}(...))"

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from mypy import api as mypy_api
 
 import tltyped as tl
+from tests.pyright.checkers import marked_lines, pyright, shown_type
 from tltyped.stubs import render_stub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +44,7 @@ def test_in_body_annotations_become_the_signature() -> None:
 def test_signature_form_keeps_its_return_type() -> None:
     stub = stub_of("gemm")
     assert "-> tl.Tensor[tl.float32, M, N]:" in stub
+    assert "-> tuple[tl.Tensor[DT, M, N], tl.Tensor[tl.float32, Any, N]]:" in stub_of("rms_norm")  # `Any`: any size
     assert 'K = TypeVar("K", bound=int)' in stub and 'M = TypeVar("M")' in stub
 
 
@@ -181,8 +188,6 @@ def use(a: tl.Tensor[tl.float32, D], b: torch.Tensor) -> None:
 def test_a_dim_dyn_in_one_kernel_and_const_in_another_keeps_each_bound_and_outputs_are_tensors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.pyright.checkers import pyright
-
     (tmp_path / "shared_dims.py").write_text(SHARED_DIM_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
     stub = render_stub(importlib.import_module("shared_dims"))
@@ -196,3 +201,120 @@ def test_a_dim_dyn_in_one_kernel_and_const_in_another_keeps_each_bound_and_outpu
     errors = [d for d in pyright(tmp_path / "caller.py", config=tmp_path / "pyrightconfig.json") if d.severity == "error"]
     mistakes = [n for n, line in enumerate(CALLER.splitlines(), start=1) if line.endswith("# mistake")]
     assert [d.line for d in errors] == mistakes, errors
+
+
+RETURNS_DIMS = '''\
+from typing import TypeVar
+
+M = TypeVar("M")
+'''
+
+RETURNS_MODULE = '''\
+# pyright: reportRedeclaration=false
+from typing import Tuple, TypeVar
+
+import returns_dims as dims
+import tltyped as tl
+import tltyped.language as T
+
+N = TypeVar("N", bound=tl.dyn[int])
+DT = TypeVar("DT", tl.float16, tl.bfloat16)
+F = TypeVar("F", bound=tl.float32)
+F32 = tl.float32
+
+
+@tl.jit
+def pair(X: tl.Tensor[tl.float32, N, dims.M]) -> Tuple[tl.Tensor[F32, N, dims.M], tl.Tensor[tl.float32, 4]]:
+    n, m = X.shape
+    A = T.empty((n, m), tl.float32)
+    B = T.empty((4,), tl.float32)
+    return A, B
+
+
+@tl.jit
+def half(X: tl.Tensor[DT, N], Y: tl.Tensor[DT, N]) -> None:
+    pass
+
+
+@tl.jit
+def scale(X: tl.Tensor[F, N]) -> None:
+    pass
+
+
+@tl.jit
+def zero(A):  # its const N makes the dyn one N_dyn
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+'''
+
+RETURNS_CALLER = '''\
+from typing import Literal
+
+import tltyped as tl
+from returns_kernels import half, pair
+
+X = tl.Tensor[tl.float32, Literal[8], Literal[2]]
+
+
+def use(x: X, f: tl.Tensor[tl.float32, Literal[8]], h: tl.Tensor[tl.bfloat16, Literal[8]]) -> None:
+    reveal_type(pair(x))  # reveal: tuple[Tensor[float32, Literal[8], Literal[2]], Tensor[float32, Literal[4]]]
+    half(h, h)
+    half(f, f)  # mistake
+'''
+
+MYPY_CONFIG = '''\
+[mypy]
+strict = True
+{setting}
+
+[mypy-tltyped.*]
+follow_imports = silent
+
+[mypy-tilelang.*,tvm.*,tvm_ffi.*]
+ignore_missing_imports = True
+follow_imports = skip
+'''
+
+
+def mypy_lines(folder: Path, setting: str) -> tuple[dict[int, str], list[str]]:
+    """mypy on caller.py in `folder` under MYPY_CONFIG with `setting`: `{line: revealed type}` of the caller,
+    and the `file:line` of each error in `folder` (the stub's own included; not tltyped's)."""
+    (folder / "mypy.ini").write_text(MYPY_CONFIG.format(setting=setting))
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", "caller.py"],
+        capture_output=True, text=True, cwd=folder, timeout=600,
+        env={**os.environ, "MYPYPATH": os.pathsep.join([str(ROOT), str(ROOT / "stubs")])},
+    )
+    found = [line.split(": ", 2) for line in done.stdout.splitlines() if re.match(r"[^ :]+:\d+: ", line)]
+    reveals = {int(where.split(":")[1]): shown_type(text.partition('Revealed type is "')[2].rstrip('"'))
+               for where, severity, text in found if severity == "note" and "Revealed type" in text}
+    return reveals, [where for where, severity, _ in found if severity == "error" and not Path(where).is_absolute()]
+
+
+def test_returns_and_dtype_variables_read_as_the_frontend_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A return annotation spelled with names the stub doesn't define (`typing.Tuple`, an alias, another module's
+    TypeVar) or a bare int dim is the type it stands for, its dims the parameters' TypeVars (`N_dyn`); a
+    constrained or bound dtype variable keeps its dtypes. mypy with the plugin on the source, and mypy and pyright
+    with the stub, type the calls alike."""
+    (tmp_path / "returns_dims.py").write_text(RETURNS_DIMS)
+    (tmp_path / "returns_kernels.py").write_text(RETURNS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stub = render_stub(importlib.import_module("returns_kernels"))
+    assert "-> tuple[tl.Tensor[tl.float32, N_dyn, M], tl.Tensor[tl.float32, Literal[4]]]:" in stub
+    assert 'DT = TypeVar("DT", bound=tl.float16 | tl.bfloat16)' in stub and 'F = TypeVar("F", bound=tl.float32)' in stub
+    caller = tmp_path / "caller.py"
+    caller.write_text(RETURNS_CALLER)
+    expected = {line: shown_type(text) for line, text in marked_lines(caller, "reveal").items()}
+    mistakes = [f"caller.py:{n}" for n, line in enumerate(RETURNS_CALLER.splitlines(), start=1) if line.endswith("# mistake")]
+    with_plugin = mypy_lines(tmp_path, "plugins = tltyped.mypy_plugin")
+    assert with_plugin == (expected, mistakes * 2)  # the plugin reports each argument of the wrong dtype
+    (tmp_path / "typings").mkdir()
+    (tmp_path / "typings" / "returns_kernels.pyi").write_text(stub)
+    assert mypy_lines(tmp_path, "mypy_path = typings") == (expected, mistakes)
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")]}))
+    found = pyright(caller, config=tmp_path / "pyrightconfig.json")
+    revealed = {d.line: shown_type(d.message.partition('" is "')[2].rstrip('"')) for d in found if d.severity == "information"}
+    assert revealed == expected
+    assert sorted({f"caller.py:{d.line}" for d in found if d.severity == "error"}) == mistakes, found

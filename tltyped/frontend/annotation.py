@@ -85,8 +85,8 @@ def parse_returns(annotation: object) -> tuple[TensorSpec, ...] | None:
     items = get_args(annotation) if get_origin(annotation) is tuple else (annotation,)
     if not items or not all(is_tensor_annotation(item) and get_args(item) for item in items):
         return None
-    try:
-        return tuple(parse_tensor("return", get_args(item), {}) for item in items)
+    try:  # a returned tensor's `Any` dim is any size, unchecked, as an `int` one is (no argument fixes either)
+        return tuple(parse_tensor("return", tuple(int if a is Any else a for a in get_args(item)), {}) for item in items)
     except (DefinitionError, DimSyntaxError):
         return None
 
@@ -125,13 +125,31 @@ def parse_tensor(name: str, args: tuple[Any, ...], dim_kinds: dict[str, bool]) -
 
 
 def _parse_dtype(name: str, value: object) -> DTypeSpec:
-    if isinstance(value, ForwardRef):  # typing wraps str arguments, and TileLang dtypes are `str`s
-        value = value.__forward_arg__
     if isinstance(value, TypeVar):
-        return DTypeSpec(var=value.__name__)
-    if is_dtype_like(value):
-        return DTypeSpec(fixed=parameter_dtype(name, value))
-    raise DefinitionError(f"parameter {name!r}: unknown dtype {value!r} in Tensor annotation")
+        return DTypeSpec(var=value.__name__, var_dtypes=_variable_dtypes(name, value))
+    return DTypeSpec(fixed=_fixed_dtype(name, value))
+
+
+def _variable_dtypes(name: str, var: TypeVar) -> tuple[type[DType], ...]:
+    """The dtypes a dtype TypeVar may be, which a stub declares it with so that type checkers refuse the others
+    as the plugin does: its constraints (`TypeVar("DT", tl.float16, tl.bfloat16)`), or its bound
+    (`bound=tl.float32`); none, any dtype, where neither names dtypes (`bound=tl.DType`)."""
+    if var.__constraints__:
+        return tuple(_fixed_dtype(name, c) for c in var.__constraints__)
+    bound = _unquoted(var.__bound__)
+    return (parameter_dtype(name, bound),) if is_dtype_like(bound) else ()
+
+
+def _fixed_dtype(name: str, value: object) -> type[DType]:
+    value = _unquoted(value)
+    if not is_dtype_like(value):
+        raise DefinitionError(f"parameter {name!r}: unknown dtype {value!r} in Tensor annotation")
+    return parameter_dtype(name, value)
+
+
+def _unquoted(value: object) -> object:
+    """typing wraps str arguments (and TileLang dtypes are `str`s) in a ForwardRef: the str."""
+    return value.__forward_arg__ if isinstance(value, ForwardRef) else value
 
 
 def parameter_dtype(name: str, value: object) -> type[DType]:

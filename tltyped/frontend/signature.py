@@ -41,6 +41,7 @@ class DTypeSpec:
     fixed: type[DType] | None = None
     source: str | None = None  # an expression over const parameters, e.g. `out_dtype`
     var: str | None = None  # a TypeVar shared between tensors, bound by the call
+    var_dtypes: tuple[type[DType], ...] = ()  # the dtypes `var` may be (its TypeVar's constraints or bound); none: any
 
     def __str__(self) -> str:
         if self.fixed is not None:

@@ -2,9 +2,10 @@
 
 A stub shows what the frontend understood, in the signature form, for IDEs and
 type checkers that run no plugin: in-body annotations become parameter types,
-dims become TypeVars (bound to int when dyn), and a derived dim reads as
-`Annotated[Any, "N * 2 + 1"]` (any size to a type checker; the expression is
-checked at run time). `tl.Tensor[...]` itself takes plain torch tensors. The
+dims become TypeVars (bound to int when dyn), a dtype TypeVar keeps the dtypes
+it may be, the return annotation reads in the same TypeVars, and a derived dim
+reads as `Annotated[Any, "N * 2 + 1"]` (any size to a type checker; the
+expression is checked at run time). `tl.Tensor[...]` itself takes plain torch tensors. The
 module's other names are not stubbed: a module `__getattr__` gives them as Any
 (a stub is the whole module to a type checker).
 
@@ -31,9 +32,10 @@ from tltyped.frontend import dims as dimlib
 from tltyped.errors import ArgumentValueError, DefinitionError
 from tltyped.frontend.body import function_ast
 from tltyped.frontend.lazy import out_indices
-from tltyped.frontend.signature import Kind, KernelSignature, Param, TensorSpec
+from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, TensorSpec
 from tltyped.stubs import prim_func
 from tltyped.templates import render
+from tltyped.types.dtypes import DType
 
 if TYPE_CHECKING:
     from tltyped.callpath.factory import Factory
@@ -47,6 +49,12 @@ _ANY_TENSOR = "tl.Tensor[Any, *tuple[Any, ...]]"
 class _DimVar:
     name: str
     dyn: bool
+
+
+@dataclass(frozen=True)
+class _DTypeVar:
+    name: str
+    bound: str | None  # the dtypes it may be: `tl.float16 | tl.bfloat16`; None: any
 
 
 @dataclass(frozen=True)
@@ -74,20 +82,26 @@ class _StubFactory:
 
 
 def tensor_type(spec: TensorSpec, typevars: Mapping[str, str]) -> str:
-    """`tl.Tensor[tl.float16, M, K]`, with literal dims as Literal, a dim symbol as its TypeVar (`typevars` names
-    those that differ), and derived dims spelled out."""
+    """`tl.Tensor[tl.float16, M, K]`, a parameter's or a returned tensor's, with literal dims as Literal, a dim
+    symbol or dtype variable as its TypeVar in the stub (`typevars`: those the kernel's parameters declare, each
+    by its name in the stub; one they don't, which only a returned tensor names, is Any: no argument fixes it),
+    and derived dims spelled out."""
     if spec.dtype.fixed is not None:
-        dtype = f"tl.{'bool_' if spec.dtype.fixed.name == 'bool' else spec.dtype.fixed.__name__}"
+        dtype = _dtype(spec.dtype.fixed)
     else:
-        dtype = spec.dtype.var or "Any"
+        dtype = typevars.get(spec.dtype.var or "", "Any")
     return f"tl.Tensor[{', '.join([dtype, *(_dim(d, typevars) for d in spec.dims)])}]"
+
+
+def _dtype(dtype: type[DType]) -> str:
+    return f"tl.{'bool_' if dtype.name == 'bool' else dtype.__name__}"
 
 
 def _dim(dim: dimlib.Dim, typevars: Mapping[str, str]) -> str:
     if dim.is_literal:
         return f"Literal[{dim.value}]"
     if dim.is_symbol:
-        return typevars.get(dim.text, dim.text)
+        return typevars.get(dim.text, "Any")
     return f'Annotated[Any, "{dim.text}"]'
 
 
@@ -113,20 +127,24 @@ def _const_type(p: Param) -> str:
 
 
 def _returns(fn: tl.JitFunction[..., Any], typevars: Mapping[str, str]) -> str:
-    """The `jit(out_idx=...)` tensors (a tuple when several, as the call returns them); else the return
-    annotation, read through the same parser; else the body's outputs (tensors of any dims); else None."""
-    outputs = [_param_type(p, typevars) for p in fn.signature.outputs]
-    if outputs:
-        return outputs[0] if len(outputs) == 1 else f"tuple[{', '.join(outputs)}]"
+    """What a call returns: the `jit(out_idx=...)` tensors; else those the return annotation states, as the
+    frontend read it (so the stub names only what it defines, whatever the annotation spells: `typing.Tuple`, an
+    alias, another module's TypeVar, a bare int dim); else the body's outputs (the frontend refuses any other
+    value), tensors sized per call."""
+    signature = fn.signature
+    if signature.outputs:
+        return _result([_param_type(p, typevars) for p in signature.outputs])
+    if signature.returns is not None:
+        return _result([tensor_type(spec, typevars) for spec in signature.returns])
     node, _ = function_ast(fn.__wrapped__)
     returned = next((n.value for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None), None)
-    annotation = node.returns
-    if annotation is None:  # the body's outputs (the frontend refuses any other value): tensors, sized per call
-        if returned is None:
-            return "None"
-        return f"tuple[{', '.join([_ANY_TENSOR] * len(returned.elts))}]" if isinstance(returned, ast.Tuple) else _ANY_TENSOR
-    text = ast.unparse(annotation)
-    return text if all(part in text for part in ("tl.", "Tensor")) or text == "None" else "Any"
+    count = 0 if returned is None else len(returned.elts) if isinstance(returned, ast.Tuple) else 1
+    return _result([_ANY_TENSOR] * count)
+
+
+def _result(tensors: list[str]) -> str:
+    """The type of a call returning `tensors`, as the call returns them: None, the one tensor, or a tuple."""
+    return "None" if not tensors else tensors[0] if len(tensors) == 1 else f"tuple[{', '.join(tensors)}]"
 
 
 def _factory(name: str, factory: Factory) -> _StubFactory | None:
@@ -146,8 +164,7 @@ def _factory(name: str, factory: Factory) -> _StubFactory | None:
             outputs = out_indices(name, len(params), factory.out_idx)
         except DefinitionError:
             return None
-        returns = [params[i].type for i in outputs]
-        returns_text = "None" if not returns else returns[0] if len(returns) == 1 else f"tuple[{', '.join(returns)}]"
+        returns_text = _result([params[i].type for i in outputs])
         kept = [p for i, p in enumerate(params) if i not in outputs]
     kernel = _StubFunction(f"_{name}_kernel", kept, returns_text,
                            _docstring(f"A kernel object of {name}: its kernel for one set of the factory's arguments."))
@@ -202,21 +219,37 @@ def render_stub(module: ModuleType) -> str:
         for dim, is_dyn in fn.signature.dims.items():
             kinds.setdefault(dim, set()).add(is_dyn)
     dyn_names = {dim: f"{dim}_dyn" for dim, found in kinds.items() if len(found) == 2}
+    dtype_vars: dict[str, DTypeSpec] = {}
     functions = []
     for name, fn in kernels:
         signature: KernelSignature = fn.signature
-        typevars = {dim: dyn_names[dim] for dim, is_dyn in signature.dims.items() if is_dyn and dim in dyn_names}
+        declared = _dtype_vars(signature)
+        dtype_vars.update(declared)
+        typevars = {dim: dyn_names.get(dim, dim) if is_dyn else dim for dim, is_dyn in signature.dims.items()}
+        typevars |= {var: var for var in declared}
         params = [_StubParam(p.name, _param_type(p, typevars), p.has_default) for p in signature.params]
         runtime = [stub for stub, p in zip(params, signature.params) if p.is_runtime]
         doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else f"Kernel {name}."
         doc += "".join(f" Checks {check.source}." for check in signature.checks)
         functions.append(_StubFunction(name, params, _returns(fn, typevars), _docstring(doc), runtime))
     dims = {dim: found == {True} for dim, found in kinds.items()} | {typevar: True for typevar in dyn_names.values()}
-    dtype_vars = {
-        p.tensor.dtype.var for _, fn in kernels for p in (*fn.signature.params, *fn.signature.outputs)
-        if p.tensor is not None and p.tensor.dtype.var is not None
-    }
     return render(
         "stub.pyi.j2", module=module.__name__, functions=functions, factories=factories,
-        dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())], dtype_vars=sorted(dtype_vars),
+        dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())],
+        dtype_vars=[_DTypeVar(var, _dtype_var_bound(dtype_vars[var])) for var in sorted(dtype_vars)],
     )
+
+
+def _dtype_vars(signature: KernelSignature) -> dict[str, DTypeSpec]:
+    """The dtype variables a kernel's tensor parameters (outputs included) declare, by name."""
+    return {
+        p.tensor.dtype.var: p.tensor.dtype for p in (*signature.params, *signature.outputs)
+        if p.tensor is not None and p.tensor.dtype.var is not None
+    }
+
+
+def _dtype_var_bound(dtype: DTypeSpec) -> str | None:
+    """The dtypes a dtype variable may be, as its TypeVar's bound (`tl.float16 | tl.bfloat16`); None: any dtype.
+    A bound rather than constraints, which it amounts to for dtypes (no dtype is another's subclass), as mypy
+    cannot give a generic function with a constrained TypeVar to `runtime_parameters`."""
+    return " | ".join(map(_dtype, dtype.var_dtypes)) or None

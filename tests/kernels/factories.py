@@ -6,6 +6,9 @@ No `from __future__ import annotations`: most users' modules have none.
 
 import os
 
+import torch
+from torch.cuda import get_device_properties
+
 import tltyped as tl
 import tltyped.language as T
 from tests.kernels import settings
@@ -159,6 +162,34 @@ def scaled_through_vars_of_a_module(A, B):
     with T.Kernel(1, threads=128) as bx:
         for i in T.Parallel(N):
             B[i] = A[i] * vars(settings)["SCALE"]
+
+
+@tl.jit
+def one_block_per_sm(A, B):
+    """B = 2 A over a persistent grid of one block per SM: read from the GPU the body runs on."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    with T.Kernel(sms, threads=128) as bx:
+        for step in T.serial(T.ceildiv(N, sms * 128)):
+            for i in T.Parallel(128):
+                if (step * sms + bx) * 128 + i < N:
+                    B[(step * sms + bx) * 128 + i] = A[(step * sms + bx) * 128 + i] * 2.0
+
+
+@tl.jit
+def one_block_per_sm_imported(A, B):
+    """The same, with the query imported by name."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    sms = get_device_properties(0).multi_processor_count
+    with T.Kernel(sms, threads=128) as bx:
+        for step in T.serial(T.ceildiv(N, sms * 128)):
+            for i in T.Parallel(128):
+                if (step * sms + bx) * 128 + i < N:
+                    B[(step * sms + bx) * 128 + i] = A[(step * sms + bx) * 128 + i] * 2.0
 
 
 class Scaled:

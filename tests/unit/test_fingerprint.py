@@ -27,6 +27,7 @@ import tltyped as tl
 from tests.conftest import meta, needs_nvcc
 from tests.kernels import factories, settings
 from tests.unit.hostile import RaisingClass, RaisingEverything, RaisingRepr
+from tltyped.frontend import fingerprint as fingerprint_module
 from tltyped.frontend.fingerprint import _origin, fingerprint, is_users_code, stable_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,6 +179,21 @@ def test_values_read_through_a_closure_or_an_import_in_the_body_are_read_by_valu
     assert fingerprint(kernel.__wrapped__).digest != before.digest
     assert record_key(kernel, vector(), vector()) not in (key, None)
     assert before.stable
+
+
+@pytest.mark.parametrize("kernel", [factories.one_block_per_sm, factories.one_block_per_sm_imported],
+                         ids=["torch.cuda.get_device_properties", "imported by name"])
+def test_a_kernel_querying_the_gpu_is_recorded_per_gpu(kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its grid is the SM count of the GPU it is built on: two GPUs of one architecture (an H100 SXM, 132 SMs; a
+    PCIe one, 114) get two records, and one GPU finds its own again."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    keys = {}
+    for gpu in ("NVIDIA H100 80GB HBM3 (132 SMs)", "NVIDIA H100 PCIe (114 SMs)", "NVIDIA H100 80GB HBM3 (132 SMs)"):
+        monkeypatch.setattr(fingerprint_module, "_device", lambda index, gpu=gpu: gpu)
+        keys.setdefault(gpu, set()).add(record_key(kernel, vector(), vector()))
+    assert all(len(found) == 1 and None not in found for found in keys.values())
+    assert len(set.union(*keys.values())) == 2
 
 
 def test_a_kernel_reading_the_environment_in_its_body_is_never_recorded() -> None:

@@ -33,7 +33,10 @@ on the function's name and file would serve one kernel's binary to the other.
   differ between processes;
 - library code: the standard library and tltyped by name (the Python version
   and tltyped's own digest are in every record's key), installed packages by
-  name and their top-level package's `__version__` (by source without one).
+  name and their top-level package's `__version__` (by source without one);
+  a library that queries the GPU (`torch.cuda`) with the GPU this process
+  reads (its name, SM count and memory), which two GPUs of one architecture
+  do not share.
 
 A value with no such text (an object shown with its address, a tensor) is
 read by its identity instead: the digest then means something in this
@@ -164,7 +167,7 @@ class Reader:
             return f"partial:{self.text(value.func)}({self.text(value.args)}, {self.text(value.keywords)})"
         if isinstance(value, types.ModuleType):
             text = f"module:{value.__name__}{_origin(getattr(value, '__file__', None), value.__name__)}"
-            return f"{text}({self.text(_attributes(value))})" if _is_user(value) else text
+            return f"{text}({self.text(_attributes(value))})" if _is_user(value) else text + _on_device(value.__name__)
         if isinstance(value, type):
             module = sys.modules.get(value.__module__)
             origin = _origin(getattr(module, '__file__', None), value.__module__)
@@ -182,7 +185,8 @@ class Reader:
         if type(value) in _FIELD_DESCRIPTORS:  # a `__slots__` slot, a NamedTuple's field: the class's source fixes it
             return f"field:{type(value).__qualname__}"
         if isinstance(value, types.BuiltinFunctionType) and (value.__self__ is None or isinstance(value.__self__, types.ModuleType)):
-            return f"builtin:{getattr(value, '__module__', None)}.{value.__qualname__}"
+            module = getattr(value, '__module__', None)
+            return f"builtin:{module}.{value.__qualname__}{_on_device(module or '')}"
         if isinstance(value, types.BuiltinFunctionType) and isinstance(value.__self__, type):  # `tuple.__new__`
             return f"builtin:{self.text(value.__self__)}.{value.__name__}"
         if type(value).__module__ in ("typing", "types", "typing_extensions") and " at 0x" not in repr(value):
@@ -210,18 +214,26 @@ class Reader:
         closure = [self.text(value) for value in cells.values()]
         origin = _origin(fn.__code__.co_filename, fn.__module__)
         if not origin.startswith(" source"):  # library code, named by its version; its closure may hold user values
-            return f"{name}{origin}(closure={closure})"
+            return f"{name}{origin}{_on_device(fn.__module__)}(closure={closure})"
         module_globals = fn.__globals__
         global_paths = sorted({path for path in _loads(fn.__code__, _GLOBAL_LOADS) if path[0] in module_globals})
         cell_paths = sorted({path for path in _loads(fn.__code__, _CELL_LOADS) if len(path) > 1 and path[0] in cells})
-        globals_ = [f"{'.'.join(path)}={self.text(_read(module_globals[path[0]], path[1:]))}" for path in global_paths]
-        closure += [f"{'.'.join(path)}={self.text(_read(cells[path[0]], path[1:]))}" for path in cell_paths]
+        globals_ = [f"{'.'.join(path)}={self._path_text(module_globals[path[0]], path[1:])}" for path in global_paths]
+        closure += [f"{'.'.join(path)}={self._path_text(cells[path[0]], path[1:])}" for path in cell_paths]
         imports = [self._imported(fn, module, names) for module, names in _imports(fn.__code__)]
         return (
             f"{name}{origin}(code={_code_digest(fn.__code__, self)}, "
             f"defaults={self.text(fn.__defaults__)}, kwdefaults={self.text(fn.__kwdefaults__)}, "
             f"closure={closure}, globals={globals_}, imports={imports})"
         )
+
+    def _path_text(self, value: object, attributes: tuple[str, ...]) -> str:
+        """The text of what `value.a.b` reads; a path into a library that queries the GPU (`torch.cuda.
+        get_device_properties`) reads the GPU too."""
+        text = self.text(_read(value, attributes))
+        if isinstance(value, types.ModuleType) and attributes:
+            text += _on_device(".".join((value.__name__, *attributes)))
+        return text
 
     def _imported(self, fn: types.FunctionType, written: str, names: tuple[str, ...]) -> str:
         """An import in a function's code: a library module by name (not imported here: a warm process imports no
@@ -277,6 +289,31 @@ _MISSING = "<no such attribute>"  # an attribute set only later: its absence is 
 
 _FIELD_DESCRIPTORS = frozenset({types.MemberDescriptorType, types.GetSetDescriptorType,
                                 type(getattr(collections.namedtuple("_Field", "a"), "a"))})
+
+
+_DEVICE_QUERIES = ("torch.cuda", "tilelang.carver", "tilelang.utils.target", "triton.runtime")
+"""Library modules whose functions read the GPU a process runs on (its SM count, its memory): what code reads
+through them differs between two GPUs of one architecture (an H100 SXM has 132 SMs, a PCIe one 114), which the
+target in the key does not tell apart."""
+
+
+def _on_device(dotted: str) -> str:
+    """For a name in a module that queries the GPU, the GPU this process would read (else nothing)."""
+    if not any(dotted == module or dotted.startswith(module + ".") for module in _DEVICE_QUERIES):
+        return ""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return " on no CUDA device"
+    return f" on {_device(torch.cuda.current_device())}"
+
+
+@functools.cache
+def _device(index: int) -> str:
+    import torch
+
+    properties = torch.cuda.get_device_properties(index)
+    return (f"{properties.name} ({properties.multi_processor_count} SMs, sm_{properties.major}{properties.minor}, "
+            f"{properties.total_memory} bytes)")
 
 
 _LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # wherever they are installed from

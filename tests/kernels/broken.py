@@ -39,6 +39,15 @@ def copies_a_point_into_a_tile(A: tl.Tensor[tl.float32, M]):
 
 
 @tl.jit
+def returns_one_output_twice(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    C = T.empty((m,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        T.copy(A, C)
+    return C, C  # FAILS HERE: returns_one_output_twice
+
+
+@tl.jit
 def returns_an_input(A: tl.Tensor[tl.float32, M]):
     with T.Kernel(1, threads=128) as bx:
         for i in T.Parallel(4):

@@ -164,6 +164,8 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
             is_global = any(v is g for g in self.globals)
             if not isinstance(v, tirx.Buffer) or not (hasattr(v, "_out_idx") or is_global):
                 raise KernelBuildError(f"Only tensor allocated from `T.empty` can be returned in a prim_func, got {v}({type(v)})")
+            if any(v is r for r in self.returned):  # one output, one tensor: return it once
+                raise KernelBuildError(f"the kernel returns `{v.name}` twice; a call returns each output once")
             if not is_global:
                 self.out_idx.append(len(self.returned))  # counted against the T.empty tensors when the function ends
             self.returned.append(v)

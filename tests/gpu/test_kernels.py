@@ -140,7 +140,7 @@ def test_persistent_gemm_schedules(m: int, ks: tuple[int, ...], n: int, schedule
 def test_persistent_gemm_rejects_rows_tma_cannot_load() -> None:
     a = torch.randn(64, 100, dtype=torch.float16, device="cuda")
     b = torch.randn(100, 64, dtype=torch.float16, device="cuda")
-    with pytest.raises(ValueError, match=r"shape check `A.shape\[1\] // 8 \* 8 == A.shape\[1\]` fails: K // 8 \* 8 = 96, K = 100"):
+    with pytest.raises(ValueError, match=r"shape check `A.shape\[1\] // 8 \* 8 == A.shape\[1\]` fails: A.shape\[1\] // 8 \* 8 is 96, not 100 \(K = 100 from A, axis 1\)"):
         persistent_matmul(a, b, (128, 16))
 
 

@@ -41,7 +41,7 @@ def asserted(A: tl.Tensor[tl.float32, M], B: tl.Tensor[tl.float32, N]):
 @tl.jit
 def asserted_then_allocates(A: tl.Tensor[tl.float32, L]) -> tl.Tensor[tl.float32, L]:
     """A shape assert over a dyn dim, then T.empty, which must stay at the top of the function."""
-    assert A.shape[0] // 4 * 4 == A.shape[0]
+    assert A.shape[0] // 4 * 4 == A.shape[0], "the length must be a multiple of 4"
     return doubled(A)
 
 

@@ -39,5 +39,5 @@ def test_shape_assert_over_a_dyn_dim_is_checked_by_the_call_not_built_into_the_k
     lowered = shapes.asserted_then_allocates.lower(meta(16))
     assert not re.search(r"^\s*(assert|T\.Assert)\b", lowered.tir, re.MULTILINE)
     assert lowered.cuda_source == shapes.asserted_then_allocates.lower(meta(4096)).cuda_source
-    with pytest.raises(ValueError, match=r"shape check `A.shape\[0\] // 4 \* 4 == A.shape\[0\]` fails: L // 4 \* 4 = 8, L = 10"):
+    with pytest.raises(ValueError, match=r"shape check `A.shape\[0\] // 4 \* 4 == A.shape\[0\]` fails: A.shape\[0\] // 4 \* 4 is 8, not 10 \(L = 10 from A, axis 0\): the length must be a multiple of 4$"):
         shapes.asserted_then_allocates.lower(meta(10))

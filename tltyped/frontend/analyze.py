@@ -358,8 +358,8 @@ def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyIn
 
     declared = {d: dimlib.symbol(d) for d in signature.dims}
     sides = [dimlib.from_ast(_Dims().visit(copy.deepcopy(side)), declared) for side in (relation.left, relation.right)]
-    source = f"{ast.unparse(relation.left)} == {ast.unparse(relation.right)}"
-    return ShapeCheck(sides[0], sides[1], source, relation.line)
+    written = (ast.unparse(relation.left), ast.unparse(relation.right))
+    return ShapeCheck(sides[0], sides[1], " == ".join(written), relation.line, written, relation.message)
 
 
 def _signature_hints(fn: Callable[..., Any], env: dict[str, Any]) -> dict[str, Any]:

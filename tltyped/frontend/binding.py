@@ -114,8 +114,11 @@ class Binder:
         for check in self.signature.checks:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
+                symbols = sorted({*check.left.symbols, *check.right.symbols})
+                given = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in symbols)
                 raise self._fail(
-                    ArgumentValueError, f"shape check `{check.source}` fails: {check.left} = {left}, {check.right} = {right}"
+                    ArgumentValueError, f"shape check `{check.source}` fails: {check.sides[0]} is {left}, not {right}"
+                    + (f" ({given})" if given else "") + (f": {check.message}" if check.message else ""),
                 )
         return bound
 

@@ -98,6 +98,8 @@ class ShapeCheck:
     right: Dim
     source: str  # the assert's condition as written, for messages
     line: int  # the assert's line in the kernel's file: the call checks it, so the body's elaboration skips it
+    sides: tuple[str, str] = ("", "")  # each side as written (`X.shape[0] % 64`, `0`)
+    message: str | None = None  # the assert's own message
 
     def is_dyn(self, dims: Mapping[str, bool]) -> bool:
         return any(dims[s] for s in (*self.left.symbols, *self.right.symbols))

@@ -118,6 +118,8 @@ class _TensorAnnotation:
         if isinstance(arg, TypeList):
             self.malformed("a dim list comes first, then the dtype", arg)
             return AnyType(TypeOfAny.from_error)
+        if isinstance(arg, UnboundType) and arg.args and all(_is_literal_key(a) for a in arg.args):
+            return AnyType(TypeOfAny.special_form)  # a table's entry, `DTYPES["fp16"]`: the runtime reads it, not mypy
         self.fail(
             f'Unknown dtype "{_spelling(arg)}" in Tensor annotation; expected one of {_SUPPORTED}',
             codes.DTYPE, arg,
@@ -235,6 +237,11 @@ class _TensorAnnotation:
             return AnyType(TypeOfAny.from_error)
         self.malformed(f'dim "{arg.name}" must be a dim name (a TypeVar), an int or Literal[int]', arg)
         return AnyType(TypeOfAny.from_error)
+
+
+def _is_literal_key(arg: Type) -> bool:
+    """A string or number literal in a type's brackets: `DTYPES["fp16"]` is a lookup, not a generic type."""
+    return isinstance(arg, RawExpressionType) or (isinstance(arg, UnboundType) and arg.original_str_expr is not None)
 
 
 def _spelling(typ: Type) -> str:

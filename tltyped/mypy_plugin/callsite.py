@@ -47,6 +47,7 @@ from tltyped.mypy_plugin.annotation_hooks import tensor_parts
 from tltyped.mypy_plugin.call_binding import CallBinder, Solution
 from tltyped.mypy_plugin.callvalues import check_value
 from tltyped.mypy_plugin.parsed import dotted_name
+from tltyped.mypy_plugin.typeops import is_unread
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def _bound_call(ctx: MethodContext, kernel: Kernel) -> Solution:
                 actual = expander.expand_actual_type(actual, kind, params.arg_names[index], params.arg_kinds[index])
             if formal_tensor is not None:
                 binder.bind_argument(name, formal_tensor, actual, expr)
-            else:
+            elif not is_unread(formal):
                 check_value(ctx.api, binder.argument(name), name, formal, expr, actual if starred else None)
     binder.check_derived_dims()
     return binder.solution()

@@ -65,6 +65,7 @@ from tltyped.mypy_plugin.kernel_record import Diagnostic, KernelRecord
 from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
 from tltyped.mypy_plugin.source_text import SourceText
+from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.types import dim_grammar, in_body_grammar as grammar
 
 
@@ -89,6 +90,7 @@ class KernelRewrite:
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
         self.bindings: dict[str, AssignmentStmt] = {}  # a name -> its last assignment so far (a computed shape)
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
+        self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
         self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
         self.signature_changed = False
@@ -102,7 +104,7 @@ class KernelRewrite:
         for dim in self.determined - self.plain_dims:  # known to each call, unknown statically: Any, not a TypeVar
             self.dims.pop(dim, None)
         for dim, line in self.dims.items():
-            if dim in self.unbound_checked and dim not in self.plain_dims:
+            if dim in self.unbound_checked and dim not in self.plain_dims and not self.shape_unread:
                 self.fail(
                     line, 0,
                     codes.sentence(grammar.undetermined_dim(dim)),
@@ -145,9 +147,11 @@ class KernelRewrite:
         if isinstance(target, NameExpr) and target.name in self.params:
             if call_form.is_call_form(typ):  # TileLang's `T.Tensor((M, K), dtype)`
                 read = call_form.read(stmt, self.source.lines(), self.found, self.bindings.get, self.resolve_dim)
-                if read is not None:
-                    typ = read.annotation
-                    self.determined.update(read.determined)
+                if read is None:  # a shape the plugin cannot read (a module constant, a computed tuple): unchecked,
+                    self.shape_unread = True  # and any dim may be in it
+                    return target.name, unread_annotation()
+                typ = read.annotation
+                self.determined.update(read.determined)
             return target.name, typ
         return None
 

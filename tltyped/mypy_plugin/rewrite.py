@@ -43,7 +43,7 @@ from mypy.errors import Errors
 from mypy.nodes import CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr
 from mypy.options import Options
 from mypy.parse import parse
-from mypy.types import AnyType, CallableType, TypeOfAny
+from mypy.types import AnyType, CallableType, Type, TypeOfAny
 
 from tltyped.mypy_plugin import call_form, out_idx
 from tltyped.mypy_plugin.in_body import KernelRewrite
@@ -59,6 +59,7 @@ from tltyped.mypy_plugin.parsed import (
     module_names,
 )
 from tltyped.mypy_plugin.source_text import SourceText
+from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
 
 
@@ -143,9 +144,11 @@ def _read_call_forms(func: FuncDef, source: SourceText, found: ModuleNames) -> N
         return
     read = call_form.signature(func, source.lines(), found)
     for index, arg in enumerate(func.arguments):
-        annotation = read.get(arg.variable.name)
-        if annotation is None or arg.type_annotation is None or not call_form.is_call_form(arg.type_annotation):
+        if arg.type_annotation is None or not call_form.is_call_form(arg.type_annotation):
             continue
+        # a shape the plugin cannot read (a module constant, a computed tuple): the parameter is unchecked
+        form = read.get(arg.variable.name)
+        annotation: Type = unread_annotation() if form is None else form
         arg.type_annotation = annotation
         for typ in (func.type, func.unanalyzed_type):
             if isinstance(typ, CallableType):

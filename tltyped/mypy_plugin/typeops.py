@@ -11,6 +11,17 @@ from mypy.types import AnyType, FunctionLike, Instance, ProperType, Type, TypeOf
 from tltyped.mypy_plugin import names
 
 
+def unread_annotation() -> AnyType:
+    """The type of a parameter whose annotation the plugin cannot read (`T.Tensor(SHAPE, dtype)` with a module
+    constant SHAPE, which the runtime evaluates): a tensor or a value, unknown, so its arguments go unchecked."""
+    return AnyType(TypeOfAny.implementation_artifact)
+
+
+def is_unread(typ: Type) -> bool:
+    proper = get_proper_type(typ)
+    return isinstance(proper, AnyType) and proper.type_of_any == TypeOfAny.implementation_artifact
+
+
 def expression_type(api: CheckerPluginInterface, expr: Expression) -> Type:
     """The type mypy gave `expr` when it checked it; inferred afresh only if it did not."""
     if isinstance(api, TypeChecker):

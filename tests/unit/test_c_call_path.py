@@ -156,6 +156,30 @@ def test_a_call_the_c_path_does_not_serve_ends_as_the_python_path_ends_it(paths,
     assert expected != "launched" and recorder.calls == [] and c_path.call.hits == 2
 
 
+@tl.jit
+def keyword_only(A: tl.Tensor[tl.float32, M, N], *, alpha: tl.dyn[float] = 1.0, block: int = 64):
+    """Keyword-only parameters after the `*`: the body is never built."""
+
+
+@c_path
+def test_keyword_only_parameters_are_served_by_name_and_refused_by_position() -> None:
+    """A call naming them is served in C with the Python path's key and arguments; one giving them by position
+    fails as Python fails it (TypeError), in both paths, and launches nothing."""
+    plan, source, recorder = keyword_only._dispatcher.plan, keyword_only.fast_path_source, Recorder()
+    launches: dict[Any, Any] = {}
+    c_path = fastpath.build_fast_path(plan, source, launches, slow)
+    python_path = fastpath.build_fast_path(plan, source, launches, slow, in_c=False)
+    launches[python_path.key(A, 2.0, 128)] = recorder
+    assert c_path.call(A, alpha=2.0, block=128) == "launched" and c_path.call.hits == 1
+    assert python_path.call(A, block=128, alpha=2.0) == "launched"
+    assert recorder.calls[0] == recorder.calls[1]
+    for args in ((A, 2.0), (A, 2.0, 128)):
+        expected = outcome(python_path.call, args, {})
+        assert expected[0] is TypeError and "positional argument" in expected[1]
+        assert outcome(c_path.call, args, {}) == expected
+    assert len(recorder.calls) == 2 and c_path.call.hits == 1
+
+
 @c_path
 @pytest.mark.parametrize("direct", [True, False], ids=["torch_direct reader", "exchange API"])
 def test_a_negated_view_is_never_served(paths, direct: bool) -> None:

@@ -11,8 +11,10 @@ import traceback
 from pathlib import Path
 
 import pytest
+import torch
 
 import tltyped as tl
+import tltyped.language as T
 
 DIMS = ["M", "Literal[True]", "Literal[-1]", "Literal[2**70]", "Literal[64, 128]", "Literal['a']", "1.5", "'M'", "None",
         "...", "(M, M)", "[M]", "Annotated[int, 3]", "Optional[int]", "tl.dyn[float]", "tl.dyn[int, 'K']",
@@ -28,7 +30,10 @@ PARAMETERS = ([f"A: tl.Tensor[tl.float16, {d}]" for d in DIMS] + [f"A: tl.Tensor
 HEADER = """
 from typing import Annotated, Literal, Optional, TypeVar
 import numpy, torch
+import torch
+
 import tltyped as tl
+import tltyped.language as T
 import tltyped.language as T
 M = TypeVar("M")
 C = TypeVar("C", int, str)
@@ -125,10 +130,27 @@ def test_a_method_is_refused_at_decoration_naming_its_self(tmp_path: Path) -> No
 
 
 def test_a_keyword_only_parameter_without_a_default_after_one_with_is_refused(tmp_path: Path) -> None:
-    """`def kernel(A, *, block=64, threads)`: the call paths take parameters in order, by position or name."""
+    """`def kernel(A, *, block=64, threads)`: a call's missing arguments are its last parameters' defaults."""
     path = tmp_path / "keyword_only.py"
     path.write_text(HEADER + "\n@tl.jit\ndef kernel(A: tl.Tensor[tl.float16, M], *, block: int = 64, threads: int) -> None:\n    pass\n")
     spec = importlib.util.spec_from_file_location("keyword_only", path)
     assert spec is not None and spec.loader is not None
-    with pytest.raises(tl.DefinitionError, match="parameter 'threads' has no default but follows 'block'"):
+    with pytest.raises(tl.DefinitionError, match="keyword-only parameter 'threads' has no default but follows 'block'"):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_keyword_only_parameters_are_taken_by_name_only() -> None:
+    """As Python takes them, by every call form: the jit function (its first call and a cached one), a kernel whose
+    annotations depend on consts (a Router), `lower`, and the compiled kernel."""
+    from tests.conftest import meta
+    from tests.kernels.keyword_only import routed, scaled
+
+    assert tuple(scaled(meta(8, dtype=torch.float32), alpha=3.0, block=32).shape) == (8,)
+    for call in (lambda: scaled(meta(8, dtype=torch.float32), 3.0), lambda: routed(meta(8, dtype=torch.float32), T.float32)):
+        for _ in range(2):
+            with pytest.raises(TypeError, match=r"takes 1 positional argument but 2 were given"):
+                call()
+    routed(meta(8, dtype=torch.float32), dtype=T.float32, block=32)
+    with pytest.raises(tl.ArgumentTypeError, match=r"scaled: expected at most 1 positional arguments, got 2"):
+        scaled.lower(meta(8, dtype=torch.float32), 3.0)
+    assert scaled.lower(meta(8, dtype=torch.float32), alpha=3.0, block=32) is not None

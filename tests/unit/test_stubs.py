@@ -318,3 +318,11 @@ def test_returns_and_dtype_variables_read_as_the_frontend_reads_them(
     revealed = {d.line: shown_type(d.message.partition('" is "')[2].rstrip('"')) for d in found if d.severity == "information"}
     assert revealed == expected
     assert sorted({f"caller.py:{d.line}" for d in found if d.severity == "error"}) == mistakes, found
+
+
+def test_keyword_only_parameters_stay_keyword_only() -> None:
+    """In the jit function and in its compiled kernels' runtime parameters: a type checker refuses them by
+    position, as the call does."""
+    stub = render_stub(importlib.import_module("tests.kernels.keyword_only"))
+    assert "def scaled(\n    A: tl.Tensor[tl.float32, M],\n    *,\n    alpha: float = ...,\n    block: int = ...,\n)" in stub
+    assert "def _scaled_runtime(\n    A: tl.Tensor[tl.float32, M],\n    *,\n    alpha: float = ...,\n)" in stub

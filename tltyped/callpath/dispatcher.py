@@ -33,7 +33,7 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath import tensors
-from tltyped.callpath.fastpath import build_fast_path, render_fast_path
+from tltyped.callpath.fastpath import build_fast_path, call_in_order, render_fast_path
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, DefinitionError, LaunchError
@@ -321,12 +321,13 @@ class Dispatcher:
         kernel = self.kernels.load_or_build(spec, target)
         params = self.signature.params
         runtime = [p for p in params if p.is_runtime]
-        takes = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
-                                   for p in runtime])  # as the fast path takes them, by position or name
+        takes = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY if p.keyword_only else
+                                                     inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
+                                   for p in runtime])  # as the kernel takes them, by position or name
         fast = self.fast_path.call
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if kwargs or len(args) != len(runtime):  # by name, or leaving defaults: bound as Python binds a call
+            if kwargs or len(args) != len(runtime) or any(p.keyword_only for p in runtime):  # as Python binds a call
                 try:
                     bound = takes.bind(*args, **kwargs)
                 except TypeError as exc:
@@ -335,7 +336,7 @@ class Dispatcher:
                 bound.apply_defaults()
                 args = tuple(bound.arguments.values())
             given = iter(args)
-            return fast(*(next(given) if p.is_runtime else spec.consts[p.name] for p in params))
+            return call_in_order(fast, params, [next(given) if p.is_runtime else spec.consts[p.name] for p in params])
 
         def profile(supply: Any) -> Any:
             from tltyped.callpath.profiler import profiler  # imports TileLang

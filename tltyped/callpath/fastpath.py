@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import linecache
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from tltyped.callpath import tensors
 from tltyped.callpath.plan import DERIVED, STATIC, Axis, CallPlan
 from tltyped.errors import ArgumentValueError
 from tltyped.frontend import dims as dimlib
+from tltyped.frontend.signature import Param
 from tltyped.templates import render, template_digest
 from tltyped.templates.names import identifier
 from tltyped.types.values import typed_key
@@ -55,6 +56,28 @@ def reserved_prefix(names: list[str]) -> str:
     while any(name.startswith(prefix) for name in names):
         prefix, n = f"_tl{n}_", n + 1
     return prefix
+
+
+def python_parameters(params: Sequence[Param], defaults: Mapping[str, str], *, as_declared: bool = True) -> str:
+    """A generated function's parameter list: `A, B, *, block=_tl_default0` (each default by the closure variable
+    holding it), with the kernel's keyword-only parameters after the `*`, so that Python refuses them by
+    position; or, not `as_declared`, every parameter taken by position too (for tltyped's own calls)."""
+    texts = [f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in params]
+    first = next((i for i, p in enumerate(params) if p.keyword_only and as_declared), len(params))
+    return ", ".join([*texts[:first], *(["*"] if first < len(params) else []), *texts[first:]])
+
+
+def python_arguments(params: Sequence[Param]) -> str:
+    """The arguments that pass each parameter on to a function with the same parameters: `A, B, block=block`."""
+    return ", ".join(f"{p.name}={p.name}" if p.keyword_only else p.name for p in params)
+
+
+def call_in_order(call: Callable[..., Any], params: Sequence[Param], values: Sequence[Any]) -> Any:
+    """`call` (a jit function's fast path) with the parameters' values in order, each keyword-only one by name."""
+    if not any(p.keyword_only for p in params):
+        return call(*values)
+    given = list(zip(params, values))
+    return call(*(v for p, v in given if not p.keyword_only), **{p.name: v for p, v in given if p.keyword_only})
 
 
 def const_key_items(name: str, form: str, v: str) -> list[str]:
@@ -115,10 +138,11 @@ def fast_path_context(plan: CallPlan) -> dict[str, Any]:
     launch_args = [ptr_of.get(p.name, p.name) for p in plan.params if p.is_runtime]
     launch_args += [source[d] for d in plan.dyn_dims]
     defaults = {p.name: f"{v}default{i}" for i, p in enumerate(plan.params) if p.has_default}
-    parameters = ", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in plan.params)
     return dict(
         v=v, function=function, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
-        defaults=list(defaults.values()), parameters=parameters, names=", ".join(p.name for p in plan.params),
+        defaults=list(defaults.values()), parameters=python_parameters(plan.params, defaults),
+        key_parameters=python_parameters(plan.params, defaults, as_declared=False),
+        names=", ".join(p.name for p in plan.params),
         alignment=ALIGNMENT, pointers=list(plan.pointers),
     )
 
@@ -200,5 +224,6 @@ def build_fast_path(
     if helper is None:
         return FastPath(call, key, hits, call, facts_variable)
     names = tuple(p.name for p in plan.params)
-    c_call = helper.CachedCall(launches, call, typed_key, plan.c_table(), names, tuple(defaults), ALIGNMENT)
+    positional = sum(not p.keyword_only for p in plan.params)
+    c_call = helper.CachedCall(launches, call, typed_key, plan.c_table(), names, tuple(defaults), ALIGNMENT, positional)
     return FastPath(c_call, key, lambda: hits() + c_call.hits, call, facts_variable)

@@ -21,8 +21,10 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
+from tltyped.callpath.fastpath import (
+    _exec, call_in_order, const_key, const_key_items, named_plainly, python_arguments, python_parameters, reserved_prefix,
+)
 from tltyped.callpath.torch_op import Autograd
-from tltyped.callpath.fastpath import _exec, const_key, const_key_items, named_plainly, reserved_prefix
 from tltyped.errors import ArgumentTypeError
 from tltyped.frontend.analyze import Analysis
 from tltyped.frontend.const_types import key_form
@@ -61,7 +63,7 @@ class Router:
             "route.py.j2", v=v, function=function,
             key_items=[item for name, form in self.key_forms for item in const_key_items(name, form, v)],
             defaults=list(defaults.values()), names=", ".join(p.name for p in params),
-            parameters=", ".join(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name for p in params),
+            parameters=python_parameters(params, defaults), arguments=python_arguments(params),
         )
         self.call: Callable[..., Any] = named_plainly(_exec(
             self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route, Exception,
@@ -100,7 +102,8 @@ class Router:
         return {name: values[name] for name in self.signature.depends_on}
 
     def route(self, *args: Any) -> Any:
-        return self.child(self._consts(args, {})).fast_path.call(*args)
+        """A call with every argument in parameter order, from the generated call of a new combination."""
+        return call_in_order(self.child(self._consts(args, {})).fast_path.call, self.signature.params, args)
 
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
         return self.child(self._consts(args, kwargs)).lower(*args, **kwargs)

@@ -87,6 +87,7 @@ import torch
 from torch.autograd import forward_ad
 
 from tltyped.callpath.dispatcher import unpack
+from tltyped.callpath.fastpath import call_in_order
 from tltyped.callpath.import_hook import when_imported
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
 from tltyped.frontend.binding import transformed
@@ -305,7 +306,7 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
         return [given[p.name] if p.is_runtime else consts[p.name] for p in params]
 
     def run(*values: Any) -> Any:  # real tensors: the kernel itself (under autograd, with grad mode off)
-        return dispatcher.fast_path.call(*full(values))
+        return call_in_order(dispatcher.fast_path.call, params, full(values))
 
     def fake(*values: Any) -> Any:
         return unpack(dispatcher.outputs(dispatcher.binder.bind(full(values), allow_meta=True)))

@@ -87,7 +87,7 @@ class Analysis:
                 raise DefinitionError(f"{self.name}: positional-only parameter {p.name!r} is not supported; remove the `/`")
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise DefinitionError(f"{self.name}: variadic parameter {p.name!r} is not supported; name each parameter")
-        defaulted: str | None = None  # the call paths take every parameter by position or by name, in order
+        defaulted: str | None = None  # a call's missing arguments are its last parameters' defaults
         for p in self.parameters.values():
             if p.default is not p.empty:
                 defaulted = defaulted or p.name
@@ -172,7 +172,8 @@ class Analysis:
             except Deferred as deferred:
                 read[p.name] = Param(p.name, Kind.TENSOR, p.default)
                 state.depends |= deferred.consts
-        params = [read[name] for name in self.parameters]
+        params = [dataclasses.replace(read[name], keyword_only=True) if p.kind is p.KEYWORD_ONLY else read[name]
+                  for name, p in self.parameters.items()]
         outputs = tuple(params[i] for i in self.out_idx)
         for output in outputs:
             if output.kind is not Kind.TENSOR:

@@ -329,8 +329,9 @@ def inspection_arguments(
     """
     name = signature.name
     params = {p.name: p for p in signature.params}
-    if len(args) > len(params):
-        raise ArgumentTypeError(f"{name}: expected at most {len(params)} arguments, got {len(args)}")
+    positional = [p for p in signature.params if not p.keyword_only]
+    if len(args) > len(positional):
+        raise ArgumentTypeError(f"{name}: expected at most {len(positional)} positional arguments, got {len(args)}")
     values: dict[str, Any] = dict(zip(params, args))
     dims: dict[str, int] = {}
     named: dict[str, int] = {}  # the dims given by name

@@ -74,6 +74,7 @@ class Param:
     tensor: TensorSpec | None = None
     scalar: str | None = None  # TileLang dtype of a dyn scalar: "int32", "float32", "handle"
     annotation: Any = inspect.Parameter.empty  # a const's annotation, which its values are checked against
+    keyword_only: bool = False  # after the `*`: a call names it
 
     @property
     def has_default(self) -> bool:

@@ -62,6 +62,7 @@ class _StubParam:
     name: str
     type: str
     default: bool
+    keyword_only: bool = False  # after the `*`
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ def render_stub(module: ModuleType) -> str:
         dtype_vars.update(declared)
         typevars = {dim: dyn_names.get(dim, dim) if is_dyn else dim for dim, is_dyn in signature.dims.items()}
         typevars |= {var: var for var in declared}
-        params = [_StubParam(p.name, _param_type(p, typevars), p.has_default) for p in signature.params]
+        params = [_StubParam(p.name, _param_type(p, typevars), p.has_default, p.keyword_only) for p in signature.params]
         runtime = [stub for stub, p in zip(params, signature.params) if p.is_runtime]
         doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else f"Kernel {name}."
         doc += "".join(f" Checks {check.source}." for check in signature.checks)

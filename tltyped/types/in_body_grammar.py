@@ -96,9 +96,9 @@ def not_a_plain_def(kind: str) -> str:
 
 def required_after_default(param: str, defaulted: str) -> str:
     """The message for a keyword-only parameter with no default after one with a default (legal Python): the call
-    paths take every parameter by position or by name, in order, so the defaults must be the last ones."""
-    return (f"parameter {param!r} has no default but follows {defaulted!r}, which has one (keyword-only parameters "
-            "are taken by position too); give it a default, or move it before")
+    paths complete a call from the last parameters' defaults, so those must be the last ones."""
+    return (f"keyword-only parameter {param!r} has no default but follows {defaulted!r}, which has one; give it a "
+            f"default, or move it before {defaulted!r}")
 
 
 def passed_straight(spelled: str) -> str:

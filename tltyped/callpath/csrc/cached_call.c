@@ -1,6 +1,6 @@
 /* CachedCall: a jit function's cached call, done in C.
  *
- * CachedCall(launches, fallback, typed, params, names, defaults, alignment)
+ * CachedCall(launches, fallback, typed, params, names, defaults, alignment[, positional])
  * serves signatures whose only checks are that a dyn dim agrees wherever it
  * appears (callpath/plan.py's `CallPlan.in_c`). It reads the tensors as
  * tensors.h does, builds the same static key as the generated fast path
@@ -16,7 +16,10 @@
  * per-axis codes for a tensor (-1: a static axis, in the key; k >= 0: the
  * k-th dyn dim), 0, 1 or 2 for a const (its key form: `value`, `type(value),
  * value` or `typed(value)`), None for a dyn scalar; `names` are the
- * parameters' names, `defaults` the values of the last ones.
+ * parameters' names, `defaults` the values of the last ones, `positional`
+ * how many may be given by position (the others are keyword-only; all, if
+ * not given): a call with more goes to `fallback`, which raises Python's
+ * TypeError.
  */
 #include "tensors.h"
 
@@ -51,7 +54,7 @@ typedef struct {
   PyObject* weakrefs;
   vectorcallfunc vectorcall;
   Py_ssize_t hits;     // calls served here
-  Py_ssize_t nparams, key_size, ndyn, key_words, nconsts;
+  Py_ssize_t nparams, npositional, key_size, ndyn, key_words, nconsts;
   unsigned long long alignment_mask;
   int memo_next;       // the entry the next remembered hit replaces
   Memo memo[MEMO];
@@ -165,7 +168,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   PyObject* consts[MAX_ARGS];
   Py_ssize_t nparams = self->nparams, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   Py_ssize_t first_default = nparams - PyTuple_GET_SIZE(self->defaults);
-  if (nargs > nparams || api == NULL || forward_ad_open()) goto fallback;
+  if (nargs > self->npositional || api == NULL || forward_ad_open()) goto fallback;
   for (Py_ssize_t i = 0; i < nparams; i++) full[i] = i < nargs ? args[i] : NULL;
   for (Py_ssize_t j = 0; j < nkw; j++) {
     PyObject* name = PyTuple_GET_ITEM(kwnames, j);
@@ -276,8 +279,9 @@ static int parse_params(CachedCall* self, PyObject* params) {
 static PyObject* cached_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *launches, *fallback, *typed, *params, *names, *defaults;
   unsigned long long alignment;
-  if (!PyArg_ParseTuple(args, "O!OOOO!O!K", &PyDict_Type, &launches, &fallback, &typed, &params, &PyTuple_Type, &names,
-                        &PyTuple_Type, &defaults, &alignment))
+  Py_ssize_t positional = -1;
+  if (!PyArg_ParseTuple(args, "O!OOOO!O!K|n", &PyDict_Type, &launches, &fallback, &typed, &params, &PyTuple_Type, &names,
+                        &PyTuple_Type, &defaults, &alignment, &positional))
     return NULL;
   if (PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(params) || PyTuple_GET_SIZE(defaults) > PyTuple_GET_SIZE(params)) {
     PyErr_SetString(PyExc_ValueError, "one name per parameter, and no more defaults than parameters");
@@ -296,6 +300,7 @@ static PyObject* cached_call_new(PyTypeObject* type, PyObject* args, PyObject* k
     Py_DECREF(self);
     return NULL;
   }
+  self->npositional = positional < 0 || positional > self->nparams ? self->nparams : positional;
   for (int m = 0; m < MEMO; m++) {
     self->memo[m].words = PyMem_Calloc((size_t)self->key_words + 1, sizeof(long long));
     self->memo[m].consts = PyMem_Calloc((size_t)self->nconsts + 1, sizeof(PyObject*));

@@ -25,10 +25,8 @@ on the function's name and file would serve one kernel's binary to the other.
   (`getattr(cfg, name)`, `vars(cfg)`, a classmethod's `cls.scale`, a module
   given as a default) is read with all of them; one named in the code is
   read through the attributes the code names;
-- imports in the code: a library module by name; a value imported from a
-  user module by value, where it has a text of its own (a user module or
-  class imported in a body, whose attributes the code then reads by other
-  names, has none);
+- imports in the code: a library module by name; a user module, or a value
+  imported from one, by value (a module or class with its attributes);
 - the process environment (`os.environ`, `os.getenv`): no text, as it may
   differ between processes;
 - library code: the standard library and tltyped by name (the Python version
@@ -237,8 +235,8 @@ class Reader:
 
     def _imported(self, fn: types.FunctionType, written: str, names: tuple[str, ...]) -> str:
         """An import in a function's code: a library module by name (not imported here: a warm process imports no
-        TileLang), the names taken from a user module by value; a user module or class taken whole has no text
-        (the code reads its attributes by names not seen here)."""
+        TileLang), a user module, or the names taken from it, by value (a module or class with its attributes'
+        values, which the code reads by names not seen here)."""
         try:
             package = fn.__module__ if hasattr(sys.modules.get(fn.__module__), "__path__") else fn.__module__.rpartition(".")[0]
             name = importlib.util.resolve_name(written, package)
@@ -248,13 +246,13 @@ class Reader:
             if top in _LIBRARY_PACKAGES or (origin is not None and not is_users_code(origin, top)):
                 return f"import:{name}{_origin(origin, top)}"
             module = importlib.import_module(name)
+            # a name not yet bound in the package is a submodule the import will load
+            values = [getattr(module, n) if hasattr(module, n) else importlib.import_module(f"{name}.{n}") for n in names]
         except Exception:  # noqa: BLE001 - an import that fails here fails in the body too, which reports it
             return self._unstable(written, f"import:{written}")
         if not _is_user(module):
             return f"import:{self.text(module)}"
-        values = [getattr(module, n, module) for n in names] if names else [module]  # not yet an attribute: a submodule
-        texts = [self._unstable(v, "user namespace") if isinstance(v, (types.ModuleType, type)) and _is_user(v)
-                 else self.text(v) for v in values]
+        texts = [self.text(v) for v in values or [module]]
         return f"import:{module.__name__}({', '.join(f'{n}={t}' for n, t in zip(names or ('*',), texts))})"
 
     @staticmethod

@@ -324,10 +324,10 @@ class Dispatcher:
         takes = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY if p.keyword_only else
                                                      inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
                                    for p in runtime])  # as the kernel takes them, by position or name
-        fast = self.fast_path.call
+        fast, by_name = self.fast_path.call, any(p.keyword_only for p in runtime)
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if kwargs or len(args) != len(runtime) or any(p.keyword_only for p in runtime):  # as Python binds a call
+            if kwargs or len(args) != len(runtime) or by_name:  # bound as Python binds a call
                 try:
                     bound = takes.bind(*args, **kwargs)
                 except TypeError as exc:

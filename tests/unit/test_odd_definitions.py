@@ -142,7 +142,7 @@ def test_a_keyword_only_parameter_without_a_default_after_one_with_is_refused(tm
 def test_keyword_only_parameters_are_taken_by_name_only() -> None:
     """As Python takes them, by every call form: the jit function (its first call and a cached one), a kernel whose
     annotations depend on consts (a Router), `lower`, and the compiled kernel."""
-    from tests.conftest import meta
+    from tests.conftest import has_nvcc, meta
     from tests.kernels.keyword_only import routed, scaled
 
     assert tuple(scaled(meta(8, dtype=torch.float32), alpha=3.0, block=32).shape) == (8,)
@@ -154,3 +154,7 @@ def test_keyword_only_parameters_are_taken_by_name_only() -> None:
     with pytest.raises(tl.ArgumentTypeError, match=r"scaled: expected at most 1 positional arguments, got 2"):
         scaled.lower(meta(8, dtype=torch.float32), 3.0)
     assert scaled.lower(meta(8, dtype=torch.float32), alpha=3.0, block=32) is not None
+    if has_nvcc():
+        compiled = scaled.compile(meta(8, dtype=torch.float32), block=32)
+        with pytest.raises(tl.ArgumentTypeError, match=r"scaled: the compiled kernel takes \(A, alpha\): too many positional"):
+            compiled(meta(8, dtype=torch.float32), 3.0)

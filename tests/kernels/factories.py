@@ -192,6 +192,19 @@ def one_block_per_sm_imported(A, B):
                     B[(step * sms + bx) * 128 + i] = A[(step * sms + bx) * 128 + i] * 2.0
 
 
+@tl.jit
+def scheduled_per_sm(A, B):
+    """B = 2 A, its tiles handed out by TileLang's persistent scheduler (one worker per SM unless told)."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    scheduler = T.PersistentTileScheduler(T.ceildiv(N, 128), 1)
+    with T.Kernel(scheduler.num_workers, threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < N:
+                B[bx * 128 + i] = A[bx * 128 + i] * 2.0
+
+
 class Scaled:
     """A user's decorator class: what it wraps, times its own factor (which `__wrapped__` does not show)."""
 

@@ -13,10 +13,13 @@ import dataclasses
 import enum
 import functools
 import json
+import logging
 import math
 import os
+import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
@@ -25,10 +28,10 @@ import torch
 
 import tltyped as tl
 from tests.conftest import meta, needs_nvcc
-from tests.kernels import factories, settings
+from tests.kernels import factories, settings, shapes
 from tests.unit.hostile import RaisingClass, RaisingEverything, RaisingRepr
 from tltyped.frontend import fingerprint as fingerprint_module
-from tltyped.frontend.fingerprint import _origin, fingerprint, is_users_code, stable_text
+from tltyped.frontend.fingerprint import Reader, _origin, fingerprint, is_users_code, stable_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,8 +114,19 @@ def test_a_users_class_or_module_is_read_with_its_attributes_however_the_code_re
     assert fingerprint(kernel.__wrapped__) == before and before.stable
 
 
+LOG = logging.getLogger("tests.kernels")
+
+
 class Methods:
     x = 1
+    pattern = re.compile(r"\d+")
+    lock = threading.Lock()
+    device = torch.device("cuda", 0)
+
+    def __init__(self) -> None:
+        self.y = Methods.x
+
+    def logged(self): LOG.info("logged")
 
     def method(self): return self.x
     @classmethod
@@ -166,6 +180,26 @@ def test_classes_of_every_kind_have_a_stable_text(monkeypatch: pytest.MonkeyPatc
     assert stable_text(Methods) not in (before, None)
 
 
+def test_a_users_module_read_whole_has_a_stable_text() -> None:
+    """With `from __future__ import annotations`, its kernels (a jit function's generated call is read by what it
+    wraps), the library modules it imports, and a module many others import read once."""
+    import examples.gemm
+
+    for module in (examples.gemm, shapes):
+        assert stable_text(module) is not None, module
+    assert stable_text(shapes.asserted_then_allocates) is not None  # its call is generated Python, not C
+    text = Reader().text(factories)
+    assert text.count("module:tests.kernels.settings source") == 1
+
+
+def test_a_users_init_is_read_with_the_globals_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = stable_text(Methods)
+    monkeypatch.setattr(Methods.__init__, "__defaults__", None)  # unchanged: the same text
+    assert stable_text(Methods) == before
+    monkeypatch.setitem(globals(), "LOG", logging.getLogger("another"))
+    assert stable_text(Methods) not in (before, None)
+
+
 @pytest.mark.parametrize("kernel, owner, name, value", [
     (factories.make_configured(factories.Knobs), factories.Knobs, "shift", 0.25),
     (factories.make_configured(settings), settings, "shift", 0.25),
@@ -181,8 +215,9 @@ def test_values_read_through_a_closure_or_an_import_in_the_body_are_read_by_valu
     assert before.stable
 
 
-@pytest.mark.parametrize("kernel", [factories.one_block_per_sm, factories.one_block_per_sm_imported],
-                         ids=["torch.cuda.get_device_properties", "imported by name"])
+@pytest.mark.parametrize("kernel", [factories.one_block_per_sm, factories.one_block_per_sm_imported,
+                                    factories.scheduled_per_sm],
+                         ids=["torch.cuda.get_device_properties", "imported by name", "T.PersistentTileScheduler"])
 def test_a_kernel_querying_the_gpu_is_recorded_per_gpu(kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its grid is the SM count of the GPU it is built on: two GPUs of one architecture (an H100 SXM, 132 SMs; a
     PCIe one, 114) get two records, and one GPU finds its own again."""

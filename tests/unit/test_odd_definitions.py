@@ -156,5 +156,5 @@ def test_keyword_only_parameters_are_taken_by_name_only() -> None:
     assert scaled.lower(meta(8, dtype=torch.float32), alpha=3.0, block=32) is not None
     if has_nvcc():
         compiled = scaled.compile(meta(8, dtype=torch.float32), block=32)
-        with pytest.raises(tl.ArgumentTypeError, match=r"scaled: the compiled kernel takes \(A, alpha\): too many positional"):
+        with pytest.raises(tl.ArgumentTypeError, match=r"scaled: the compiled kernel takes \(A, \*, alpha\): too many positional"):
             compiled(meta(8, dtype=torch.float32), 3.0)

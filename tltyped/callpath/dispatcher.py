@@ -33,7 +33,7 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath import tensors
-from tltyped.callpath.fastpath import build_fast_path, call_in_order, render_fast_path
+from tltyped.callpath.fastpath import build_fast_path, call_in_order, python_parameters, render_fast_path
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, DefinitionError, LaunchError
@@ -331,8 +331,8 @@ class Dispatcher:
                 try:
                     bound = takes.bind(*args, **kwargs)
                 except TypeError as exc:
-                    raise ArgumentTypeError(f"{self.signature.name}: the compiled kernel takes "
-                                            f"({', '.join(p.name for p in runtime)}): {exc}") from None
+                    shown = python_parameters(runtime, {})
+                    raise ArgumentTypeError(f"{self.signature.name}: the compiled kernel takes ({shown}): {exc}") from None
                 bound.apply_defaults()
                 args = tuple(bound.arguments.values())
             given = iter(args)

@@ -26,7 +26,7 @@ from tltyped.callpath.plan import DERIVED, STATIC, Axis, CallPlan
 from tltyped.errors import ArgumentValueError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import Param
-from tltyped.templates import render, template_digest
+from tltyped.templates import GENERATED, render, template_digest
 from tltyped.templates.names import identifier
 from tltyped.types.values import typed_key
 
@@ -216,7 +216,7 @@ def build_fast_path(
     defaults = [p.default for p in plan.params if p.has_default]
     ranks = bytes(t.rank for t in plan.tensors)
     call, key, hits = _exec(
-        source, f"<tltyped fast path of {plan.name}>", launches, slow, facts or tensors.tensor_facts(), ranks, address,
+        source, f"{GENERATED}fast path of {plan.name}>", launches, slow, facts or tensors.tensor_facts(), ranks, address,
         int, tuple, type, typed_key, Exception, (TypeError, OverflowError), *defaults,
     )
     named_plainly(call, plan.name)

@@ -29,7 +29,7 @@ from tltyped.errors import ArgumentTypeError
 from tltyped.frontend.analyze import Analysis
 from tltyped.frontend.const_types import key_form
 from tltyped.frontend.signature import KernelSignature
-from tltyped.templates import render
+from tltyped.templates import GENERATED, render
 from tltyped.templates.names import identifier
 from tltyped.types.values import typed_key
 
@@ -66,7 +66,7 @@ class Router:
             parameters=python_parameters(params, defaults), arguments=python_arguments(params),
         )
         self.call: Callable[..., Any] = named_plainly(_exec(
-            self.fast_path_source, f"<tltyped router of {self.signature.name}>", self.calls, self.route, Exception,
+            self.fast_path_source, f"{GENERATED}router of {self.signature.name}>", self.calls, self.route, Exception,
             type, typed_key, *(p.default for p in params if p.has_default),
         ), self.signature.name)
 

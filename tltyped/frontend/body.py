@@ -52,7 +52,7 @@ class ShapeAssert:
     left: ast.expr
     right: ast.expr
     line: int
-    message: str | None = None  # the assert's message (`assert ..., "K must be a multiple of 8"`), as written
+    message: str | None = None  # the assert's message, where it is a string (`assert ..., "K must be a multiple of 8"`)
 
 
 @dataclass
@@ -155,9 +155,8 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         info.statements.append(stmt)
     elif isinstance(stmt, ast.Assert) and _is_shape_relation(stmt.test, params):
         assert isinstance(stmt.test, ast.Compare)
-        message = None if stmt.msg is None else stmt.msg.value if isinstance(stmt.msg, ast.Constant) else ast.unparse(stmt.msg)
-        info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno, str(message)
-                                              if message is not None else None))
+        message = stmt.msg.value if isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str) else None
+        info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno, message))
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
         name = stmt.target.id
         if name in params:

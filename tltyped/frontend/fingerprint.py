@@ -36,8 +36,10 @@ on the function's name and file would serve one kernel's binary to the other.
   reads (its name, SM count and memory), which two GPUs of one architecture
   do not share.
 
-A value with no such text (an object shown with its address, a tensor) is
-read by its identity instead: the digest then means something in this
+A logger (by name), a compiled pattern, a lock and a torch device have
+texts too: a user's module or class holds them beside its kernels' values.
+Any other value with no such text (an object shown with its address, a
+tensor) is read by its identity instead: the digest then means something in this
 process only (`stable` is False), so nothing is recorded on disk under it and
 the kernel is elaborated in each process. Equal values give equal digests, so
 two kernels of one factory share a build exactly when their values are equal.
@@ -48,6 +50,7 @@ The same texts describe a specialisation's consts in the records
 
 from __future__ import annotations
 
+import __future__
 import collections
 import dataclasses
 import dis
@@ -56,17 +59,21 @@ import functools
 import hashlib
 import importlib.util
 import linecache
+import logging
 import math
 import os
+import re
 import struct
 import sys
 import sysconfig
+import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tltyped.templates import GENERATED
 from tltyped.types.dtypes import BY_NAME, DType, as_dtype, is_dtype_like
 from tltyped.types.params import Tune
 
@@ -111,7 +118,9 @@ class Reader:
     def __init__(self) -> None:
         self.stable = True
         self.held: list[object] = []
-        self._open: dict[int, int] = {}  # id of a function or container being read -> its depth (for cycles)
+        self._open: dict[int, int] = {}  # id of a container being read -> its depth (for cycles)
+        self._seen: dict[int, int] = {}  # id of a function, class or module read (or being read) -> its number
+        self._kept: list[object] = []  # those, alive while read, so that no other object takes their id
 
     def text(self, value: object) -> str:
         try:
@@ -137,6 +146,12 @@ class Reader:
         if isinstance(value, Tune):
             return f"tune:{self.text(value.values)}" + (f":{self.text(value.group)}" if value.group else "")
         key = id(value)
+        if isinstance(value, (types.FunctionType, type, types.ModuleType)):  # the graph of the user's code: each
+            if key in self._seen:  # read once (a module many others import, a cycle), then named by its number
+                return f"seen:{self._seen[key]}"
+            self._seen[key] = len(self._seen)
+            self._kept.append(value)
+            return self._compound(value)
         if key in self._open:
             return f"cycle:{len(self._open) - self._open[key]}"
         self._open[key] = len(self._open)
@@ -157,8 +172,8 @@ class Reader:
         if kind is dict:
             pairs = sorted(f"{self.text(k)}: {self.text(v)}" for k, v in value.items())  # type: ignore[attr-defined]
             return f"dict:{{{', '.join(pairs)}}}"
-        if isinstance(value, types.FunctionType):
-            return self._function(value)
+        if isinstance(value, types.FunctionType) and not value.__code__.co_filename.startswith(GENERATED):
+            return self._function(value)  # (a jit function's generated call is read by what it wraps, below)
         if isinstance(value, types.MethodType):
             return f"method:{self.text(value.__func__)} of {self.text(value.__self__)}"
         if isinstance(value, functools.partial):
@@ -198,7 +213,8 @@ class Reader:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = ", ".join(f"{f.name}={self.text(getattr(value, f.name))}" for f in dataclasses.fields(value))
             return f"dataclass:{self.text(kind)}({fields})"
-        return self._unstable(value, f"object:{self._type_name(kind)}")
+        known = _known_value_text(value)
+        return known if known is not None else self._unstable(value, f"object:{self._type_name(kind)}")
 
     def _unstable(self, value: object, what: str) -> str:
         """A value read by its identity: the text means something in this process only."""
@@ -260,6 +276,27 @@ class Reader:
         return f"{kind.__module__}.{kind.__qualname__}"
 
 
+def _known_value_text(value: object) -> str | None:
+    """A text for the library objects a user's module or class commonly holds beside its kernels' values: what
+    tells two of them apart (a logger's name, a pattern, a device), or, for a lock, nothing (its state is no
+    value a kernel is built from). None for any other object."""
+    if isinstance(value, logging.Logger):
+        return f"logger:{value.name}"
+    if isinstance(value, re.Pattern):
+        return f"pattern:{value.pattern!r}/{value.flags}"
+    if isinstance(value, _LOCKS):
+        return f"lock:{type(value).__qualname__}"
+    if isinstance(value, __future__._Feature):  # `from __future__ import annotations` binds one in the module
+        return f"future:{value.compiler_flag}"
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.device):
+        return f"torch.device:{value}"
+    return None
+
+
+_LOCKS = (type(threading.Lock()), type(threading.RLock()), threading.Condition, threading.Event, threading.Semaphore)
+
+
 def _is_dtype(value: object) -> bool:
     if isinstance(value, str):
         return value in BY_NAME
@@ -289,7 +326,11 @@ _FIELD_DESCRIPTORS = frozenset({types.MemberDescriptorType, types.GetSetDescript
                                 type(getattr(collections.namedtuple("_Field", "a"), "a"))})
 
 
-_DEVICE_QUERIES = ("torch.cuda", "tilelang.carver", "tilelang.utils.target", "triton.runtime")
+_DEVICE_QUERIES = (
+    "torch.cuda", "tvm.cuda", "tvm.runtime", "tilelang.carver", "tilelang.utils.target", "triton.runtime",
+    "tilelang.language.tile_schedule",  # T.PersistentTileScheduler: one worker per SM by default
+    "tilelang.language.PersistentTileScheduler", "tltyped.language.PersistentTileScheduler",
+)
 """Library modules whose functions read the GPU a process runs on (its SM count, its memory): what code reads
 through them differs between two GPUs of one architecture (an H100 SXM has 132 SMs, a PCIe one 114), which the
 target in the key does not tell apart."""
@@ -415,13 +456,18 @@ def _read(value: object, attributes: tuple[str, ...]) -> object:
 def _attributes(owner: type | types.ModuleType) -> dict[str, object]:
     """What a user class's or module's source does not fix: its attributes' values (`Knobs.scale`, `cfg.SCALE`,
     set from the environment or later, which code may read as `cls.scale`, `getattr(cfg, name)` or `vars(cfg)`),
-    and its functions, read with the globals they load. Python's own (`__module__`, `_abc_impl`) are left out;
-    an enum is its members."""
+    and its functions (`__init__` too), read with the globals they load. Python's own (`__module__`,
+    `_abc_impl`) are left out; an enum is its members."""
     if isinstance(owner, enum.EnumMeta):
         members: dict[str, enum.Enum] = dict(owner.__members__)
         return {name: member.value for name, member in members.items()}
     return {name: value for name, value in vars(owner).items()
-            if not (name.startswith("__") and name.endswith("__")) and not name.startswith("_abc_")}
+            if not (name.startswith("__") and name.endswith("__")) and not name.startswith("_abc_") or _written(value)}
+
+
+def _written(value: object) -> bool:
+    """A function written in a file: a class's own `__init__` or `__call__` (not one `dataclass` generates)."""
+    return isinstance(value, types.FunctionType) and not value.__code__.co_filename.startswith("<")
 
 
 def _is_user(value: types.ModuleType | type) -> bool:

@@ -32,6 +32,11 @@ def _environment() -> Any:
     return environment
 
 
+GENERATED = "<tltyped "
+"""How the file name of generated Python code starts (`<tltyped fast path of gemm>`): its functions are
+tltyped's, whatever their closures hold, and are read (by the disk cache's fingerprint) by what they wrap."""
+
+
 def render(template: str, **context: Any) -> str:
     text: str = _environment().get_template(template).render(**context)
     return text

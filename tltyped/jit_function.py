@@ -32,24 +32,26 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
+ByDims_co = TypeVar("ByDims_co", covariant=True)
 C = ParamSpec("C", default=...)
 Runtime = ParamSpec("Runtime")
 
 
-class Inspection(Protocol[P, R_co]):
+class Inspection(Protocol[P, R_co, ByDims_co]):
     """`fn.lower`, `fn.compile` and `fn.get_kernel_source`: called with the kernel's arguments, or with its dims
     by name instead of tensors (`gemm.compile(M=1024, N=1024, K=512)`).
 
     P cannot name the dims, so the second overload takes int keywords: what a type checker without the plugin
-    can check of that form. The mypy plugin checks either form against the kernel's own parameters and dims
-    (callsite.py), from the first overload alone.
+    can check of that form. It returns ByDims, not R: R's dims are the kernel's TypeVars, which only a call
+    through P solves (elsewhere they would leak into the caller's types as they are). The mypy plugin checks
+    either form against the kernel's own parameters and dims (callsite.py), from the first overload alone.
     """
 
     @overload
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
     @overload
-    def __call__(self, **dims: int) -> R_co: ...
+    def __call__(self, **dims: int) -> ByDims_co: ...
 
 
 @runtime_checkable
@@ -75,15 +77,15 @@ class JitFunction(Protocol[P, R_co, C]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
     @property
-    def lower(self) -> Inspection[P, lowering.LoweredKernel]: ...
+    def lower(self) -> Inspection[P, lowering.LoweredKernel, lowering.LoweredKernel]: ...
 
     @property
-    def compile(self) -> Inspection[P, CompiledKernel[C, R_co]]: ...
+    def compile(self) -> Inspection[P, CompiledKernel[C, R_co], CompiledKernel[C, Any]]: ...
 
     def cache_info(self) -> CacheInfo: ...
 
     @property
-    def get_kernel_source(self) -> Inspection[P, str]: ...
+    def get_kernel_source(self) -> Inspection[P, str, str]: ...
 
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None: ...
 
@@ -107,7 +109,15 @@ class KernelObject(JitFunction[P, R_co], Protocol):
     def get_profiler(self, tensor_supply_type: Any = None) -> Any: ...
 
 
-def runtime_parameters(runtime: Callable[Runtime, Any]) -> Callable[[JitFunction[P, R, ...]], JitFunction[P, R, Runtime]]:
+class RuntimeParameters(Protocol[Runtime]):
+    """What `runtime_parameters(runtime)` returns: a class generic in Runtime, not a generic callable, of which
+    mypy and pyright would solve Runtime at once, the runtime function's dim TypeVars to nothing (mypy: `Need type
+    annotation`, pyright: `Unknown`). Kept in Runtime, they are solved by each call of a compiled kernel."""
+
+    def __call__(self, kernel: JitFunction[P, R, ...], /) -> JitFunction[P, R, Runtime]: ...
+
+
+def runtime_parameters(runtime: Callable[Runtime, Any]) -> RuntimeParameters[Runtime]:
     """Give a jit function's type the parameters its compiled kernels take (`JitFunction`'s C), for type checkers
     that run no plugin: generated stubs write it above `@tl.jit`, with a function of the kernel's runtime
     parameters (templates/stub.pyi.j2). It changes nothing at run time."""

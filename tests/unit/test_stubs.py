@@ -326,3 +326,91 @@ def test_keyword_only_parameters_stay_keyword_only() -> None:
     stub = render_stub(importlib.import_module("tests.kernels.keyword_only"))
     assert "def scaled(\n    A: tl.Tensor[tl.float32, M],\n    *,\n    alpha: float = ...,\n    block: int = ...,\n)" in stub
     assert "def _scaled_runtime(\n    A: tl.Tensor[tl.float32, M],\n    *,\n    alpha: float = ...,\n)" in stub
+
+
+AHEAD_MODULE = '''\
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+M = TypeVar("M")
+N = TypeVar("N")
+K = TypeVar("K", bound=tl.dyn[int])
+
+
+@tl.jit
+def gemm(
+    A: tl.Tensor[tl.float16, M, K], B: tl.Tensor[tl.float16, K, N], block_M: int = 128, block_N: int = 128,
+) -> tl.Tensor[tl.float32, M, N]:
+    (m, _), (_, n) = A.shape, B.shape
+    C = T.empty((m, n), tl.float32)
+    return C
+
+
+@tl.jit
+def sum_and_difference(
+    X: tl.Tensor[tl.float32, K], Y: tl.Tensor[tl.float32, K], scale: tl.dyn[float], block: int = 128,
+) -> tuple[tl.Tensor[tl.float32, K], tl.Tensor[tl.float32, K]]:
+    (n,) = X.shape
+    S = T.empty((n,), tl.float32)
+    D = T.empty((n,), tl.float32)
+    return S, D
+'''
+
+AHEAD_CALLER = '''\
+from typing import Literal
+
+import tltyped as tl
+from ahead_kernels import gemm, sum_and_difference
+
+A = tl.Tensor[tl.float16, Literal[1024], Literal[512]]
+B = tl.Tensor[tl.float16, Literal[512], Literal[256]]
+
+
+def use(a: A, b: B, v: tl.Tensor[tl.float32, Literal[100]]) -> None:
+    kernel = gemm.compile(a, b)
+    reveal_type(kernel(a, b))  # reveal: Tensor[float32, Literal[1024], Literal[256]]
+    by_dims = gemm.compile(M=1024, N=256, K=512)
+    reveal_type(by_dims(a, b))  # reveal: Any
+    c: tl.Tensor[tl.float32, Literal[1024], Literal[256]] = by_dims(a, b)
+    pair = sum_and_difference.compile(v, v, 2.0)
+    s, d = pair(v, v, 0.5)
+    reveal_type(s)  # reveal: Tensor[float32, Literal[100]]
+    print(c, d, gemm.lower(M=1024, N=256, K=512).cuda_source)
+    kernel(a, a)  # mistake: B's dim 0 is K, A's dim 1 (the stub's runtime parameters say so)
+'''
+
+
+@pytest.mark.parametrize("stubbed", [False, True], ids=["source", "stub"])
+def test_kernels_compiled_ahead_of_a_call_type_alike_without_the_plugin(
+    stubbed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fn.compile(...)`, given tensors or dims by name, under plain mypy and pyright (basic and strict), from the
+    kernel's source or its stub: nothing is left to infer (mypy's `Need type annotation`), no type is Unknown
+    (pyright strict), and a call by dims gives no dims of the kernel's own TypeVars, which its caller cannot
+    solve. The stub's `runtime_parameters` types the compiled kernel's call; the source leaves it unchecked."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "ahead_kernels.py").write_text(AHEAD_MODULE)
+    folder = tmp_path / "checked"
+    if stubbed:
+        monkeypatch.syspath_prepend(str(source))
+        (folder / "typings").mkdir(parents=True)
+        (folder / "typings" / "ahead_kernels.pyi").write_text(render_stub(importlib.import_module("ahead_kernels")))
+    else:
+        folder = source
+    caller = folder / "caller.py"
+    caller.write_text(AHEAD_CALLER)
+    expected = {line: shown_type(text) for line, text in marked_lines(caller, "reveal").items()}
+    mistakes = [f"caller.py:{line}" for line in marked_lines(caller, "mistake")] if stubbed else []
+    assert mypy_lines(folder, "mypy_path = typings") == (expected, mistakes)
+    for mode in ("basic", "strict"):
+        config = folder / "pyrightconfig.json"
+        config.write_text(json.dumps({
+            "typeCheckingMode": mode, "stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")],
+        }))
+        found = pyright(caller, config=config)
+        revealed = {d.line: shown_type(d.message.partition('" is "')[2].rstrip('"')) for d in found if d.severity == "information"}
+        assert revealed == expected, mode
+        assert sorted(f"caller.py:{d.line}" for d in found if d.severity == "error") == mistakes, (mode, found)

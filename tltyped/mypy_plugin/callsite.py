@@ -141,7 +141,7 @@ def inspection_attribute(ctx: AttributeContext) -> Type:
     overload takes the dims for checkers without the plugin: left overloaded, a call that fits neither
     would get mypy's "No overload variant matches" instead of the messages naming the argument."""
     inspection = get_proper_type(ctx.default_attr_type)
-    if not isinstance(inspection, Instance) or len(inspection.args) != 2:
+    if not isinstance(inspection, Instance) or len(inspection.args) != 3:
         return ctx.default_attr_type
     params = get_proper_type(inspection.args[0])
     if not isinstance(params, Parameters) or params.is_ellipsis_args:

@@ -5,9 +5,10 @@ The block (pre-norm, fp16):
     h   = x + Wo(attention(split_heads(Wqkv(rms_norm(x)))))
     out = h + W2(silu(W1(rms_norm(h))))
 
-tltyped: `examples/rms_norm.py`, the tuned `examples/flash_attention.py`, and
-`linear` below, a GEMM with its epilogue fused (bias, and SiLU where the MLP
-wants it). torch: `F.rms_norm`, `F.linear` (cuBLAS), `F.silu`, and
+tltyped: `examples/rms_norm.py`, the tuned `examples/flash_attention.py`,
+and the tuned `examples/linear.py` (examples/gemm_tuned.py's persistent GEMM
+with its epilogue fused: bias, and SiLU where the MLP wants it). torch:
+`F.rms_norm`, `F.linear` (cuBLAS), `F.silu`, and
 `F.scaled_dot_product_attention` (its own BHSD transposes). Each block runs
 eager and under `torch.compile` (inductor); the table gives the time per
 forward step (CUDA events, median of the rounds) and the number of graphs
@@ -17,11 +18,11 @@ kernel is one op in the graph, so the compiled tltyped block is one graph.
 With --train, a training step instead (forward, then backward from a
 random gradient of the output): tltyped's block runs the kernels' registered
 backwards (examples/rms_norm.py's kernel, examples/flash_attention_backward.py's
-kernels through `flash_attention`, and `linear`'s below, whose GEMMs are
-torch's), and its parameters' gradients are checked against the torch
+kernels through `flash_attention`, and examples/linear.py's, whose GEMMs
+are torch's), and its parameters' gradients are checked against the torch
 block's before the steps are timed, eager and under `torch.compile`.
 
-    python3 benchmarks/model.py [--batch 8] [--seq 1024] [--train] [--out table.md]
+    python3 benchmarks/model.py [--batch 8] [--seq 1024] [--train] [--profile] [--out table.md]
 
 It needs a GPU.
 """
@@ -37,58 +38,10 @@ import torch.nn.functional as F
 
 from _timing import relative_error  # also puts the checkout on sys.path
 
-import tltyped as tl  # noqa: E402
-import tltyped.language as T  # noqa: E402
 from examples.flash_attention import attention  # noqa: E402
 from examples.flash_attention_backward import flash_attention  # noqa: E402
+from examples.linear import linear  # noqa: E402
 from examples.rms_norm import rms_norm  # noqa: E402
-
-
-@tl.jit(op="tltyped_bench::linear")
-def linear(X, W, bias, silu: bool = False, block_M: int = 128, block_N: int = 128, block_K: int = 64,
-           num_stages: int = 3):
-    """Y = X W^T + bias, then SiLU if `silu`: nn.Linear's layout, the epilogue on the accumulator in registers."""
-    M = T.dynamic("M")
-    N, K = T.const("N, K")
-    X: T.Tensor[[M, K], T.float16]
-    W: T.Tensor[[N, K], T.float16]
-    bias: T.Tensor[[N], T.float16]
-    Y = T.empty((M, N), T.float16)
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
-        X_shared = T.alloc_shared((block_M, block_K), T.float16)
-        W_shared = T.alloc_shared((block_N, block_K), T.float16)
-        acc = T.alloc_fragment((block_M, block_N), T.float32)
-        out_shared = T.alloc_shared((block_M, block_N), T.float16)
-        T.clear(acc)
-        for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            T.copy(X[by * block_M, ko * block_K], X_shared)
-            T.copy(W[bx * block_N, ko * block_K], W_shared)
-            T.gemm(X_shared, W_shared, acc, transpose_B=True)
-        for i, j in T.Parallel(block_M, block_N):
-            acc[i, j] = acc[i, j] + bias[bx * block_N + j]
-            if silu:
-                acc[i, j] = acc[i, j] / (1.0 + T.exp(-acc[i, j]))
-        T.copy(acc, out_shared)
-        T.copy(out_shared, Y[by * block_M, bx * block_N])
-    return Y
-
-
-def linear_setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
-    ctx.save_for_backward(*inputs)
-    ctx.silu = ctx.consts["silu"]
-
-
-def linear_backward(ctx: Any, dY: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """dX, dW, dbias with torch's GEMMs; through SiLU at the pre-activation, recomputed, when the call had it."""
-    X, W, bias = ctx.saved_tensors
-    if ctx.silu:
-        z = F.linear(X, W, bias).float()
-        sigmoid = torch.sigmoid(z)
-        dY = (dY.float() * sigmoid * (1 + z * (1 - sigmoid))).to(X.dtype)
-    return dY @ W, dY.t() @ X, dY.sum(0)
-
-
-linear.register_autograd(linear_backward, setup_context=linear_setup_context)
 
 
 class Block(torch.nn.Module):
@@ -106,7 +59,7 @@ class Block(torch.nn.Module):
         rows = x.reshape(batch * seq, dim)
         if self.tltyped_kernels:
             qkv = linear(rms_norm(rows, self.norm1, 1e-6)[0], self.qkv.weight, self.qkv.bias)
-            q, k, v = (t.contiguous() for t in qkv.view(batch, seq, 3, self.heads, -1).unbind(2))
+            q, k, v = qkv.view(batch, seq, 3, self.heads, -1).unbind(2)  # strided views: no copies
             attend = flash_attention if torch.is_grad_enabled() else attention  # trainable: it keeps the LSE
             attended = attend(q, k, v).view(batch * seq, dim)
             h = rows + linear(attended, self.out.weight, self.out.bias)
@@ -158,6 +111,16 @@ def gradient_errors(ours: torch.nn.Module, theirs: torch.nn.Module, x: torch.Ten
     return errors
 
 
+def print_kernels(name: str, step: Any, x: torch.Tensor, steps: int) -> None:
+    """The GPU kernels of `steps` eager steps and their time, longest first: where a block's time goes."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step(x)
+        torch.cuda.synchronize()
+    print(f"{name} block, {steps} eager steps:")
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12, max_name_column_width=70))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=8)
@@ -167,6 +130,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--train", action="store_true", help="time training steps (forward and backward)")
+    parser.add_argument("--profile", action="store_true", help="also print each block's kernels (torch.profiler)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -196,6 +160,8 @@ def main() -> None:
                 compiled(x)
                 step(x)
             eager, inductor = step_ms(step, x, args.rounds, args.steps), step_ms(compiled, x, args.rounds, args.steps)
+            if args.profile:
+                print_kernels(name, step, x, args.steps)
         rows.append(f"| {name} | {eager:.3f} | {inductor:.3f} | {explained.graph_count} | "
                     f"{explained.graph_break_count} |")
     table = "\n".join([

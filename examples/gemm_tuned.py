@@ -18,8 +18,9 @@ per M and N); TMA needs rows of 16-byte multiples, so K and N are multiples
 of 8. The schedule (CTAs, group) is tuned on first use.
 
 The kernel is one macro, `persistent_gemm`, over the operands' dtypes, B's
-layout, the tile and an optional scale of the result: `matmul` calls it in
-fp16; examples/gemm_fp8.py calls it in fp8 with B transposed and scaled.
+layout, the tile and an optional epilogue (scale, bias, SiLU): `matmul` calls
+it in fp16; examples/gemm_fp8.py calls it in fp8 with B transposed and
+scaled; benchmarks/model.py's `linear` with B transposed, a bias and SiLU.
 """
 
 from __future__ import annotations
@@ -60,9 +61,12 @@ def persistent_gemm(
     tile: tuple[int, int, int],
     transpose_B: bool = False,
     scales: tuple[torch.Tensor, torch.Tensor] | None = None,
+    bias: torch.Tensor | None = None,
+    silu: bool = False,
 ) -> None:
-    """The kernel: C = A @ B (B [K, N]), or A @ B^T (B [N, K]) with `transpose_B`, times scales[0][0] * scales[1][0]
-    if given; accumulated in fp32, in the operands' dtype.
+    """The kernel: C = A @ B (B [K, N]), or A @ B^T (B [N, K]) with `transpose_B`, accumulated in fp32 in the
+    operands' dtype; then, on the accumulator in registers, times scales[0][0] * scales[1][0] if given, plus
+    bias [N] if given, and through SiLU if `silu` (nn.Linear's epilogue, benchmarks/model.py).
 
     `schedule` is (CTAs, group), `tile` (block_N, block_K, stages): a block of A is BLOCK_M x block_K, and C's tile
     BLOCK_M x block_N.
@@ -119,6 +123,12 @@ def persistent_gemm(
                     if scales is not None:
                         for i, j in T.Parallel(BLOCK_M, block_N):
                             C_local[i, j] *= scales[0][0] * scales[1][0]
+                    if bias is not None:
+                        for i, j in T.Parallel(BLOCK_M, block_N):
+                            C_local[i, j] += T.if_then_else(tn * block_N + j < n, bias[tn * block_N + j], 0)
+                    if silu:
+                        for i, j in T.Parallel(BLOCK_M, block_N):
+                            C_local[i, j] = C_local[i, j] / (1.0 + T.exp(-C_local[i, j]))
                     T.tma_store_wait(0)  # the previous tile's store has read C_shared
                     T.sync_threads(1, 256)
                     T.copy(C_local, C_shared)

@@ -12,6 +12,7 @@ from examples.gemm import gemm
 from examples.gemm_fp8 import scaled_mm
 from examples.gemm_in_body import gemm as gemm_in_body
 from examples.gemm_tuned import matmul as persistent_matmul
+from examples.linear import linear
 from examples.softmax import softmax, softmax_dyn
 from examples.split_k import matmul
 from examples.tuple_outputs import sum_and_difference
@@ -183,6 +184,26 @@ def test_fp8_scaled_mm_rejects_rows_tma_cannot_load() -> None:
     a, b, scale = fp8(64, 1000), fp8(64, 1000), torch.ones(1, device="cuda")
     with pytest.raises(ValueError, match=r"shape check `A.shape\[1\] // 16 \* 16 == A.shape\[1\]` fails"):
         scaled_mm(a, b, scale, scale, (132, 8, 256))
+
+
+@pytest.mark.parametrize("silu", [False, True])
+def test_linear_fuses_bias_and_silu_and_trains(silu: bool) -> None:
+    """nn.Linear on the persistent GEMM: ragged rows, N past the last full 256-wide tile (the bias read guarded),
+    the epilogue against fp64, and the registered backward's gradients against torch's."""
+    x = torch.randn(1000, 520, dtype=torch.float16, device="cuda", requires_grad=True)
+    w = (torch.randn(776, 520, device="cuda") * 0.05).half().requires_grad_()
+    b = torch.randn(776, dtype=torch.float16, device="cuda", requires_grad=True)
+    poison_allocator(((1000, 776), torch.float16))
+    y = linear(x, w, b, silu, (128, 16))
+    x64, w64, b64 = (t.detach().double().requires_grad_() for t in (x, w, b))
+    ref = torch.nn.functional.linear(x64, w64, b64)
+    ref = torch.nn.functional.silu(ref) if silu else ref
+    assert rel_err(y, ref) < 2e-3
+    dy = torch.randn_like(y)
+    grads = torch.autograd.grad(y, (x, w, b), dy)
+    refs = torch.autograd.grad(ref, (x64, w64, b64), dy.double())
+    for name, got, want in zip("xwb", grads, refs):
+        assert rel_err(got, want) < 5e-3, name
 
 
 def test_const_branch_bodies_differ() -> None:

@@ -7,7 +7,8 @@ so one kernel serves every batch; TMA moves rows of 16-byte multiples, so K
 and N are multiples of 8 (checked by each call, before the launch).
 
 The backward is torch's GEMMs (dX = dY W, dW = dY^T X, dbias = sum of dY's
-rows), through SiLU at the pre-activation, recomputed, when the call had it.
+rows), through SiLU at the pre-activation, recomputed, when the call had it
+(torch's `silu_backward`: one pass over the tensors).
 `linear.register_autograd(...)` makes the kernel trainable, under
 `torch.compile` too (benchmarks/model.py trains a transformer block on it).
 """
@@ -53,9 +54,7 @@ def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> No
 def backward(ctx: Any, dY: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     X, W, bias = ctx.saved_tensors
     if ctx.silu:
-        z = F.linear(X, W, bias).float()
-        sigmoid = torch.sigmoid(z)
-        dY = (dY.float() * sigmoid * (1 + z * (1 - sigmoid))).to(X.dtype)
+        dY = torch.ops.aten.silu_backward(dY, F.linear(X, W, bias))
     return dY @ W, dY.t() @ X, dY.sum(0)
 
 

@@ -414,3 +414,51 @@ def test_kernels_compiled_ahead_of_a_call_type_alike_without_the_plugin(
         revealed = {d.line: shown_type(d.message.partition('" is "')[2].rstrip('"')) for d in found if d.severity == "information"}
         assert revealed == expected, mode
         assert sorted(f"caller.py:{d.line}" for d in found if d.severity == "error") == mistakes, (mode, found)
+
+
+APPLIED_MODULE = '''\
+# pyright: reportRedeclaration=false
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+N = TypeVar("N")
+
+
+def _scale(X: tl.Tensor[tl.float32, N], alpha: tl.dyn[float]) -> None:
+    pass
+
+
+def _copy(A, B):
+    M = T.const("M")
+    A: T.Tensor[[M], T.float16]
+    B: T.Tensor[[M], T.float16]
+
+
+def _matmul(M, N, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        pass
+
+    return main
+
+
+scale = tl.jit(_scale)
+copy_out = tl.jit(out_idx=[-1])(_copy)
+matmul = tl.jit(out_idx=[-1])(_matmul)
+'''
+
+
+def test_jit_applied_by_a_call_is_stubbed_under_the_name_it_is_bound_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`scale = tl.jit(_scale)`, `tl.jit(out_idx=[-1])(_copy)` (TileLang's `tilelang.jit(out_idx=[-1])(func)`): the
+    kernels a module's names hold, whatever their functions' names."""
+    (tmp_path / "applied_kernels.py").write_text(APPLIED_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stub = render_stub(importlib.import_module("applied_kernels"))
+    assert "def scale(\n    X: tl.Tensor[tl.float32, N],\n    alpha: float,\n) -> None:" in stub
+    assert "def copy_out(\n    A: tl.Tensor[tl.float16, M],\n) -> tl.Tensor[tl.float16, M]:" in stub
+    assert "def matmul(M: Hashable, N: Hashable, dtype: Hashable=...) -> _matmul_kernel:" in stub
+    assert "def _scale(" not in stub and "def _copy(" not in stub

@@ -1,4 +1,4 @@
-"""Definition checks of a kernel, run when mypy type-checks its `@tl.jit` decorator.
+"""Definition checks of a kernel, run when mypy type-checks its `@tl.jit` decorator (or the call applying jit).
 
 The seeds' rules, each reported on the offending line (the runtime enforces
 the same ones at decoration; the in-body grammar, tltyped/types/in_body_grammar.py,
@@ -28,7 +28,6 @@ from mypy.nodes import (
     CallExpr,
     ComparisonExpr,
     Context,
-    Decorator,
     Expression,
     FloatExpr,
     FuncDef,
@@ -71,10 +70,9 @@ from tltyped.types import in_body_grammar as grammar
 _RETURN_RULE = codes.sentence(grammar.RETURN_RULE)
 
 
-def check_definition(decorator: Decorator, record: KernelRecord | None, api: CheckerPluginInterface) -> bool:
+def check_definition(func: FuncDef, record: KernelRecord | None, api: CheckerPluginInterface) -> bool:
     """Report everything wrong with one kernel's definition, on the lines where it is; whether its signature (its
     parameters, as the signature or the body's declarations give them) was wrong."""
-    func = decorator.func
     problems = [(found.message, Context(found.line, found.column), found.code) for found in
                 (record.diagnostics if record is not None else [])]
     problems += _signature_problems(func, api.options)

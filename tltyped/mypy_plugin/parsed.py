@@ -7,14 +7,18 @@ itself (`tl`); its top-level assignments tell which names hold a decorator
 made by calling jit (`hopper = tl.jit(target="sm_90a")`), which are
 TypeVars, and which are constants an annotation may name (an int, a dtype).
 Kernels are the functions decorated with one of those jit spellings or
-stored decorators, at any nesting depth; one defined in a function (a
-factory) reads that function's names from its closure.
+stored decorators, at any nesting depth, and the functions jit is applied to
+by a call (`add = tl.jit(_add)`, `tl.jit(out_idx=[-1])(fn)`, `hopper(fn)`)
+where the function is a plain `def` of that scope or one around it; one
+defined in a function (a factory) reads that function's names from its
+closure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from mypy.nodes import (
     AssignmentStmt,
@@ -45,6 +49,7 @@ from mypy.nodes import (
 )
 
 from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dtypes
 
 
@@ -188,6 +193,56 @@ def jit_decorator(decorator: Decorator, found: ModuleNames) -> int | None:
         if dotted_name(target) in found.jit or (isinstance(expr, NameExpr) and expr.name in found.stored_jit):
             return index
     return None
+
+
+class JitApplication(NamedTuple):
+    """jit applied by a call: `add = tl.jit(_add)`, `tl.jit(out_idx=[-1])(fn)` or `hopper(fn)`."""
+
+    call: CallExpr  # the call that makes the kernel, the one whose type is the JitFunction
+    func: FuncDef  # the function it makes a kernel of
+    options: Expression | None  # the call of jit that gives its options (`tl.jit(out_idx=[-1])`); None: none given
+
+
+def jit_applications(file: MypyFile, found: ModuleNames) -> Iterator[JitApplication]:
+    """Every call applying jit to a plain `def` of its scope or of one around it, at any depth (a factory's
+    `return tl.jit(kernel)` too); jit applied to anything else (a lambda, a decorated function) is not read."""
+
+    def visit(statements: list[Statement], around: dict[str, FuncDef]) -> Iterator[JitApplication]:
+        scope = dict(around)
+        nested = [stmt for stmt in _statements(statements, into_scopes=False) if isinstance(stmt, (FuncDef, Decorator))]
+        scope.update((stmt.name, stmt) for stmt in nested if isinstance(stmt, FuncDef))
+        for node in own_nodes(Block(statements)):
+            application = _jit_application(node, found, scope) if isinstance(node, CallExpr) else None
+            if application is not None:
+                yield application
+        for stmt in nested:
+            yield from visit((stmt.func if isinstance(stmt, Decorator) else stmt).body.body, scope)
+
+    return visit(file.defs, {})
+
+
+def _jit_application(call: CallExpr, found: ModuleNames, functions: dict[str, FuncDef]) -> JitApplication | None:
+    if len(call.args) != 1 or call.arg_names != [None] or not isinstance(call.args[0], NameExpr):
+        return None
+    func = functions.get(call.args[0].name)
+    if func is None:
+        return None
+    callee = call.callee
+    if dotted_name(callee) in found.jit:  # `tl.jit(fn)`
+        return JitApplication(call, func, None)
+    if isinstance(callee, CallExpr) and dotted_name(callee.callee) in found.jit:  # `tl.jit(out_idx=[-1])(fn)`
+        return JitApplication(call, func, callee)
+    if isinstance(callee, NameExpr) and callee.name in found.stored_jit:  # `hopper(fn)`
+        return JitApplication(call, func, found.stored_jit[callee.name])
+    return None
+
+
+def defined_functions(file: MypyFile) -> Iterator[FuncDef]:
+    """Every function the module defines, decorated or not, nested ones included."""
+    for stmt in _statements(file.defs):
+        func = _defined_function(stmt)
+        if func is not None:
+            yield func
 
 
 def decorated_functions(file: MypyFile) -> Iterator[Decorator]:

@@ -79,7 +79,7 @@ class TLTypedPlugin(Plugin):
                 "Run mypy without --num-workers (and unset MYPY_NUM_WORKERS)."
             )
         super().__init__(options)
-        self.kernels: dict[int, KernelRecord] = {}
+        self.kernels: dict[int, KernelRecord] = {}  # by id of a decorated kernel's FuncDef, or of a call applying jit
         self.kernel_modules: set[str] = set()  # modules parsed this run that define kernels
         self.parsed_modules: set[str] = set()  # modules parsed this run (their after-parse hook ran)
         self.stored_decorators: set[str] = set()  # full names of `hopper = tl.jit(...)`
@@ -91,8 +91,7 @@ class TLTypedPlugin(Plugin):
         self.parsed_modules.add(file.fullname)
         records, stored = rewrite_module(file, self.kernels, self.options)
         self.stored_decorators |= stored
-        for record in records:
-            self.kernels[id(record.func)] = record
+        self.kernels.update(records)
         if records:
             self.kernel_modules.add(file.fullname)
         return []
@@ -156,27 +155,29 @@ class TLTypedPlugin(Plugin):
         return None
 
     def check_jit(self, ctx: FunctionContext) -> Type:
-        """`tl.jit(...)` and the application of its result to a kernel.
+        """`tl.jit(...)` and the application of its result to a kernel (as a decorator, or by a call).
 
-        The rewrite turned every `@tl.jit` into `@tl.jit()`. Calling `tl.jit()`
+        The rewrite turned every `@tl.jit` into `@tl.jit()`, and `tl.jit(fn)` into `tl.jit()(fn)`. Calling `tl.jit()`
         returns the decorator, which is named here after `jit` so that mypy
         calls this hook again when the decorator is applied: that call has the
-        decorated function as its context, and is not one of the speculative
+        decorated function (or the applying call) as its context, and is not one of the speculative
         evaluations mypy makes while choosing among `jit`'s overloads (errors
         reported during those are discarded). The kernel it makes takes and
         returns its `out_idx` tensors as out_idx.py says; a lazy-style
         factory makes kernel objects (lazy.py).
         """
-        if isinstance(ctx.context, Decorator):
-            record = self.kernels.get(id(ctx.context.func))
-            if check_definition(ctx.context, record, ctx.api):
+        site = ctx.context
+        record = self.kernels.get(id(site.func if isinstance(site, Decorator) else site))
+        func = site.func if isinstance(site, Decorator) else record.func if record is not None else None
+        if func is not None:
+            if check_definition(func, record, ctx.api):
                 return _unchecked(ctx.default_return_type)
             if record is None:
                 return ctx.default_return_type
             if record.factory_kernel is not None:
-                return kernel_objects(ctx.default_return_type, record.factory_kernel, record.out_idx, ctx.api, ctx.context)
-            kernel = returning_outputs(ctx.default_return_type, record.out_idx, ctx.api, ctx.context)
-            return with_runtime_params(kernel, ctx.context.func, ctx.api)
+                return kernel_objects(ctx.default_return_type, record.factory_kernel, record.out_idx, ctx.api, site)
+            kernel = returning_outputs(ctx.default_return_type, record.out_idx, ctx.api, site)
+            return with_runtime_params(kernel, func, ctx.api)
         returned = get_proper_type(ctx.default_return_type)
         if isinstance(returned, CallableType):
             return returned.copy_modified(name=names.JIT)

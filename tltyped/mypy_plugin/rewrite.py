@@ -21,7 +21,11 @@ Also done here, for every module that defines kernels:
   call mypy does not evaluate speculatively (see plugin.py); a stored
   decorator (`hopper = tl.jit(target=...)`, then `@hopper`) is such a call
   already, and its full name is handed to the plugin, which hooks it alike;
-- each kernel's `jit(out_idx=...)` is read from its decorator (out_idx.py);
+- jit applied by a call to a function of the module (`add = tl.jit(_add)`,
+  `tl.jit(out_idx=[-1])(fn)`, `hopper(fn)`: parsed.py) makes a kernel as the
+  decorator does, and `tl.jit(fn)` becomes `tl.jit()(fn)` alike;
+- each kernel's `jit(out_idx=...)` is read from its decorator or from the
+  call applying jit (out_idx.py);
 - a lazy-style factory (its body returns a `@T.prim_func`) is not
   desugared: its record keeps what its kernel objects take, read from the
   source (lazy.py);
@@ -37,6 +41,7 @@ each `@T.prim_func` (a lazy factory's, a plain one at any depth) become Any.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 
 from mypy.errors import Errors
@@ -50,11 +55,14 @@ from tltyped.mypy_plugin.in_body import KernelRewrite
 from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.lazy import factory_kernel
 from tltyped.mypy_plugin.parsed import (
+    JitApplication,
     ModuleNames,
     bound_names,
     closure_names,
     decorated_functions,
+    defined_functions,
     imports_kernel_modules,
+    jit_applications,
     jit_decorator,
     module_names,
 )
@@ -65,51 +73,72 @@ from tltyped.mypy_plugin.walk import own_nodes
 
 def rewrite_module(
     file: MypyFile, done: Mapping[int, KernelRecord], options: Options
-) -> tuple[list[KernelRecord], set[str]]:
-    """Rewrite the module's kernels in place; return the records of the kernels rewritten now
-    and the full names of the module's stored decorators (`hopper = tl.jit(...)`).
+) -> tuple[dict[int, KernelRecord], set[str]]:
+    """Rewrite the module's kernels in place; return the records of the kernels rewritten now, by the `id` of
+    the node the jit hook sees (a decorated kernel's FuncDef, the call that applies jit to one), and the full
+    names of the module's stored decorators (`hopper = tl.jit(...)`).
 
-    `done` holds the kernels already rewritten (by `id` of their FuncDef): a
-    daemon may hand the same, already rewritten, tree over again.
+    `done` holds the kernels already rewritten (by that `id`): a daemon may hand the same, already rewritten,
+    tree over again.
     """
     if not imports_kernel_modules(file):
-        return [], set()
+        return {}, set()
     found = module_names(file)
-    records, stored = _rewrite_kernels(file, found, done, options) if found.jit else ([], set())
-    factories = [record.func for record in records if record.factory_kernel is not None]
+    records, stored = _rewrite_kernels(file, found, done, options) if found.jit else ({}, set())
+    factories = [record.func for record in records.values() if record.factory_kernel is not None]
     _untype_call_forms(file, found, factories)
     return records, stored
 
 
 def _rewrite_kernels(
     file: MypyFile, found: ModuleNames, done: Mapping[int, KernelRecord], options: Options
-) -> tuple[list[KernelRecord], set[str]]:
+) -> tuple[dict[int, KernelRecord], set[str]]:
     stored = {f"{file.fullname}.{name}" for name in found.stored_jit}
-    kernels = [
+    decorated = [
         (decorator, index)
         for decorator in decorated_functions(file)
         if (index := jit_decorator(decorator, found)) is not None and id(decorator.func) not in done
     ]
-    if not kernels:
-        return [], stored
-    _restore_bodies(file, [decorator.func for decorator, _ in kernels], options)
-    source = SourceText(file.path)
-    module_bound = bound_names(file)
-    closures = closure_names(file)
-    records = []
-    for decorator, index in kernels:
+    applied = [application for application in jit_applications(file, found) if id(application.call) not in done]
+    if not decorated and not applied:
+        return {}, stored
+    _restore_bodies(file, [decorator.func for decorator, _ in decorated] + [a.func for a in applied], options)
+    rewrite = _KernelRewriter(file, found)
+    records = {}
+    for decorator, index in decorated:
         jit_call = _jit_call(decorator.decorators[index], found)
         _call_decorator(decorator, index, found)
-        kernel = factory_kernel(decorator.func, source)
-        if kernel is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
-            record = KernelRecord(decorator.func, factory_kernel=kernel)
-        else:
-            _read_call_forms(decorator.func, source, found)
-            closure = closures.get(id(decorator.func), frozenset())
-            record = KernelRewrite(decorator.func, found, source, module_bound, closure).run()
-        record.out_idx = out_idx.read(jit_call)
-        records.append(record)
+        records[id(decorator.func)] = rewrite.kernel(decorator.func, out_idx.read(jit_call))
+    for application in applied:
+        _call_jit(application)
+        records[id(application.call)] = rewrite.kernel(application.func, out_idx.read(application.options))
     return records, stored
+
+
+class _KernelRewriter:
+    """Rewrites each kernel of one module once, however many times jit is applied to it; each application
+    has its own record, with its own out_idx."""
+
+    def __init__(self, file: MypyFile, found: ModuleNames) -> None:
+        self.found = found
+        self.source = SourceText(file.path)
+        self.module_bound = bound_names(file)
+        self.closures = closure_names(file)
+        self.rewritten: dict[int, KernelRecord] = {}
+
+    def kernel(self, func: FuncDef, kernel_out_idx: tuple[int, ...] | None) -> KernelRecord:
+        record = self.rewritten.get(id(func))
+        if record is None:
+            record = self.rewritten[id(func)] = self.rewrite(func)
+        return dataclasses.replace(record, out_idx=kernel_out_idx)
+
+    def rewrite(self, func: FuncDef) -> KernelRecord:
+        kernel = factory_kernel(func, self.source)
+        if kernel is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
+            return KernelRecord(func, factory_kernel=kernel)
+        _read_call_forms(func, self.source, self.found)
+        closure = self.closures.get(id(func), frozenset())
+        return KernelRewrite(func, self.found, self.source, self.module_bound, closure).run()
 
 
 def _jit_call(expr: Expression, found: ModuleNames) -> Expression | None:
@@ -130,7 +159,7 @@ def _restore_bodies(file: MypyFile, kernels: list[FuncDef], options: Options) ->
         full = parse(source, file.path, file.fullname, Errors(options), options, eager=True)
     except Exception:  # noqa: BLE001  (an unreadable file keeps mypy's reading of it)
         return
-    by_place = {(d.func.name, d.func.line): d.func for d in decorated_functions(full)}
+    by_place = {(func.name, func.line): func for func in defined_functions(full)}
     for func in stripped:
         found = by_place.get((func.name, func.line))
         if found is not None:
@@ -181,6 +210,18 @@ def _prim_funcs(file: MypyFile, found: ModuleNames, factories: list[FuncDef]) ->
         for stmt in own_nodes(factory.body):
             if isinstance(stmt, (Decorator, FuncDef)):
                 yield stmt.func if isinstance(stmt, Decorator) else stmt
+
+
+def _call_jit(application: JitApplication) -> None:
+    """`tl.jit(fn)` -> `tl.jit()(fn)`, as `@tl.jit` becomes `@tl.jit()` (`_call_decorator`): the jit hook then
+    sees the application, outside mypy's speculative checks of jit's overloads. A call that gives options
+    (`tl.jit(out_idx=[-1])(fn)`) or a stored decorator (`hopper(fn)`) applies jit as it is."""
+    if application.options is not None:
+        return
+    call = application.call
+    jit = CallExpr(call.callee, [], [], [])
+    jit.set_line(call.callee)
+    call.callee = jit
 
 
 def _call_decorator(decorator: Decorator, index: int, found: ModuleNames) -> None:

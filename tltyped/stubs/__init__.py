@@ -199,17 +199,18 @@ def _docstring(text: str) -> str:
 
 
 def render_stub(module: ModuleType) -> str:
-    """The .pyi text for every jit function defined in `module`; ArgumentValueError if it defines none."""
+    """The .pyi text for every jit function defined in `module`, under each name the module binds it to (`add =
+    tl.jit(_add)` is `add`); ArgumentValueError if it defines none."""
     from tltyped.callpath.factory import Factory  # imports torch: not at import, the mypy plugin reads prim_func.py
 
     factories = []
     kernels: list[tuple[str, tl.JitFunction[..., Any]]] = []
     for name, value in vars(module).items():
-        if isinstance(value, Factory) and value.fn.__module__ == module.__name__ and name == value.fn.__name__:
+        if isinstance(value, Factory) and value.fn.__module__ == module.__name__:
             factory = _factory(name, value)
             if factory is not None:
                 factories.append(factory)
-        elif isinstance(value, tl.JitFunction) and value.__module__ == module.__name__ and name == value.__name__:
+        elif isinstance(value, tl.JitFunction) and value.__module__ == module.__name__:
             kernels.append((name, value))
     if not factories and not kernels:  # its stub would only hide the module's own types from the type checker
         raise ArgumentValueError(f"{module.__name__} defines no jit function")

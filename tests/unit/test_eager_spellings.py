@@ -294,6 +294,25 @@ def test_scalar_parameters_that_size_tensors() -> None:
         fn.lower(meta(256, 16), 100, 16)
 
 
+def test_a_shape_of_one_dim_in_parentheses_may_be_a_scalar_parameter() -> None:
+    """`T.Tensor[(n), dtype]` is `T.Tensor[n, dtype]` (the parentheses make no tuple): one dim, a dyn scalar
+    parameter's as a declared dim's, as `[n]` and `(n,)` are."""
+
+    @tl.jit
+    def fill(A, B, C, n: T.int32):
+        N = T.const("N")
+        A: T.Tensor[(n), T.float16]
+        B: T.Tensor((n), T.float16)
+        C: T.Tensor[(N), T.float16]
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                if bx * 128 + i < n:
+                    A[bx * 128 + i] = B[bx * 128 + i] + C[0]
+
+    assert specs(fill) == {"A": "Tensor[float16, n]", "B": "Tensor[float16, n]", "C": "Tensor[float16, N]"}
+    fill.lower(meta(256), meta(256), meta(4), 256)
+
+
 # -- the same kernels build (nvcc; the launcher's ABI holds for each) -------------------------
 
 

@@ -65,6 +65,13 @@ CASES = [
         'N = T.const("N")\nA: T.Tensor[[N], T.float16]\nB: T.Tensor[[T.ceildiv(N, 4)], T.float16]', True,
     ),
     Case("derived_dim_only", 'N = T.const("N")\nA: T.Tensor[[N * 2], T.float16]', False),
+    # `T.Tensor[(N), dtype]` is `T.Tensor[N, dtype]`: TileLang's order, a shape of one dim (in_body_grammar.is_shape_first)
+    Case("one_dim_shape_in_parentheses", 'N = T.const("N")\nA: T.Tensor[(N), T.float16]', True),
+    Case("one_dim_shape_with_a_dtype_name", 'N = T.const("N")\ndtype = T.float16\nA: T.Tensor[(N), dtype]', True),
+    Case(
+        "one_derived_dim_shape", 'N = T.const("N")\nA: T.Tensor[[N], T.float16]\nB: T.Tensor[(N * 2), T.float16]', True,
+    ),
+    Case("shape_bound_to_a_name", 'M, N = T.const("M, N")\nshape = (M, N)\nA: T.Tensor[shape, T.float16]', True),
     # -- outputs, buffers and returns -----------------------------------------------------------------
     Case(
         "output_returned", 'M = T.const("M")\nA: T.Tensor[[M], T.float16]\nC = T.empty((M,), T.float32)\nreturn C', True,

@@ -258,20 +258,24 @@ class Analysis:
         return _TensorForm(ast.Tuple(elts=elts[1:], ctx=ast.Load()), None, elts[0])
 
     def _in_order(self, form: _TensorForm, line: int, state: _State) -> _TensorForm:
-        """`T.Tensor[x, y]` as TileLang's `[shape, dtype]` or as tltyped's `[dtype, dim]`.
-
-        TileLang's shape may be a name the body computes (`A_shape = (K, M) if
-        trans_A else (M, K)`), so the spelling alone cannot tell: `y` that is a
-        declared dim, or `x` whose value is a dtype, make it tltyped's order.
-        `x` that needs const values is read for each of them (`Deferred`).
+        """`T.Tensor[x, y]` as TileLang's `[shape, dtype]` or as tltyped's `[dtype, dim]`, by the grammar's rule
+        (`is_shape_first`), which the mypy plugin shares: TileLang's shape may be a name the body computes
+        (`A_shape = (K, M) if trans_A else (M, K)`), so the spelling alone cannot tell. `x` that needs const
+        values is read for each of them (`Deferred`).
         """
         x, y = form.shape, form.dtype
         assert y is not None
         try:
             parse_dim(y, self.body, state.scalar_symbols())
+            second_is_dim = True
         except dimlib.DimSyntaxError:
-            if not is_dtype_like(state.prelude.evaluate(x, line, state.consts)):
-                return form
+            second_is_dim = False
+        # `x` is evaluated only where `y` leaves the order open, and where it is no dim (a dyn scalar parameter has
+        # no value here)
+        first_is_dtype = not (second_is_dim or self._is_one_dim(x, state)) and is_dtype_like(
+            state.prelude.evaluate(x, line, state.consts))
+        if grammar.is_shape_first(first_is_dtype=first_is_dtype, second_is_dim=second_is_dim):
+            return form
         return _TensorForm(ast.Tuple(elts=[y], ctx=ast.Load()), None, x)
 
     def _dims(
@@ -280,11 +284,22 @@ class Analysis:
         """The dims a shape (or strides) gives; None for each that waits for const values (`part` records why)."""
         if isinstance(node, (ast.List, ast.Tuple)):
             return tuple(part(functools.partial(self._dim, elt, line, state)) for elt in node.elts)
+        if self._is_one_dim(node, state):  # `T.Tensor[(n), dtype]`: no tuple, one dim (a dyn scalar's too)
+            return (part(functools.partial(self._dim, node, line, state)),)
         value = part(lambda: state.prelude.evaluate(node, line, state.consts))
         if value is None:
             return (None,)
         values = list(value) if isinstance(value, (list, tuple)) or _is_tir_array(value) else [value]
         return tuple(state.note(to_dim(v, state.declared(self.body))) for v in values)
+
+    def _is_one_dim(self, node: ast.expr, state: _State) -> bool:
+        """Whether a shape that is no list is one dim, as the dim grammar reads it over the declared dims and the
+        dyn scalar parameters."""
+        try:
+            parse_dim(node, self.body, state.scalar_symbols())
+        except dimlib.DimSyntaxError:
+            return False
+        return True
 
     def _dim(self, node: ast.expr, line: int, state: _State) -> dimlib.Dim:
         try:

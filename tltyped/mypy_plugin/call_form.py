@@ -13,7 +13,10 @@ body), or a dtype string.
 A shape that is one dim (`T.Tensor((N), dtype)`: the parentheses make no
 tuple, and `T.Tensor(N * 2, dtype)` alike) is a 1-D shape, as the runtime
 reads a shape that is no sequence (tltyped/types/tensor.py): one when the
-dim grammar reads it as a dim of the dims declared so far.
+dim grammar reads it as a dim of the dims declared so far. The subscription
+in TileLang's order with such a shape, `T.Tensor[(N), dtype]` (which the
+in-body rewrite tells from tltyped's `T.Tensor[dtype, N]` by the grammar's
+rule, in_body_grammar.is_shape_first), is read here the same way.
 
 The shape may also be a name the body binds to a tuple or list
 (`q_shape = [batch, seq_len, heads, dim]`), read the same way; or to a
@@ -58,10 +61,10 @@ def read(
     `shape_binding` gives the body's last assignment to a name before `stmt`, `resolve_dim` reads a name as the
     dim grammar does (a declared dim, or the expression a name is bound to; None for no dim)."""
     parsed = _Statement.parse(stmt.line, stmt.end_line, lines)
-    call = parsed.node.annotation if parsed is not None and isinstance(parsed.node, ast.AnnAssign) else None
-    if parsed is None or not isinstance(call, ast.Call):
+    annotation = parsed.node.annotation if parsed is not None and isinstance(parsed.node, ast.AnnAssign) else None
+    if parsed is None or annotation is None:
         return None
-    return _subscription(call, parsed, found, lines, shape_binding, resolve_dim)
+    return _subscription(annotation, parsed, found, lines, shape_binding, resolve_dim)
 
 
 def signature(func: FuncDef, lines: list[str], found: ModuleNames) -> dict[str, UnboundType]:
@@ -84,14 +87,12 @@ def signature(func: FuncDef, lines: list[str], found: ModuleNames) -> dict[str, 
 
 
 def _subscription(
-    call: ast.Call, parsed: _Statement, found: ModuleNames, lines: list[str],
+    annotation: ast.expr, parsed: _Statement, found: ModuleNames, lines: list[str],
     shape_binding: Callable[[str], AssignmentStmt | None], resolve_dim: Callable[[str], str | None],
 ) -> CallForm | None:
-    """The call `T.Tensor(shape, dtype)`, parsed in `parsed`, as the subscription form."""
-    name = _dotted(call.func)
-    given = {**dict(zip(("shape", "dtype"), call.args)), **{k.arg: k.value for k in call.keywords if k.arg}}
-    shape, dtype = given.get("shape"), given.get("dtype")
-    if name is None or not (name == "Tensor" or name.endswith(".Tensor")) or len(call.args) > 2 or dtype is None:
+    """`T.Tensor(shape, dtype)` or `T.Tensor[shape, dtype]`, parsed in `parsed`, as the subscription form."""
+    name, shape, dtype = _parts(annotation)
+    if name is None or not (name == "Tensor" or name.endswith(".Tensor")) or dtype is None:
         return None
     dtype_type = _dtype(dtype, found, *parsed.place(dtype.lineno, dtype.col_offset))
     if dtype_type is None:
@@ -110,9 +111,21 @@ def _subscription(
         return None
     dims: list[Type] = [AnyType(TypeOfAny.special_form) if determined else where.dim(d) for d in shape.elts]
     line, column = where.place(shape.lineno, shape.col_offset)
-    call_line, call_column = parsed.place(call.lineno, call.col_offset)
-    annotation = UnboundType(name, [TypeList(dims, line=line, column=column), dtype_type], line=call_line, column=call_column)
-    return CallForm(annotation, determined)
+    call_line, call_column = parsed.place(annotation.lineno, annotation.col_offset)
+    read = UnboundType(name, [TypeList(dims, line=line, column=column), dtype_type], line=call_line, column=call_column)
+    return CallForm(read, determined)
+
+
+def _parts(annotation: ast.expr) -> tuple[str | None, ast.expr | None, ast.expr | None]:
+    """(the tensor's dotted name, its shape, its dtype) of `T.Tensor(shape, dtype)`, or of `T.Tensor[shape, dtype]`
+    in TileLang's order; Nones for anything else."""
+    if isinstance(annotation, ast.Call) and len(annotation.args) <= 2:
+        given = {**dict(zip(("shape", "dtype"), annotation.args)), **{k.arg: k.value for k in annotation.keywords if k.arg}}
+        return _dotted(annotation.func), given.get("shape"), given.get("dtype")
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple) and len(annotation.slice.elts) == 2:
+        shape, dtype = annotation.slice.elts
+        return _dotted(annotation.value), shape, dtype
+    return None, None, None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from mypy.nodes import Expression, FuncDef, StrExpr
-from mypy.types import RawExpressionType, Type
+from mypy.types import RawExpressionType, Type, UnboundType
 
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.parsed import dotted_name
@@ -39,6 +39,17 @@ def parameter_dtype(func: FuncDef, param: str, line: int, column: int) -> Type:
     """The dtype written as the name of `func`'s parameter `param`, as the annotation hook reads it."""
     default = next((a.initializer for a in func.arguments if a.variable.name == param), None)
     return RawExpressionType(marker(param, _default_class(default)), "builtins.str", line, column)
+
+
+def is_dtype_parameter(func: FuncDef, param: str) -> bool:
+    """Whether `func`'s parameter `param` is plainly a dtype: annotated `T.dtype`, or with a default naming one."""
+    arg = next((a for a in func.arguments if a.variable.name == param), None)
+    if arg is None:
+        return False
+    annotation = arg.type_annotation
+    if isinstance(annotation, UnboundType) and annotation.name.rpartition(".")[2] == "dtype":
+        return True
+    return _default_class(arg.initializer) is not None
 
 
 def _default_class(default: Expression | None) -> str | None:

@@ -60,7 +60,7 @@ from mypy.types import (
 from tltyped.errors import DimSyntaxError
 from tltyped.mypy_plugin import call_form, dimexpr
 from tltyped.mypy_plugin import errorcodes as codes
-from tltyped.mypy_plugin.dtype_params import parameter_dtype
+from tltyped.mypy_plugin.dtype_params import is_dtype_parameter, parameter_dtype
 from tltyped.mypy_plugin.kernel_record import Diagnostic, KernelRecord
 from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
@@ -145,7 +145,8 @@ class KernelRewrite:
         if typ is None or not (isinstance(stmt.rvalue, TempNode) and stmt.rvalue.no_rhs):
             return None
         if isinstance(target, NameExpr) and target.name in self.params:
-            if call_form.is_call_form(typ):  # TileLang's `T.Tensor((M, K), dtype)`
+            # TileLang's `T.Tensor((M, K), dtype)`, and `T.Tensor[(N), dtype]` (its order, a shape that is no list)
+            if call_form.is_call_form(typ) or self.is_shape_first(typ):
                 read = call_form.read(stmt, self.source.lines(), self.found, self.bindings.get, self.resolve_dim)
                 if read is None:  # a shape the plugin cannot read (a module constant, a computed tuple): unchecked,
                     self.shape_unread = True  # and any dim may be in it
@@ -154,6 +155,42 @@ class KernelRewrite:
                 self.determined.update(read.determined)
             return target.name, typ
         return None
+
+    def is_shape_first(self, typ: Type) -> bool:
+        """`T.Tensor[x, y]` in TileLang's order, `[shape, dtype]`, with a shape that is no list (`T.Tensor[(N),
+        dtype]`, a name the body binds to a shape): told from tltyped's `[dtype, dim]` as the runtime does."""
+        if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and len(typ.args) == 2):
+            return False
+        first, second = typ.args
+        if isinstance(_dim_list(first), TypeList):
+            return False
+        return grammar.is_shape_first(first_is_dtype=self.is_dtype(first), second_is_dim=self.is_dim(second))
+
+    def is_dtype(self, typ: Type) -> bool:
+        """Whether an annotation's part reads as a dtype: an attribute (`T.float16`), a string, a name for one (a
+        parameter only when plainly a dtype: any other const may be a size), or a module's TypeVar (the signature
+        form's dtype, never a shape)."""
+        if isinstance(typ, UnboundType) and not typ.args:
+            if typ.name in self.params:
+                return is_dtype_parameter(self.func, typ.name)
+            return "." in typ.name or typ.name in self.found.typevars or self.named_dtype(typ.name) is not None
+        return isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, str)
+
+    def is_dim(self, typ: Type) -> bool:
+        """Whether an annotation's part reads as a dim: an int (a module's constant too), a declared dim or an
+        expression of them."""
+        if _is_bare_name(typ):
+            assert isinstance(typ, UnboundType)
+            return self.resolve_dim(typ.name) is not None or typ.name in self.found.int_constants
+        if isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, int):
+            return True
+        for text in self.source.span(typ.line, typ.column, typ.end_line, typ.end_column):
+            try:
+                dim_grammar.normalise_source(text, self.resolve_dim)
+                return True
+            except DimSyntaxError:
+                continue
+        return False
 
     def read_assignment(self, stmt: AssignmentStmt) -> None:
         targets = target_names(stmt.lvalues[0])

@@ -84,6 +84,14 @@ def check_declared_once(variable: str, dim: str, declared: Mapping[str, str]) ->
         raise DimSyntaxError(f'dim "{repeated}" is declared twice')
 
 
+def is_shape_first(*, first_is_dtype: bool, second_is_dim: bool) -> bool:
+    """Whether `T.Tensor[x, y]`, with `x` no list or tuple, is TileLang's `[shape, dtype]` rather than tltyped's
+    `[dtype, dim]`: the spelling alone cannot tell, as TileLang's shape may be one dim (`T.Tensor[(N), dtype]`:
+    the parentheses make no tuple) or a name the body binds to a shape. `y` that is a dim, or `x` that is a
+    dtype, make it tltyped's order."""
+    return not (second_is_dim or first_is_dtype)
+
+
 ASYNC_DEF: Final = "an `async def`"
 GENERATOR: Final = "a generator (it has a `yield`)"
 LAMBDA: Final = "a lambda"

@@ -82,6 +82,10 @@ CASES = [
         "D = T.alloc_global((M,), T.float16)\nreturn C, D",
         True,
     ),
+    Case(
+        "one_output_in_a_tuple", 'M = T.const("M")\nA: T.Tensor[[M], T.float16]\nC = T.empty((M,), T.float32)\nreturn (C,)',
+        True,
+    ),
     Case("buffer_bound_to_a_name", f"{ALLOC}buf = T.alloc_shared((64,), T.float16)\n    T.copy(A, buf)", True),
     Case("buffer_into_a_call", f"{ALLOC}T.clear(T.alloc_fragment((64,), T.float32))", False),
     Case("buffer_as_keyword", f"{ALLOC}T.copy(A, dst=T.alloc_shared((64,), T.float16))", False),

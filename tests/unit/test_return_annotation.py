@@ -3,15 +3,18 @@ it (count, dtype, rank, and each dim the call's sizes decide), and refuses to bu
 neither the caller nor their type checker is told a float16 result is float32, or an [N * 2] one is [N]."""
 
 import re
+from typing import TypeVar
 
 import pytest
 import torch
 
 import tltyped as tl
+import tltyped.language as T
 from tests.conftest import meta
 from tests.kernels import returns
 
 pytestmark = pytest.mark.usefixtures("sm90")
+N = TypeVar("N")
 
 
 def test_a_body_returning_what_its_annotation_states_builds() -> None:
@@ -37,3 +40,16 @@ def test_a_body_returning_other_tensors_than_its_annotation_states_is_refused(va
 def test_a_kernel_stated_to_return_none_may_not_return_a_tensor() -> None:
     with pytest.raises(tl.KernelBuildError, match=re.escape("stated_none: returns float32[N], but its return annotation states None: 1 returned, 0 stated")):
         returns.stated_none.lower(meta(100, dtype=torch.float32))
+
+
+def test_a_return_annotation_of_a_one_tensor_tuple_is_refused_at_decoration() -> None:
+    """A call returns a kernel's one output itself, so no call gives `tuple[Tensor[...]]`: the annotation would tell
+    the caller and their type checker otherwise (the mypy plugin reports it in the same words)."""
+    with pytest.raises(tl.DefinitionError, match=r"^one: the return annotation is a tuple of one tensor, .* -> Tensor\[\.\.\.\]$"):
+
+        @tl.jit
+        def one(X: tl.Tensor[tl.float32, N]) -> tuple[tl.Tensor[tl.float32, N]]:
+            (n,) = X.shape
+            Y = T.empty((n,), tl.float32)
+            return (Y,)
+

@@ -25,7 +25,7 @@ from typing import Any
 
 from tltyped.errors import Deferred, DefinitionError, UndeclaredDim, Undefined
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.annotation import parameter_dtype, parse_param, parse_returns
+from tltyped.frontend.annotation import is_tensor_annotation, parameter_dtype, parse_param, parse_returns
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.lazy import out_indices
@@ -409,6 +409,9 @@ def _return_annotation(fn: Callable[..., Any], env: dict[str, Any]) -> tuple[Ten
             annotation = eval(annotation, env)  # noqa: S307
         except Exception:  # noqa: BLE001 - `TYPE_CHECKING` imports, forward references: left to the type checker
             return None
+    items = typing.get_args(annotation) if typing.get_origin(annotation) is tuple else ()
+    if len(items) == 1 and is_tensor_annotation(items[0]):
+        raise DefinitionError(f"{fn.__name__}: {grammar.ONE_TENSOR_TUPLE}")
     return parse_returns(annotation)
 
 

@@ -3,7 +3,8 @@
 The seeds' rules, each reported on the offending line (the runtime enforces
 the same ones at decoration; the in-body grammar, tltyped/types/in_body_grammar.py,
 gives both the rules on buffers and returns and their wording):
-- a plain `def` (no `async def`, no generator);
+- a plain `def` (no `async def`, no generator), whose return annotation is
+  no tuple of one tensor (a call returns its one output itself);
 - no positional-only or variadic parameters, and no tensor parameter without
   its dtype and dims;
 - a `tl.tune([...])` default has candidates, each fitting the parameter's type;
@@ -58,6 +59,7 @@ from mypy.types import (
 from tltyped.abi import element_type_as_parameter
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin import errorcodes as codes
+from tltyped.mypy_plugin.annotation_hooks import tensor_parts
 from tltyped.mypy_plugin.callvalues import check_tune_candidates
 from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.parsed import called_name, dotted_name
@@ -89,6 +91,9 @@ def _signature_problems(func: FuncDef, options: Options) -> list[tuple[str, Cont
     if func.is_coroutine or func.is_generator:
         kind = grammar.ASYNC_DEF if func.is_coroutine else grammar.GENERATOR
         problems.append((codes.sentence(grammar.not_a_plain_def(kind)), func, codes.KERNEL))
+    returns = get_proper_type(func.type.ret_type) if isinstance(func.type, CallableType) else None
+    if isinstance(returns, TupleType) and len(returns.items) == 1 and tensor_parts(get_proper_type(returns.items[0])) is not None:
+        problems.append((codes.sentence(grammar.ONE_TENSOR_TUPLE), func, codes.KERNEL))
     written = func.unanalyzed_type.arg_types if isinstance(func.unanalyzed_type, CallableType) else []
     analyzed = func.type.arg_types if isinstance(func.type, CallableType) else []
     defaulted: str | None = None

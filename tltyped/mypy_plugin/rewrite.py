@@ -26,6 +26,7 @@ Also done here, for every module that defines kernels:
   decorator does, and `tl.jit(fn)` becomes `tl.jit()(fn)` alike;
 - each kernel's `jit(out_idx=...)` is read from its decorator or from the
   call applying jit (out_idx.py);
+- a kernel's `return (C,)` becomes `return C`, what a call returns;
 - a lazy-style factory (its body returns a `@T.prim_func`) is not
   desugared: its record keeps what its kernel objects take, read from the
   source (lazy.py);
@@ -45,7 +46,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 
 from mypy.errors import Errors
-from mypy.nodes import CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr
+from mypy.nodes import CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr, ReturnStmt, TupleExpr
 from mypy.options import Options
 from mypy.parse import parse
 from mypy.types import AnyType, CallableType, Type, TypeOfAny
@@ -137,8 +138,16 @@ class _KernelRewriter:
         if kernel is not None:  # a lazy-style factory: its parameters are consts, its body builds the kernel
             return KernelRecord(func, factory_kernel=kernel)
         _read_call_forms(func, self.source, self.found)
+        _unpack_one_output(func)
         closure = self.closures.get(id(func), frozenset())
         return KernelRewrite(func, self.found, self.source, self.module_bound, closure).run()
+
+
+def _unpack_one_output(func: FuncDef) -> None:
+    """`return (C,)` -> `return C`: a call returns a kernel's one output itself, as the runtime unpacks it."""
+    for node in own_nodes(func.body):
+        if isinstance(node, ReturnStmt) and isinstance(node.expr, TupleExpr) and len(node.expr.items) == 1:
+            node.expr = node.expr.items[0]
 
 
 def _jit_call(expr: Expression, found: ModuleNames) -> Expression | None:

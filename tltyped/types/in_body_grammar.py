@@ -33,6 +33,11 @@ ALLOC_PREFIX: Final = "alloc_"
 """`T.alloc_shared(...)`, `T.alloc_fragment(...)`, ...: a buffer of the kernel's own memory."""
 
 RETURN_RULE: Final = "a kernel returns global buffers (T.empty / T.alloc_global) only"
+ONE_TENSOR_TUPLE: Final = (
+    "the return annotation is a tuple of one tensor, but a call returns a kernel's one output itself, not in a "
+    "tuple (several come as a tuple); annotate the tensor alone: -> Tensor[...]"
+)
+"""The message for `-> tuple[Tensor[...]]`, a result no call gives."""
 
 
 def is_dim_declaration(called: str | None) -> bool:

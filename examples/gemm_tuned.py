@@ -20,7 +20,7 @@ of 8. The schedule (CTAs, group) is tuned on first use.
 The kernel is one macro, `persistent_gemm`, over the operands' dtypes, B's
 layout, the tile and an optional epilogue (scale, bias, SiLU): `matmul` calls
 it in fp16; examples/gemm_fp8.py calls it in fp8 with B transposed and
-scaled; benchmarks/model.py's `linear` with B transposed, a bias and SiLU.
+scaled; examples/linear.py's `linear` with B transposed, a bias and SiLU.
 """
 
 from __future__ import annotations

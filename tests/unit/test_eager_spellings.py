@@ -292,6 +292,17 @@ def test_scalar_parameters_that_size_tensors() -> None:
     fn.lower(meta(256, 16), 256, 16)
     with pytest.raises(ValueError, match="argument 'M' = 100, but it is dim M of A, axis 0, which is 256"):
         fn.lower(meta(256, 16), 100, 16)
+    assert fn.lower(meta(256, 16)).cuda_source == fn.lower(meta(256, 16), 256, 16).cuda_source  # M, K from A
+    assert "__global__" in fn.lower(M=64, K=8).cuda_source
+
+
+def test_a_dyn_scalar_may_be_left_out_of_lower_and_compile() -> None:
+    """No kernel is specialised on a dyn scalar's value (the compiled kernel takes it at each call), so
+    inspecting one needs none, by tensors or by dims, as a dyn dim needs no size."""
+    with_scale = ks.call_form.lower(meta(256, 64), meta(256, 64), 1.0)
+    assert ks.call_form.lower(meta(256, 64), meta(256, 64)).cuda_source == with_scale.cuda_source
+    assert ks.call_form.lower(M=256, N=64).cuda_source == with_scale.cuda_source
+    assert ks.call_form.get_kernel_source(M=256, N=64) == with_scale.cuda_source
 
 
 def test_a_shape_of_one_dim_in_parentheses_may_be_a_scalar_parameter() -> None:

@@ -131,8 +131,8 @@ def test_a_registered_backward_traces_under_fake_tensors(scale_with_backward: An
         out = scale_with_backward(a, 3.0)
         out.sum().backward()
         assert tuple(a.grad.shape) == (10,)
-    (op,) = kernels.scale._dispatcher.torch_ops.values()
-    assert op.qualname == "tltyped::tests_kernels_torch_ops_scale"
+    # the call's op, named for the default consts (other tests may have made ops for other consts)
+    assert "tltyped::tests_kernels_torch_ops_scale" in kernels.scale._dispatcher.torch_ops
 
 
 def test_setup_context_sees_the_calls_consts(scale_with_backward: Any) -> None:

@@ -323,16 +323,15 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
     return KernelOp(qualname, overload, library, tuple(written), record, transformable)
 
 
+_SCHEMA_SCALARS: dict[type, str] = {bool: "bool", float: "float", int: "SymInt"}
+"""A dyn scalar's type in the op's schema: an int is a SymInt, which a traced size may reach."""
+
+
 def _schema_arg(dispatcher: Dispatcher, p: Param, written: list[str]) -> str:
     if p.kind is Kind.TENSOR:
         return f"Tensor(a{written.index(p.name)}!) {p.name}" if p.name in written else f"Tensor {p.name}"
-    scalar = p.scalar or ""
-    if p.kind is Kind.DYN and scalar == "bool":
-        return f"bool {p.name}"
-    if p.kind is Kind.DYN and scalar.startswith(("float", "bfloat")):
-        return f"float {p.name}"
     if p.kind is Kind.DYN:
-        return f"SymInt {p.name}"
+        return f"{_SCHEMA_SCALARS[p.scalar_type]} {p.name}"
     raise ArgumentTypeError(f"{dispatcher.signature.name}: ptr parameter {p.name!r} cannot be traced (an address has no tensor to trace)")
 
 

@@ -152,17 +152,17 @@ class Binder:
         call checks."""
         scalar = p.scalar or ""
         if issubclass(type(value), _SYMBOLIC):
-            if issubclass(type(value), torch.SymInt) and scalar != "bool" and not scalar.startswith(("float", "bfloat")):
+            if issubclass(type(value), torch.SymInt) and p.scalar_type is int:
                 return
             raise self._fail(
                 ArgumentTypeError, f"dyn parameter {p.name!r} expects a {scalar} fixed when the program is traced, got "
                 f"{describe(value)} (a traced value: a tensor's `.item()`, or an input the compiler made dynamic); "
                 "pass a Python value, or compute it in the kernel from a tensor",
             )
-        if scalar == "bool":
+        if p.scalar_type is bool:
             if type(value) is not bool:
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
-        elif scalar.startswith(("float", "bfloat")):
+        elif p.scalar_type is float:
             if type(value) not in (int, float):
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
             if abs(value) > torch.finfo(to_torch(scalar)).max and not (type(value) is float and math.isinf(value)):
@@ -325,7 +325,8 @@ def inspection_arguments(
     As TileLang's `compile` allows, a tensor may be described rather than
     passed: as `T.Tensor((M, K), dtype)`, or left out when its dims are given
     by name (`fn.compile(M=1024, K=512, block_M=64)`); either becomes a meta
-    tensor of that shape.
+    tensor of that shape. A dyn scalar may be left out: no kernel depends on
+    its value (one that sizes a tensor takes that dim's).
     """
     name = signature.name
     params = {p.name: p for p in signature.params}
@@ -358,6 +359,9 @@ def inspection_arguments(
                     raise ArgumentValueError(
                         f"{name}: dim {dim.text}: {dims[dim.text]} given by name vs {size} (from {p.name}, axis {axis})"
                     )
+    for dim_name in signature.scalar_dims:  # a scalar given that sizes tensors sizes those described
+        if type(values.get(dim_name)) is int:
+            dims.setdefault(dim_name, values[dim_name])
     for dim_name, is_dyn in signature.dims.items():
         if is_dyn:
             dims.setdefault(dim_name, DYN_PLACEHOLDER)
@@ -365,6 +369,8 @@ def inspection_arguments(
         value = values.get(p.name, _MISSING)
         if p.kind is Kind.TENSOR and (value is _MISSING or _describes_a_tensor(value)):
             values[p.name] = _placeholder(name, p, value, dims, consts, env)
+        elif p.kind is Kind.DYN and value is _MISSING:  # no kernel is specialised on it: any value builds the same
+            values[p.name] = dims.get(p.name, DYN_PLACEHOLDER) if p.name in signature.scalar_dims else p.scalar_type()
         elif value is _MISSING:
             raise ArgumentTypeError(f"{name}: missing argument {p.name!r}")
     return tuple(values[p] for p in params)

@@ -86,6 +86,12 @@ class Param:
         return self.kind is not Kind.CONST
 
     @property
+    def scalar_type(self) -> type[int] | type[float] | type[bool]:
+        """The Python type a dyn scalar takes: bool, float (its dtype a float or bfloat one), or int."""
+        scalar = self.scalar or ""
+        return bool if scalar == "bool" else float if scalar.startswith(("float", "bfloat")) else int
+
+    @property
     def is_deferred(self) -> bool:
         """A tensor whose annotation is computed from const values: known only once they are."""
         return self.kind is Kind.TENSOR and self.tensor is None

@@ -27,7 +27,7 @@ from mypy import errorcodes
 from mypy.argmap import ArgTypeExpander
 from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
-from mypy.nodes import ARG_NAMED, ARG_NAMED_OPT, ARG_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Context
+from mypy.nodes import ARG_NAMED, ARG_NAMED_OPT, ARG_OPT, ARG_POS, ARG_STAR, ARG_STAR2, ArgKind, CallExpr, Context
 from mypy.plugin import AttributeContext, CheckerPluginInterface, MethodContext, MethodSigContext
 from mypy.types import (
     AnyType,
@@ -57,6 +57,7 @@ class Kernel:
 
     params: Parameters
     returns: Type
+    dyn_scalars: frozenset[str] = frozenset()  # the int, float and bool parameters its compiled kernels take
 
     @staticmethod
     def of(typ: ProperType) -> Kernel | None:
@@ -71,7 +72,16 @@ class Kernel:
         params = get_proper_type(instance.args[0])
         if not isinstance(params, Parameters) or params.is_ellipsis_args or ARG_STAR in params.arg_kinds:
             return None  # `...` (a compiled kernel's, unless the plugin could tell its parameters): calls unchecked
-        return Kernel(params, instance.args[1])
+        runtime = get_proper_type(instance.args[2]) if len(instance.args) > 2 else None
+        scalars = frozenset(
+            name for name, formal in zip(runtime.arg_names, runtime.arg_types)
+            if name is not None and _is_scalar(get_proper_type(formal))
+        ) if isinstance(runtime, Parameters) and base.fullname == names.JIT_FUNCTION else frozenset()
+        return Kernel(params, instance.args[1], scalars)
+
+
+def _is_scalar(formal: ProperType) -> bool:
+    return isinstance(formal, Instance) and formal.type.fullname in ("builtins.int", "builtins.float", "builtins.bool")
 
 
 def kernel_name(context: Context) -> str:
@@ -100,6 +110,7 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
         dims = _dims_by_name(params)
         if _describes_by_dims(ctx.context, dims):  # the tensors may be left out, and mypy cannot say which
             kinds = [ARG_OPT if k == ARG_POS else ARG_NAMED_OPT if k == ARG_NAMED else k for k in kinds]
+        kinds = _dyn_scalars_optional(kinds, names_, kernel.dyn_scalars)
         kinds += [ARG_NAMED_OPT] * len(dims)
         names_ += dims
         types += [ctx.api.named_generic_type("builtins.int", [])] * len(dims)
@@ -112,6 +123,18 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
         name=kernel_name(ctx.context),
         definition=None,  # not JitFunction.__call__'s: mypy would point notes at tltyped.jit_function
     )
+
+
+def _dyn_scalars_optional(kinds: list[ArgKind], names_: list[str | None], scalars: frozenset[str]) -> list[ArgKind]:
+    """`lower`/`compile` may leave out a dyn scalar, as the run time lets them (no kernel depends on its value): one
+    taken by name, or by position with no required positional parameter after it."""
+    optional = list(kinds)
+    for index in reversed(range(len(kinds))):
+        if names_[index] in scalars and kinds[index] == ARG_NAMED:
+            optional[index] = ARG_NAMED_OPT
+        elif names_[index] in scalars and kinds[index] == ARG_POS and ARG_POS not in optional[index + 1:]:
+            optional[index] = ARG_OPT
+    return optional
 
 
 def _dims_by_name(params: Parameters) -> list[str]:
@@ -205,7 +228,8 @@ def call_inspection(ctx: MethodContext) -> Type:
         params, called = kernel.params, kernel_name(ctx.context)
         missing = [(name, kind) for index, (name, kind, formal) in enumerate(zip(params.arg_names, params.arg_kinds,
                                                                                 params.arg_types))
-                   if kind in (ARG_POS, ARG_NAMED) and not ctx.args[index] and tensor_parts(get_proper_type(formal)) is None]
+                   if kind in (ARG_POS, ARG_NAMED) and not ctx.args[index] and tensor_parts(get_proper_type(formal)) is None
+                   and name not in kernel.dyn_scalars]
         positional = [f'"{name}"' for name, kind in missing if kind == ARG_POS]
         if positional:  # in mypy's words for a call that gives no dims
             plural = "s" if len(positional) > 1 else ""

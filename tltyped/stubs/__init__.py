@@ -112,7 +112,7 @@ def _param_type(p: Param, typevars: Mapping[str, str]) -> str:
     if p.kind is Kind.PTR:
         return "tl.ptr"
     if p.kind is Kind.DYN:
-        return "float" if (p.scalar or "").startswith(("float", "bfloat")) else "bool" if p.scalar == "bool" else "int"
+        return p.scalar_type.__name__
     return _const_type(p)
 
 

@@ -129,6 +129,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.action == "clear" and args.function is not None and not args.function.strip():
         clearing.error(f"FUNCTION {args.function!r} would match every function; to remove everything, run `clear` alone")
     try:
+        if cache.is_unmade():  # nothing to list or clear: make no cache for it
+            print(f"no kernel cache at {cache.configured_folder()}: nothing has been built with this setting")
+            return
         cache.configured_root()
     except UnusableCache as exc:  # `cache.root()` would name a folder of this command's own, gone when it exits
         fallback = Path(tempfile.gettempdir()) / f"{cache.FALLBACK_PREFIX}*"

@@ -610,3 +610,13 @@ def test_ranks_started_at_once_over_a_damaged_entry_rebuild_it_once(seeded: Path
     assert {name: hashlib.sha256((build_folder / name).read_bytes()).hexdigest() for name in files} == files
     assert [json.loads(found.read_text())["build"] for found in ranks.launch_records()] == [build_folder.name]
     assert_nothing_left_over(ranks)
+
+
+@pytest.mark.parametrize("command", [["ls"], ["info"], ["clear"]], ids=" ".join)
+def test_the_cache_command_makes_no_cache_where_none_was_made(tmp_path: Path, command: list[str]) -> None:
+    """Looking at a cache no process has used says so, and leaves no folder behind."""
+    where = tmp_path / "not-yet"
+    run = python("-m", "tltyped", "cache", *command, env={cache.ENV_CACHE_DIR: str(where)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"no kernel cache at {where / 'modules'}: nothing has been built with this setting"
+    assert not where.exists()

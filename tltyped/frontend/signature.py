@@ -21,8 +21,8 @@ from typing import Any
 
 from tltyped.errors import DefinitionError
 from tltyped.frontend.dims import Dim
-from tltyped.types.dtypes import DType
-from tltyped.types.values import describe
+from tltyped.types.dtypes import DType, as_dtype, is_dtype_like
+from tltyped.types.values import shown
 
 
 class Kind(enum.Enum):
@@ -158,7 +158,7 @@ class KernelSignature:
             if p.kind is Kind.DYN:
                 text = f"{p.name}: dyn[{p.scalar}]"
             if p.has_default:
-                text += f" = {describe(p.default)}"
+                text += f" = {as_dtype(p.default).name if is_dtype_like(p.default) else shown(p.default)}"
             parts.append(text)
         dims = ", ".join(f"{n}{'(dyn)' if d else ''}" for n, d in self.dims.items())
         return f"{self.name}({', '.join(parts)})" + (f"  [dims: {dims}]" if dims else "")

@@ -108,6 +108,11 @@ class Tune:
     def __hash__(self) -> int:
         return self._hash
 
+    def __repr__(self) -> str:
+        """As the source spells it (`tl.tune([64, 128])`), jointly tuned members' with their group."""
+        spelled = f"tl.tune({list(self.values)!r})"
+        return f"{spelled} (tuned with {', '.join(self.group)})" if self.group else spelled
+
 
 TUNE_TAKES = "tl.tune() takes a list of candidate values"
 """What `tune` takes, in the runtime's message and the mypy plugin's."""

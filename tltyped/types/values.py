@@ -45,6 +45,14 @@ def describe(value: object) -> str:
         return f"{kind} (its __repr__ raised {type(exc).__name__})"
 
 
+def shown(value: object) -> str:
+    """`value` as a signature shows a default: its bounded repr, never raising."""
+    try:
+        return _REPR.repr(value)
+    except Exception as exc:  # noqa: BLE001 - reprlib calls the value's own __repr__
+        return f"{type(value).__qualname__} (its __repr__ raised {type(exc).__name__})"
+
+
 def typed_key(value: Hashable) -> Hashable:
     """`value` tagged with its type, recursively through tuples (named ones too), frozensets and dataclasses
     (whose equality compares fields as `==` does: `Cfg(0.0) == Cfg(-0.0)`)."""

@@ -23,6 +23,7 @@ when it exits.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from collections.abc import Sequence
@@ -115,6 +116,11 @@ def clear_function(name: str) -> None:
 _VERBS = {"ls": "list", "info": "describe", "clear": "clear"}
 
 
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist, deepest first: what making it would make."""
+    return [path for path in (folder, *folder.parents) if not os.path.lexists(path)]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tltyped", description="Inspect or clear tltyped's kernel cache.")
     commands = parser.add_subparsers(dest="area", required=True)
@@ -129,9 +135,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.action == "clear" and args.function is not None and not args.function.strip():
         clearing.error(f"FUNCTION {args.function!r} would match every function; to remove everything, run `clear` alone")
     try:
-        if cache.is_unmade():  # nothing to list or clear: make no cache for it
-            print(f"no kernel cache at {cache.configured_folder()}: nothing has been built with this setting")
-            return
+        unmade = _missing_folders(cache.configured_folder())
+    except OSError:  # configured_root says why
+        unmade = []
+    try:
         cache.configured_root()
     except UnusableCache as exc:  # `cache.root()` would name a folder of this command's own, gone when it exits
         fallback = Path(tempfile.gettempdir()) / f"{cache.FALLBACK_PREFIX}*"
@@ -141,6 +148,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"temporary folder of its own ({fallback}), removed when it exits. Set {cache.ENV_CACHE_DIR} to a private, "
             "writable directory to keep them.\n"
         ))
+    if unmade:  # no process had made the cache: nothing to show or clear, and none left behind by this command
+        try:
+            for folder in unmade:
+                os.rmdir(folder)
+        except OSError:  # another process made it meanwhile: show that one
+            pass
+        else:
+            print(f"no kernel cache at {unmade[0]}: nothing has been built with this setting")
+            return
     if args.action == "ls":
         list_cache()
     elif args.action == "info":

@@ -620,3 +620,10 @@ def test_the_cache_command_makes_no_cache_where_none_was_made(tmp_path: Path, co
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == f"no kernel cache at {where / 'modules'}: nothing has been built with this setting"
     assert not where.exists()
+
+
+def test_the_cache_command_still_names_a_cache_that_cannot_be_made(tmp_path: Path) -> None:
+    """A setting no folder can be made at (a parent under /proc) is reported as unusable, as before a cache
+    existed anywhere, not as a cache with nothing built yet."""
+    run = python("-m", "tltyped", "cache", "info", env={cache.ENV_CACHE_DIR: "/proc/no-such-folder/cache"})
+    assert run.returncode == 1 and "cannot be used" in run.stderr, run.stdout + run.stderr

@@ -459,15 +459,15 @@ def test_kernel_without_source_is_rejected() -> None:
 
 
 def test_a_signature_shows_defaults_as_the_source_spells_them() -> None:
-    """`fn.signature` is read by people: a tuned default as `tl.tune([...])`, a dtype by its name, a number as
-    itself (not the error messages' `int 128`)."""
+    """`fn.signature` is read by people: a tuned default as `tl.tune([...])`, a dtype by its name, a number or a
+    string as itself (not the error messages' `int 128`)."""
 
     @tl.jit
     def scaled(A: tl.Tensor[tl.float16, 64], alpha: tl.dyn[float], out_dtype: Any = T.float32, block: int = 128,
-               schedule: tuple[int, int] = tl.tune([(128, 8), (132, 16)])) -> None:
+               schedule: tuple[int, int] = tl.tune([(128, 8), (132, 16)]), mode: str = "float16") -> None:
         pass
 
     assert str(scaled.signature) == (
         "scaled(A: Tensor[float16, 64], alpha: dyn[float32], out_dtype: const = float32, block: const = 128, "
-        "schedule: const = tl.tune([(128, 8), (132, 16)]))"
+        "schedule: const = tl.tune([(128, 8), (132, 16)]), mode: const = 'float16')"
     )

@@ -91,17 +91,10 @@ def root() -> Path:
 
 
 def configured_folder() -> Path:
-    """Where the environment puts entries, as a path alone: nothing is made or checked."""
+    """Where the environment puts entries, as a path alone: nothing is made or checked (OSError where a relative
+    setting's working directory was removed)."""
     explicit, xdg, _ = _settings()
     return _configured_root(explicit, xdg) / "modules"
-
-
-def is_unmade() -> bool:
-    """Whether no process has made the configured cache yet and one could be made there (`python -m tltyped cache`
-    then has nothing to show, and makes none for it); a path that cannot be a folder is not unmade: using it says why."""
-    settings = _settings()
-    folder = configured_folder()
-    return not os.path.lexists(folder) and _not_a_folder(folder, settings) is None
 
 
 def configured_root() -> Path:

@@ -158,7 +158,8 @@ class KernelSignature:
             if p.kind is Kind.DYN:
                 text = f"{p.name}: dyn[{p.scalar}]"
             if p.has_default:
-                text += f" = {as_dtype(p.default).name if is_dtype_like(p.default) else shown(p.default)}"
+                dtype = type(p.default) is not str and is_dtype_like(p.default)  # a plain string is shown as one
+                text += f" = {as_dtype(p.default).name if dtype else shown(p.default)}"
             parts.append(text)
         dims = ", ".join(f"{n}{'(dyn)' if d else ''}" for n, d in self.dims.items())
         return f"{self.name}({', '.join(parts)})" + (f"  [dims: {dims}]" if dims else "")

@@ -21,6 +21,7 @@ Messages name the parameter, the dim or dtype, the expected and found value.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from mypy import errorcodes
@@ -110,7 +111,7 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
         dims = _dims_by_name(params)
         if _describes_by_dims(ctx.context, dims):  # the tensors may be left out, and mypy cannot say which
             kinds = [ARG_OPT if k == ARG_POS else ARG_NAMED_OPT if k == ARG_NAMED else k for k in kinds]
-        kinds = _dyn_scalars_optional(kinds, names_, kernel.dyn_scalars)
+        kinds = _dyn_scalars_optional(kinds, names_, kernel.dyn_scalars, _positional_count(ctx.context))
         kinds += [ARG_NAMED_OPT] * len(dims)
         names_ += dims
         types += [ctx.api.named_generic_type("builtins.int", [])] * len(dims)
@@ -125,16 +126,27 @@ def call_signature(ctx: MethodSigContext, *, returns_result: bool = True) -> Fun
     )
 
 
-def _dyn_scalars_optional(kinds: list[ArgKind], names_: list[str | None], scalars: frozenset[str]) -> list[ArgKind]:
+def _dyn_scalars_optional(
+    kinds: list[ArgKind], names_: list[str | None], scalars: frozenset[str], positional: int
+) -> list[ArgKind]:
     """`lower`/`compile` may leave out a dyn scalar, as the run time lets them (no kernel depends on its value): one
-    taken by name, or by position with no required positional parameter after it."""
+    taken by name, or by position where the call's `positional` arguments stop before it or no required positional
+    parameter follows it."""
     optional = list(kinds)
     for index in reversed(range(len(kinds))):
         if names_[index] in scalars and kinds[index] == ARG_NAMED:
             optional[index] = ARG_NAMED_OPT
-        elif names_[index] in scalars and kinds[index] == ARG_POS and ARG_POS not in optional[index + 1:]:
+        elif names_[index] in scalars and kinds[index] == ARG_POS and (
+                positional <= index or ARG_POS not in optional[index + 1:]):
             optional[index] = ARG_OPT
     return optional
+
+
+def _positional_count(context: Context) -> int:
+    """How many arguments a call passes by position; as many as can be for one with `*args` (or no call)."""
+    if not isinstance(context, CallExpr) or ARG_STAR in context.arg_kinds:
+        return sys.maxsize
+    return sum(kind == ARG_POS for kind in context.arg_kinds)
 
 
 def _dims_by_name(params: Parameters) -> list[str]:

@@ -207,18 +207,23 @@ def jit_applications(file: MypyFile, found: ModuleNames) -> Iterator[JitApplicat
     """Every call applying jit to a plain `def` of its scope or of one around it, at any depth (a factory's
     `return tl.jit(kernel)` too); jit applied to anything else (a lambda, a decorated function) is not read."""
 
-    def visit(statements: list[Statement], around: dict[str, FuncDef]) -> Iterator[JitApplication]:
-        scope = dict(around)
-        nested = [stmt for stmt in _statements(statements, into_scopes=False) if isinstance(stmt, (FuncDef, Decorator))]
+    def visit(statements: list[Statement], around: dict[str, FuncDef], bound: list[str]) -> Iterator[JitApplication]:
+        """`bound`: the scope's parameters; they and the names it assigns hide the functions of the scopes around."""
+        own = list(_statements(statements, into_scopes=False))
+        hidden = {*bound, *(name for stmt in own if isinstance(stmt, AssignmentStmt)
+                            for target in stmt.lvalues for name in target_names(target) or [])}
+        scope = {name: func for name, func in around.items() if name not in hidden}
+        nested = [stmt for stmt in own if isinstance(stmt, (FuncDef, Decorator))]
         scope.update((stmt.name, stmt) for stmt in nested if isinstance(stmt, FuncDef))
         for node in own_nodes(Block(statements)):
             application = _jit_application(node, found, scope) if isinstance(node, CallExpr) else None
             if application is not None:
                 yield application
         for stmt in nested:
-            yield from visit((stmt.func if isinstance(stmt, Decorator) else stmt).body.body, scope)
+            func = stmt.func if isinstance(stmt, Decorator) else stmt
+            yield from visit(func.body.body, scope, [arg.variable.name for arg in func.arguments])
 
-    return visit(file.defs, {})
+    return visit(file.defs, {}, [])
 
 
 def _jit_application(call: CallExpr, found: ModuleNames, functions: dict[str, FuncDef]) -> JitApplication | None:

@@ -23,6 +23,7 @@ from mypy.types import CallableType, Instance, Parameters, Type, UnboundType, ge
 
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.annotation_hooks import tensor_parts
+from tltyped.mypy_plugin.typeops import is_unread
 
 _RUNTIME_ANNOTATIONS: Final = (names.DYN, names.PTR)
 _CONST_ANNOTATIONS: Final = (names.CONST, *names.LANGUAGE_DTYPE_ANNOTATIONS)
@@ -57,6 +58,8 @@ def _is_runtime(func: FuncDef, name: str | None, analyzed: Type, scopes: list[My
     """Whether the parameter is passed at run time; None where that is not certain."""
     if tensor_parts(get_proper_type(analyzed)) is not None:
         return True
+    if is_unread(analyzed):
+        return None  # an annotation the plugin could not read (a tensor's in the body, perhaps): not certain
     index = next((i for i, arg in enumerate(func.arguments) if arg.variable.name == name), None)
     if index is None:
         return None

@@ -109,9 +109,10 @@ class Tune:
         return self._hash
 
     def __repr__(self) -> str:
-        """As the source spells it (`tl.tune([64, 128])`), jointly tuned members' with their group."""
-        spelled = f"tl.tune({list(self.values)!r})"
-        return f"{spelled} (tuned with {', '.join(self.group)})" if self.group else spelled
+        """As `tl.tune([64, 128])` spells it; a member of `tl.autotune`'s configurations as its candidates, and the
+        parameters it is tuned jointly over."""
+        candidates = f"tl.tune({list(self.values)!r})"
+        return f"{candidates}, jointly over {', '.join(self.group)}" if self.group else candidates
 
 
 TUNE_TAKES = "tl.tune() takes a list of candidate values"

@@ -158,7 +158,9 @@ class KernelRewrite:
 
     def is_shape_first(self, typ: Type) -> bool:
         """`T.Tensor[x, y]` in TileLang's order, `[shape, dtype]`, with a shape that is no list (`T.Tensor[(N),
-        dtype]`, a name the body binds to a shape): told from tltyped's `[dtype, dim]` as the runtime does."""
+        dtype]`, a name the body binds to a shape): told from tltyped's `[dtype, dim]` by the runtime's rule, over
+        what the source shows of each part's kind (the runtime also knows a parameter's value: where neither part's
+        kind shows, the tensor is left unread)."""
         if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and len(typ.args) == 2):
             return False
         first, second = typ.args

@@ -340,3 +340,20 @@ def test_a_shape_of_one_dim_in_parentheses_may_be_a_scalar_parameter() -> None:
 def test_builds(kernel: str, args: tuple[Any, ...], sm90: str) -> None:
     compiled = getattr(ks, kernel).compile(*args)
     assert callable(compiled.launch)
+
+
+def test_an_annotation_whose_order_waits_for_a_const_is_keyed_by_every_const_it_reads() -> None:
+    """`T.Tensor[dtype, block]` with both names parameters: which order it is waits for `dtype`'s value, and its
+    dim reads `block`; both key the annotation's reading, so each call reads it for its own `block`."""
+
+    @tl.jit
+    def fill(A, dtype, block: int):
+        A: T.Tensor[dtype, block]
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(block):
+                A[i] = 0
+
+    assert fill.signature.depends_on == ("block", "dtype")
+    assert "__global__" in fill.lower(meta(4), T.float16, 4).cuda_source
+    with pytest.raises(ValueError, match="fill: argument 'A': dim 0 must be 8, got 4"):
+        fill.lower(meta(4), T.float16, 8)

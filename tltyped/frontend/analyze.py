@@ -202,7 +202,11 @@ class Analysis:
                     ) from None
                 return parse_param(p.name, value, p.default, {})
             if form.either_order:
-                form = self._in_order(form, ann.line, state)
+                try:
+                    form = self._in_order(form, ann.line, state)
+                except Deferred:  # the order waits for const values: the annotation is read once they are given,
+                    # so every const any part of it reads keys that reading, not only those the order needs
+                    raise Deferred(state.prelude.consts_read(ann.node, ann.line)) from None
             deferred: set[str] = set()
 
             def part(read: Callable[[], Any]) -> Any:

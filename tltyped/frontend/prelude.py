@@ -67,14 +67,24 @@ class Prelude:
                     break
         return sorted(chosen.values(), key=lambda s: (s.lineno, s.col_offset))
 
-    def evaluate(self, node: ast.expr, line: int, consts: Mapping[str, Any] | None) -> Any:
-        """The value of `node` as written at `line`; `Deferred` if it needs consts and none are given."""
+    def consts_read(self, node: ast.expr, line: int) -> frozenset[str]:
+        """The const parameters the value of `node` as written at `line` reads."""
+        return frozenset(self._free(node, line)[1] & self.const_params)
+
+    def _free(self, node: ast.expr, line: int) -> tuple[list[ast.stmt], set[str]]:
+        """The body's statements `node`'s value at `line` needs, and the names they and it load from outside the
+        body (loaded before any of those statements binds them)."""
         statements = self._slice(_loaded(node), line)
-        free: set[str] = set()  # names loaded before any chosen statement binds them: from outside the body
+        free: set[str] = set()
         stored: set[str] = set()
         for part in (*statements, node):
             free |= _loaded(part) - stored
             stored |= _stored_in(part)
+        return statements, free
+
+    def evaluate(self, node: ast.expr, line: int, consts: Mapping[str, Any] | None) -> Any:
+        """The value of `node` as written at `line`; `Deferred` if it needs consts and none are given."""
+        statements, free = self._free(node, line)
         needed = free & self.const_params
         if consts is None and needed:
             raise Deferred(frozenset(needed))

@@ -39,18 +39,15 @@ def describe(value: object) -> str:
     else:
         device = getattr(value, "device", None)
         return array if device is None or callable(device) else f"{array} on {device}"
-    try:
-        return f"{kind} {_REPR.repr(value)}"
-    except Exception as exc:  # noqa: BLE001 - reprlib calls the value's own __repr__
-        return f"{kind} (its __repr__ raised {type(exc).__name__})"
+    return f"{kind} {shown(value)}"
 
 
 def shown(value: object) -> str:
-    """`value` as a signature shows a default: its bounded repr, never raising."""
+    """`value`'s bounded repr, never raising: how a signature shows a default, and `describe` after the type."""
     try:
         return _REPR.repr(value)
     except Exception as exc:  # noqa: BLE001 - reprlib calls the value's own __repr__
-        return f"{type(value).__qualname__} (its __repr__ raised {type(exc).__name__})"
+        return f"(its __repr__ raised {type(exc).__name__})"
 
 
 def typed_key(value: Hashable) -> Hashable:

@@ -31,8 +31,10 @@ objects in its place.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
+import inspect
 import sys
 import threading
 from collections.abc import Callable
@@ -44,6 +46,7 @@ from tltyped.types.dtypes import (
     BY_NAME, DTypeLike, DTypeName, argument_dtype, call_with_tilelang_dtypes, tilelang_value, to_tilelang,
 )
 from tltyped.types.params import tune as tune
+from tltyped.types.source import annotated_parameter, environment, function_ast
 from tltyped.types.tensor import Tensor as Tensor
 from tltyped.types.tensor import shape_and_dtype
 
@@ -138,15 +141,51 @@ def macro(func: Callable[_P, _R] | None = None) -> Any:
 
 
 def prim_func(func: Callable[_P, _R] | None = None, **options: Any) -> Any:
-    """TileLang's `T.prim_func` (lazy style), reading `T.Tensor(shape, dtype)` annotations, tltyped's here, as
-    TileLang's buffers of that shape and dtype."""
+    """TileLang's `T.prim_func` (lazy style), reading tltyped's `T.Tensor` annotations as TileLang's buffers of
+    that shape and dtype.
+
+    TileLang takes a buffer from a parameter's annotation in the signature
+    (a string too, under `from __future__ import annotations`) or, for a
+    parameter the signature leaves bare, at the top of the body (`A:
+    T.Tensor[[M, K], T.float16]`, which Python never evaluates). Each is
+    evaluated here as Python evaluates a signature's annotations at the
+    definition, in the scope that defines the function (a factory's
+    arguments, even those the body never reads, which TileLang's own reading
+    misses), and handed to TileLang as its buffer in the signature.
+    """
     if func is None:
         return functools.partial(prim_func, **options)
-    for name, annotation in func.__annotations__.items():
+    scope = {**environment(func), **sys._getframe(1).f_locals}  # the caller: the defining scope (partial is C)
+    for name, annotation in _parameter_annotations(func, scope).items():
         stated = shape_and_dtype(annotation)
         if stated is not None:
             func.__annotations__[name] = _tilelang().Tensor(stated[0], tilelang_value(stated[1]))
     return _tilelang().prim_func(func, **options)
+
+
+def _parameter_annotations(func: Callable[..., Any], env: dict[str, Any]) -> dict[str, object]:
+    """Each parameter's annotation, evaluated in `env`: the signature's, else the body's."""
+    stated = {name: _evaluated(a, env) for name, a in func.__annotations__.items() if name != "return"}
+    bare = [name for name in inspect.signature(func).parameters if name not in stated]
+    if bare:
+        node, filename = function_ast(func)
+        for stmt in node.body:
+            name = annotated_parameter(stmt, bare)
+            if name is not None:
+                assert isinstance(stmt, ast.AnnAssign)
+                stated[name] = eval(compile(ast.Expression(stmt.annotation), filename, "eval"), env)
+    return stated
+
+
+def _evaluated(annotation: object, env: dict[str, Any]) -> object:
+    """A string annotation's value, or the string where it names nothing here (TileLang reads some, such as
+    `"float32"`, itself)."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, env)
+    except Exception:  # noqa: BLE001 - an annotation may raise anything; TileLang reports it as it reads it
+        return annotation
 
 
 _DTYPE_NAMES = {name: DTypeName(name) for name in BY_NAME}

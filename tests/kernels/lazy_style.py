@@ -217,3 +217,47 @@ def undetermined_dim(M, N):
                 Y[i] = X[i]
 
     return main
+
+
+@tl.jit(out_idx=[-1])
+def annotated_in_body(N, dtype=T.float16):
+    """The prim_func's parameters annotated in its body, TileLang's eager spelling (its
+    test_tilelang_language_func_attrs.py), the dtype a factory argument."""
+
+    @T.prim_func
+    def main(X, Y):
+        X: T.Tensor[[N, 4], dtype]
+        Y: T.Tensor[[N, 4], dtype]
+        with T.Kernel(1, threads=32):
+            for i, j in T.Parallel(N, 4):
+                Y[i, j] = X[i, j] * 2
+
+    return main
+
+
+@tl.jit(out_idx=[-1])
+def without_dtype():
+    """`T.Tensor[(n,)]` names no dtype: float32, as TileLang reads it (its test_tilelang_issue_1728.py)."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def main(X: T.Tensor[(n,)], Y: T.Tensor[(n,)]):
+        with T.Kernel(T.ceildiv(n, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                if bx * 32 + i < n:
+                    Y[bx * 32 + i] = X[bx * 32 + i] + 1
+
+    return main
+
+
+@tl.jit(out_idx=[-1])
+def unbracketed(N, dtype=T.bfloat16):
+    """`T.Tensor[N, dtype]`: TileLang's order with a shape of one dim, unbracketed (its test_tilelang_language_int64.py)."""
+
+    @T.prim_func
+    def main(X: T.Tensor[N, dtype], Y: T.Tensor[N, dtype]):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                Y[bx * 32 + i] = X[bx * 32 + i]
+
+    return main

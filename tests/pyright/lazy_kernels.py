@@ -2,8 +2,9 @@
 
 No `from __future__ import annotations`: the prim_funcs' annotations are evaluated objects, as in
 TileLang's code. Only what the source writes is typed statically (see tltyped/stubs/prim_func.py):
-`matmul`'s tensors have rank 2, `rows`' input a literal dim, `split`'s tensors literal dtypes, and
-`flat`'s tensor a shape held in a name (any rank).
+`matmul`'s tensors have rank 2, `rows`' input a literal dim, `split`'s tensors literal dtypes,
+`flat`'s tensor a shape held in a name (any rank), and `doubled`'s tensors are annotated in the
+prim_func's body.
 """
 
 import tltyped as tl
@@ -63,5 +64,20 @@ def flat(shape, dtype="float32"):
     def main(X: T.Tensor(shape, dtype)):
         with T.Kernel(1, threads=32):
             T.evaluate(0)
+
+    return main
+
+
+@tl.jit(out_idx=-1)
+def doubled(N):
+    """TileLang's other spelling: the parameters annotated at the top of the prim_func's body."""
+
+    @T.prim_func
+    def main(X, Y):
+        X: T.Tensor[[N, 4], T.float16]
+        Y: T.Tensor[[N, 4], T.float16]
+        with T.Kernel(1, threads=32):
+            for i, j in T.Parallel(N, 4):
+                Y[i, j] = X[i, j] * 2
 
     return main

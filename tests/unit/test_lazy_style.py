@@ -137,6 +137,26 @@ def test_a_warm_process_gets_the_kernel_object_without_running_the_factory(tmp_p
     assert "Tensor[float32, 256, 64]" in runs[1]["tuned"]
 
 
+def test_prim_func_annotations_are_read_wherever_tilelang_reads_them(sm90) -> None:
+    """In the body (a bare parameter), as strings (postponed annotations), without a dtype (float32), and with a
+    one-dim shape unbracketed."""
+    from tests.kernels import lazy_postponed
+
+    in_body = ks.annotated_in_body(8)
+    assert specs(in_body) == {"X": "Tensor[float16, 8, 4]"}
+    assert [str(o.tensor) for o in in_body.signature.outputs] == ["Tensor[float16, 8, 4]"]
+    assert "__global__" in ks.annotated_in_body(8, T.float32).lower().cuda_source
+    postponed = lazy_postponed.scale(16)
+    assert specs(postponed) == {"X": "Tensor[float32, 16]"}
+    postponed.lower()
+    dtype_less = ks.without_dtype()
+    assert specs(dtype_less) == {"X": "Tensor[float32, n]"}
+    dtype_less.lower(meta(100, dtype=F32))
+    with pytest.raises(tl.ArgumentTypeError, match="argument 'X' expects dtype float32, got float16"):
+        dtype_less.lower(meta(100, dtype=F16))
+    assert specs(ks.unbracketed(64)) == {"X": "Tensor[bfloat16, 64]"}
+
+
 def test_a_scalar_parameter_is_a_dyn_scalar(sm90) -> None:
     alpha = ks.scale_rows(96).signature.param("alpha")
     assert (alpha.kind, alpha.scalar) == (Kind.DYN, "float32")

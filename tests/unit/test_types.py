@@ -16,6 +16,7 @@ from tltyped.frontend.annotation import parse_param, parse_tensor
 from tltyped import DefinitionError
 from tltyped.frontend.signature import Kind
 from tltyped.types import ALL_DTYPES, CONST, DYN, PTR, DType, as_dtype, is_dtype_like, to_tilelang, to_torch
+from tltyped.types.tensor import shape_and_dtype
 
 M = TypeVar("M")
 K = TypeVar("K", bound=tl.dyn[int])
@@ -126,6 +127,24 @@ def test_tensor_subscript_keeps_tilelang_dtype_objects() -> None:
     """`T.Tensor[[M, K], T.float16]` (TileLang's own spelling) must read as Tensor[float16, M, K]."""
     spec = parse_tensor("A", get_args(T.Tensor[[M, K], T.float16]), {})
     assert spec.dtype.fixed is tl.float16
+
+
+@pytest.mark.parametrize(
+    "annotation, dims, dtype",
+    [
+        (tl.Tensor[tl.float16, 4, 8], [4, 8], tl.float16),  # tltyped's order
+        (tl.Tensor[[4, 8], "float16"], [4, 8], "float16"),  # TileLang's, a list shape
+        (tl.Tensor[(4, 8), "float16"], [4, 8], "float16"),  # a tuple shape
+        (tl.Tensor[4, "bfloat16"], [4], "bfloat16"),  # a one-dim shape, unbracketed
+        (tl.Tensor[(4,)], [4], "float32"),  # no dtype: float32, as TileLang reads it
+        (tl.Tensor[4, 8], [4, 8], "float32"),
+        (tl.Tensor[[4, 8]], [4, 8], "float32"),
+        (tl.Tensor[tl.float16], [], tl.float16),  # a scalar tensor
+    ],
+)
+def test_every_spelling_of_a_tensor_states_its_dims_and_dtype(annotation: object, dims: list[int], dtype: object) -> None:
+    """`shape_and_dtype`, what a lazy-style prim_func's annotations and `T.Tensor(shape, dtype)` values are read by."""
+    assert shape_and_dtype(annotation) == (dims, dtype)
 
 
 def test_tensor_literal_dims() -> None:

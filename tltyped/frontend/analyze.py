@@ -34,6 +34,7 @@ from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, 
 from tltyped.types import in_body_grammar as grammar
 from tltyped.types.dtypes import float32, is_dtype_like
 from tltyped.types.params import Tune
+from tltyped.types.source import environment
 from tltyped.types.tensor import Tensor
 
 OutIdx = typing.Union[int, typing.Sequence[int], None]
@@ -417,13 +418,6 @@ def _return_annotation(fn: Callable[..., Any], env: dict[str, Any]) -> tuple[Ten
     if len(items) == 1 and is_tensor_annotation(items[0]):
         raise DefinitionError(f"{fn.__name__}: {grammar.ONE_TENSOR_TUPLE}")
     return parse_returns(annotation)
-
-
-def environment(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Names an annotation may use: the module's globals and the closure."""
-    env = dict(fn.__globals__)
-    env.update(inspect.getclosurevars(fn).nonlocals)
-    return env
 
 
 def _check_dims_bound(signature: KernelSignature, body: BodyInfo) -> None:

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import inspect
-import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +32,7 @@ from typing import Any
 from tltyped.frontend import dims as dimlib
 from tltyped.errors import DefinitionError, DimSyntaxError
 from tltyped.types import in_body_grammar as grammar
+from tltyped.types.source import annotated_parameter, function_ast
 
 
 @dataclass
@@ -69,33 +68,6 @@ class BodyInfo:
 
     def where(self, line: int) -> str:
         return f"{self.filename}:{line}"
-
-
-def function_ast(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str]:
-    """The function's definition as an AST with the file's own line numbers."""
-    kind = _other_than_plain_def(fn)
-    if kind is not None:
-        raise DefinitionError(f"{fn.__qualname__}: {grammar.not_a_plain_def(kind)}")
-    try:
-        lines, first = inspect.getsourcelines(fn)
-        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
-    except (OSError, TypeError) as exc:
-        raise DefinitionError(f"{fn.__qualname__}: kernels must be defined in a source file ({exc})") from None
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    ast.increment_lineno(tree, first - 1)
-    node = tree.body[0]
-    if not isinstance(node, ast.FunctionDef):
-        raise DefinitionError(f"{fn.__qualname__}: {grammar.not_a_plain_def('this definition')}")
-    return node, filename
-
-
-def _other_than_plain_def(fn: Callable[..., Any]) -> str | None:
-    """What `fn` is if not a plain `def` (a lambda's source is its whole line, which may not parse alone)."""
-    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-        return grammar.ASYNC_DEF
-    if inspect.isgeneratorfunction(fn):
-        return grammar.GENERATOR
-    return grammar.LAMBDA if getattr(fn, "__name__", None) == "<lambda>" else None
 
 
 def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyInfo:
@@ -157,14 +129,11 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         assert isinstance(stmt.test, ast.Compare)
         message = stmt.msg.value if isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str) else None
         info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno, message))
-    elif isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
-        name = stmt.target.id
-        if name in params:
-            if name in info.annotations:
-                raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
-            info.annotations[name] = BodyAnnotation(name, stmt.annotation, stmt.lineno)
-            return
-        info.statements.append(stmt)
+    elif (name := annotated_parameter(stmt, params)) is not None:
+        assert isinstance(stmt, ast.AnnAssign)
+        if name in info.annotations:
+            raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
+        info.annotations[name] = BodyAnnotation(name, stmt.annotation, stmt.lineno)
     else:
         info.statements.append(stmt)
 

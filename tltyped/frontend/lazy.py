@@ -28,7 +28,7 @@ from typing import Any
 
 from tltyped.errors import ArgumentTypeError, DefinitionError, DimSyntaxError
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.body import function_ast
+from tltyped.types.source import function_ast
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, TensorSpec
 from tltyped.types.dtypes import as_dtype
 from tltyped.types.values import describe

@@ -37,7 +37,8 @@ Also done here, for every module that defines kernels:
 
 And in every module importing tltyped or TileLang: the call-form annotations
 (`A: T.Tensor((M, K), "float16")`, a description no type checker reads) of
-each `@T.prim_func` (a lazy factory's, a plain one at any depth) become Any.
+each `@T.prim_func` (a lazy factory's, a plain one at any depth) become Any, and its in-body parameter
+annotations (TileLang's other spelling) are dropped, as no-redef to mypy.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 
 from mypy.errors import Errors
-from mypy.nodes import CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr, ReturnStmt, TupleExpr
+from mypy.nodes import (
+    AssignmentStmt, CallExpr, Decorator, Expression, FuncDef, MypyFile, NameExpr, ReturnStmt, Statement, TempNode,
+    TupleExpr,
+)
 from mypy.options import Options
 from mypy.parse import parse
 from mypy.types import AnyType, CallableType, Type, TypeOfAny
@@ -199,14 +203,26 @@ def _untype_call_forms(file: MypyFile, found: ModuleNames, factories: list[FuncD
     prim_func TileLang's buffers are untyped anyway, and what a call of a factory's kernel takes is read from the
     source (lazy.py). So a prim_func at module level or in any function (TileLang's own, outside tl.jit) is no
     error; a factory's functions are those defined in a branch too (`if split: @T.prim_func def one(...)`), as
-    lazy.py reads them."""
+    lazy.py reads them. A parameter annotated in the body instead (`A: T.Tensor[[M, K], T.float16]`) is left
+    untyped, its annotation dropped."""
     for func in _prim_funcs(file, found, factories):
+        bare = {arg.variable.name for arg in func.arguments if arg.type_annotation is None}
+        func.body.body = [stmt for stmt in func.body.body if not _annotates(stmt, bare)]
         for arg in func.arguments:
             if arg.type_annotation is not None and call_form.is_call_form(arg.type_annotation):
                 arg.type_annotation = AnyType(TypeOfAny.special_form)
         for typ in (func.type, func.unanalyzed_type):
             if isinstance(typ, CallableType):
                 typ.arg_types = [AnyType(TypeOfAny.special_form) if call_form.is_call_form(t) else t for t in typ.arg_types]
+
+
+def _annotates(stmt: Statement, params: set[str]) -> bool:
+    """`A: T.Tensor[[M, K], T.float16]` (no value) at the top of a prim_func's body, for a parameter the signature
+    leaves bare: TileLang's spelling of the parameter's buffer, which mypy would read as a redefinition."""
+    return (
+        isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and isinstance(stmt.lvalues[0], NameExpr)
+        and stmt.lvalues[0].name in params and isinstance(stmt.rvalue, TempNode) and stmt.rvalue.no_rhs
+    )
 
 
 def _prim_funcs(file: MypyFile, found: ModuleNames, factories: list[FuncDef]) -> Iterator[FuncDef]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 import tltyped as tl
 from tltyped.frontend import dims as dimlib
 from tltyped.errors import ArgumentValueError, DefinitionError
-from tltyped.frontend.body import function_ast
+from tltyped.types.source import function_ast
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, TensorSpec
 from tltyped.stubs import prim_func

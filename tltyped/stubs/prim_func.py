@@ -26,6 +26,7 @@ import ast
 from dataclasses import dataclass
 
 from tltyped.types.dtypes import BY_NAME
+from tltyped.types.source import annotated_parameter
 
 _DTYPE_POSITION = {"Tensor": 1, "Buffer": 1, "StridedTensor": 2}
 """A prim_func's tensor annotations (any other is a scalar's), and where each takes its dtype: after the
@@ -104,8 +105,14 @@ def _names_prim_func(decorator: ast.expr) -> bool:
 
 
 def params(prim_func: ast.FunctionDef) -> list[PrimFuncParam]:
-    """The prim_func's parameters, in order."""
-    return [read_param(arg.arg, arg.annotation) for arg in prim_func.args.args]
+    """The prim_func's parameters, in order, each read from its annotation in the signature or, where the
+    signature has none, at the top of the body (`A: T.Tensor[[M, K], T.float16]`, as TileLang reads it)."""
+    names = [arg.arg for arg in prim_func.args.args]
+    in_body: dict[str, ast.expr] = {}
+    for stmt in prim_func.body:
+        if (name := annotated_parameter(stmt, names)) is not None and isinstance(stmt, ast.AnnAssign):
+            in_body.setdefault(name, stmt.annotation)
+    return [read_param(arg.arg, arg.annotation or in_body.get(arg.arg)) for arg in prim_func.args.args]
 
 
 def read_param(name: str, annotation: ast.expr | None) -> PrimFuncParam:

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, ForwardRef, Generic, Protocol, TypeVar, g
 from typing_extensions import TypeVarTuple, Unpack
 
 from tltyped.errors import ArgumentTypeError
+from tltyped.types.dtypes import is_dtype_like
 
 DT = TypeVar("DT")
 Dims = TypeVarTuple("Dims")
@@ -103,12 +104,18 @@ else:
 
 
 def shape_and_dtype(annotation: object) -> tuple[list[Any], Any] | None:
-    """The dims and dtype a `Tensor[...]` annotation states, in either order; None for any other annotation."""
+    """The dims and dtype a `Tensor[...]` annotation states, in either order; None for any other annotation.
+
+    TileLang's order takes a shape of one dim unbracketed (`Tensor[n, T.float16]`), and no dtype at all
+    (`Tensor[(n,)]`, `Tensor[M, N]`: none of the parts names one) is float32, as TileLang reads those spellings.
+    """
     if get_origin(annotation) is not Tensor:
         return None
-    args = get_args(annotation)
+    args = [arg.__forward_arg__ if isinstance(arg, ForwardRef) else arg for arg in get_args(annotation)]
     if isinstance(args[0], (list, tuple)):
-        dims, dtype = list(args[0]), args[1]
-    else:
-        dims, dtype = list(args[1:]), args[0]
-    return dims, dtype.__forward_arg__ if isinstance(dtype, ForwardRef) else dtype
+        return list(args[0]), args[1] if len(args) > 1 else "float32"
+    if is_dtype_like(args[0]):
+        return args[1:], args[0]
+    if len(args) == 2 and is_dtype_like(args[1]):
+        return [args[0]], args[1]
+    return args, "float32"

@@ -1,0 +1,18 @@
+"""A lazy-style kernel in a module with `from __future__ import annotations`: its prim_func's annotations are
+strings, evaluated where TileLang evaluates them (the module's globals and the factory's closure)."""
+
+from __future__ import annotations
+
+import tltyped as tl
+import tltyped.language as T
+
+
+@tl.jit(out_idx=[-1])
+def scale(N, dtype=T.float32):
+    @T.prim_func
+    def main(X: T.Tensor((N,), dtype), Y: T.Tensor((N,), dtype)):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(N):
+                Y[i] = X[i] * 3
+
+    return main

@@ -3,15 +3,16 @@
 What `jit` returns is the fast path itself (see tltyped/callpath): the
 cached call in C where the signature allows, else the generated Python
 function; it carries `lower`, `compile`, `cache_info`, `signature` and
-`fast_path_source` as attributes, so a cached call costs one call and no more.
+`fast_path_source` as attributes (and TileLang's `get_kernel_source`,
+`get_tir`, `par_compile`), so a cached call costs one call and no more.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload, runtime_checkable
 
 from typing_extensions import ParamSpec
 
@@ -82,10 +83,25 @@ class JitFunction(Protocol[P, R_co, C]):
     @property
     def compile(self) -> Inspection[P, CompiledKernel[C, R_co], CompiledKernel[C, Any]]: ...
 
+    @overload
+    def par_compile(
+        self, configs: Iterable[Mapping[str, Any] | tuple[Any, ...]], num_workers: int | None = None,
+        ignore_error: Literal[False] = False,
+    ) -> list[CompiledKernel[C, Any]]: ...
+
+    @overload
+    def par_compile(
+        self, configs: Iterable[Mapping[str, Any] | tuple[Any, ...]], num_workers: int | None = None, *,
+        ignore_error: bool,
+    ) -> list[CompiledKernel[C, Any] | None]: ...
+
     def cache_info(self) -> CacheInfo: ...
 
     @property
     def get_kernel_source(self) -> Inspection[P, str, str]: ...
+
+    @property
+    def get_tir(self) -> Inspection[P, Any, Any]: ...
 
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None: ...
 

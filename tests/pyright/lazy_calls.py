@@ -11,7 +11,7 @@ import torch
 
 import tltyped as tl
 import tltyped.language as T
-from tests.pyright.lazy_kernels import flat, matmul, rows, split
+from tests.pyright.lazy_kernels import doubled, flat, matmul, rows, split
 
 
 def calls(
@@ -44,3 +44,8 @@ def calls(
     split(100)(v, v)  # wrong: count
     split(100).compile()(h)  # wrong: dtype
     kernel.compile()(a)  # wrong: count
+    reveal_type(doubled(8)(t))  # reveal: Tensor[float16, Any, Literal[4]]
+    doubled(8)(v)  # wrong: rank
+    doubled(8)(a, a)  # wrong: count
+    print(split.compile(100)(v), matmul.get_tir(8, 8, 8, 8, 8, 8), split.par_compile([(100,), {"N": 200}]))
+    print(split.cache_info(), doubled.par_compile([(8,)], ignore_error=True))  # TileLang's names on a factory

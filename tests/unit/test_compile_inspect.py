@@ -20,6 +20,8 @@ from tests.kernels import elementwise, gemm_variants
 from tltyped import TargetError
 from tltyped.backend.target import normalize
 
+F32 = torch.float32
+
 
 def gemm_args(m: int = 1024, k: int = 512, n: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
     return meta(m, k), meta(k, n)
@@ -192,3 +194,40 @@ def test_launcher_range_checks_a_dyn_dim(compiled_seed_gemm) -> None:
 def test_launcher_rejects_a_non_integer_pointer(compiled_seed_gemm) -> None:
     with pytest.raises(TypeError):
         compiled_seed_gemm.launch("A", 0, 512, 0, 0)
+
+
+# -- TileLang's other inspection names ---------------------------------------------------
+
+
+def test_get_tir_gives_the_elaborated_prim_func_without_lowering(sm90) -> None:
+    from tests.kernels import lazy_style
+
+    prim_func = elementwise.add_or_sub.get_tir(meta(256, 64, dtype=F32), meta(256, 64, dtype=F32), subtract=True)
+    assert [prim_func.buffer_map[p].name for p in prim_func.params] == ["A", "B", "C"]
+    assert "T.parallel(" in prim_func.script()  # TIR before lowering, which binds the loop to threads
+    assert [int(d) for d in prim_func.buffer_map[prim_func.params[0]].shape] == [256, 64]
+    factory_tir = lazy_style.copy_block.get_tir(96)  # a factory: its arguments
+    assert [int(d) for d in factory_tir.buffer_map[factory_tir.params[0]].shape] == [96]
+    with pytest.raises(tl.ArgumentTypeError, match="'B' expects dtype float32, got float16"):
+        elementwise.add_or_sub.get_tir(meta(256, 64, dtype=F32), meta(256, 64))
+
+
+@needs_nvcc
+def test_par_compile_builds_each_configuration_in_order(sm90) -> None:
+    from tests.kernels import lazy_style
+
+    subtract = (meta(128, 32, dtype=F32), meta(128, 32, dtype=F32), True)
+    kernels = elementwise.add_or_sub.par_compile([{"M": 256, "N": 32}, subtract])
+    assert [k.cuda_source for k in kernels] == [elementwise.add_or_sub.compile(M=256, N=32).cuda_source,
+                                                elementwise.add_or_sub.compile(*subtract).cuda_source]
+    assert kernels[0].cuda_source != kernels[1].cuda_source
+    lazy = lazy_style.copy_block.par_compile([(32,), {"N": 96}])
+    assert [type(k).__name__ for k in lazy] == ["CompiledKernel", "CompiledKernel"]
+    assert lazy[0].get_kernel_source() != lazy[1].get_kernel_source()
+    assert lazy_style.copy_block.compile(32).get_kernel_source() == lazy[0].get_kernel_source()  # TileLang's compile
+    with pytest.raises(tl.KernelBuildError, match="running the factory with M=float 256.0"):
+        lazy_style.matmul.par_compile([(256.0, 128, 64, 64, 64, 32)])
+    failed = lazy_style.matmul.par_compile([(256.0, 128, 64, 64, 64, 32), (256, 128, 64, 64, 64, 32)], ignore_error=True)
+    assert failed[0] is None and failed[1] is not None
+    with pytest.raises(tl.ArgumentTypeError, match="par_compile takes each configuration as a dict .* got int 5"):
+        lazy_style.copy_block.par_compile([5])

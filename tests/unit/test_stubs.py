@@ -460,5 +460,6 @@ def test_jit_applied_by_a_call_is_stubbed_under_the_name_it_is_bound_to(
     stub = render_stub(importlib.import_module("applied_kernels"))
     assert "def scale(\n    X: tl.Tensor[tl.float32, N],\n    alpha: float,\n) -> None:" in stub
     assert "def copy_out(\n    A: tl.Tensor[tl.float16, M],\n) -> tl.Tensor[tl.float16, M]:" in stub
-    assert "def matmul(M: Hashable, N: Hashable, dtype: Hashable=...) -> _matmul_kernel:" in stub
+    assert "matmul: _matmul_factory" in stub
+    assert "def __call__(self, M: Hashable, N: Hashable, dtype: Hashable=...) -> _matmul_kernel: ..." in stub
     assert "def _scale(" not in stub and "def _copy(" not in stub

@@ -17,12 +17,10 @@ import functools
 import inspect
 import json
 import logging
-import os
 import sys
 import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import torch
@@ -35,6 +33,7 @@ from tltyped.backend.options import BuildOptions
 from tltyped.callpath import tensors
 from tltyped.callpath.fastpath import build_fast_path, call_in_order, python_parameters, render_fast_path
 from tltyped.callpath.kernels import KernelTable
+from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, DefinitionError, LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced
@@ -263,20 +262,11 @@ class Dispatcher:
         self, configs: list[dict[str, Hashable]], bound: Bound, consts: dict[str, Any], device: torch.device,
         failed: dict[int, Exception],
     ) -> None:
-        """Build every candidate at once (nvcc runs outside the GIL); record those that fail in `failed`."""
-        from tqdm import tqdm
-
-        def prepare(index: int) -> None:
-            try:
-                self.kernel(bound, {**consts, **configs[index]}, device)
-            except Exception as exc:  # noqa: BLE001 - re-raised when the candidate is measured, and reported
-                failed[index] = exc
-
-        with ThreadPoolExecutor(max_workers=min(len(configs), os.cpu_count() or 1)) as pool, \
-                tqdm(total=len(configs), desc=f"building {self.signature.name}", unit="config", disable=None, leave=False) as bar:
-            for done in as_completed([pool.submit(prepare, i) for i in range(len(configs))]):
-                done.result()
-                bar.update()
+        """Build every candidate at once; record those that fail in `failed` (re-raised when the candidate is
+        measured, and reported)."""
+        builds = [functools.partial(self.kernel, bound, {**consts, **config}, device) for config in configs]
+        results = build_in_parallel(self.signature.name, builds)
+        failed.update((index, result) for index, result in enumerate(results) if isinstance(result, Exception))
 
     def launch_args(self, bound: Bound, instead: Mapping[str, torch.Tensor] | None = None) -> list[Any]:
         """The launch's runtime arguments, a tensor in `instead` launched in place of the call's of that name."""
@@ -312,6 +302,10 @@ class Dispatcher:
 
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
         return self.builder.lower(*self.bind_for_inspection(args, kwargs))
+
+    def get_tir(self, *args: Any, **kwargs: Any) -> Any:
+        """TileLang's PrimFunc of the kernel a call with these arguments runs, elaborated but not lowered."""
+        return self.builder.elaborate(self.bind_for_inspection(args, kwargs)[0]).prim_func
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]:
         """The kernel a call with these arguments runs, built now or loaded from the disk cache; callable with the
@@ -369,6 +363,8 @@ class Inspectable(Protocol):
 
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel: ...
 
+    def get_tir(self, *args: Any, **kwargs: Any) -> Any: ...
+
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]: ...
 
     def cache_info(self) -> CacheInfo: ...
@@ -379,12 +375,15 @@ class Inspectable(Protocol):
 def expose(call: Any, fn: Callable[..., Any], owner: Inspectable) -> Any:
     """`call` (the fast path: the C cached call or a generated function) named like `fn`, carrying `owner`'s
     `signature`, `fast_path_source`, `lower`, `compile`, `cache_info`, `register_autograd` and TileLang's
-    `get_kernel_source` as attributes, so that a cached call costs one call and no more; and Dynamo's hook."""
+    `get_kernel_source`, `get_tir` and `par_compile` as attributes, so that a cached call costs one call and no
+    more; and Dynamo's hook."""
     functools.update_wrapper(call, fn)
     call.signature = owner.signature
     call.fast_path_source = owner.fast_path_source
     call.lower = owner.lower
+    call.get_tir = owner.get_tir
     call.compile = owner.compile
+    call.par_compile = functools.partial(par_compile, owner.signature.name, owner.compile)
     call.cache_info = owner.cache_info
     call.register_autograd = owner.register_autograd
     call.get_kernel_source = functools.partial(_kernel_source, owner)

@@ -31,14 +31,16 @@ import functools
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tltyped.autotuner import first_candidates
 from tltyped.backend import cache, records
 from tltyped.backend import target as targets
+from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
+from tltyped.callpath.parallel import par_compile
 from tltyped.callpath.torch_op import Autograd
 from tltyped.errors import Error
 from tltyped.frontend.binding import Bound
@@ -85,6 +87,25 @@ class Factory:
                 if kernel is None:
                     kernel = self.kernels[key] = self._kernel(arguments)
         return kernel
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]:
+        """TileLang's `factory.compile(*arguments)`: the kernel of these factory arguments, built now or loaded from
+        the disk cache (`factory(*arguments).compile()`)."""
+        compiled: CompiledKernel[..., Any] = self(*args, **kwargs).compile()
+        return compiled
+
+    def get_tir(self, *args: Any, **kwargs: Any) -> Any:
+        """TileLang's `factory.get_tir(*arguments)`: the PrimFunc the factory returns for these arguments, as the
+        kernel object elaborates it."""
+        return self(*args, **kwargs).get_tir()
+
+    def par_compile(
+        self, configs: Iterable[Mapping[str, Any] | tuple[Any, ...]], num_workers: int | None = None,
+        ignore_error: bool = False,
+    ) -> list[CompiledKernel[..., Any] | None]:
+        """TileLang's `factory.par_compile(configs)`: `compile` of each set of factory arguments, in parallel
+        (callpath/parallel.py)."""
+        return par_compile(self.fn.__name__, self.compile, configs, num_workers, ignore_error)
 
     def _kernel(self, arguments: dict[str, Any]) -> Any:
         # its ops named from the factory's name (torch_op.py), as its siblings' are

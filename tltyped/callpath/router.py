@@ -108,6 +108,9 @@ class Router:
     def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
         return self.child(self._consts(args, kwargs)).lower(*args, **kwargs)
 
+    def get_tir(self, *args: Any, **kwargs: Any) -> Any:
+        return self.child(self._consts(args, kwargs)).get_tir(*args, **kwargs)
+
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]:
         return self.child(self._consts(args, kwargs)).compile(*args, **kwargs)
 

@@ -9,10 +9,12 @@ expression is checked at run time). `tl.Tensor[...]` itself takes plain torch te
 module's other names are not stubbed: a module `__getattr__` gives them as Any
 (a stub is the whole module to a type checker).
 
-A lazy-style factory (its body returns a `@T.prim_func`) becomes a function of
-its parameters, each a const (hashable), returning a class that stands for its
-kernel objects: called with the prim_func's parameters but the out_idx ones,
-returning those, with the kernel object's inspection. The prim_funcs it
+A lazy-style factory (its body returns a `@T.prim_func`) becomes an object
+called with its parameters, each a const (hashable), returning a class that
+stands for its kernel objects: called with the prim_func's parameters but the
+out_idx ones, returning those, with the kernel object's inspection. The
+factory object has TileLang's `compile`, `get_tir` and `par_compile` of the
+same parameters. The prim_funcs it
 returns (at the top of its body or from branches) are read from the source,
 by the mypy plugin's rule (prim_func.py); the factory is not run.
 """

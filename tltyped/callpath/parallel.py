@@ -1,0 +1,75 @@
+"""Building several kernels at once: the tuner's candidates, and TileLang's `par_compile`.
+
+Each build runs in a thread of its own: elaboration and lowering hold the
+GIL for a fraction of a build, nvcc (a subprocess) none of it, so the builds'
+nvcc runs overlap.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, TypeVar
+
+from tltyped.errors import ArgumentTypeError
+from tltyped.types.values import describe
+
+logger = logging.getLogger(__name__)
+
+Built = TypeVar("Built")
+
+
+def build_in_parallel(name: str, builds: Sequence[Callable[[], Built]], workers: int | None = None) -> list[Built | Exception]:
+    """Run every build at once (nvcc runs outside the GIL), showing progress: each one's result, or what it raised,
+    in order."""
+    from tqdm import tqdm
+
+    if not builds:
+        return []
+    with ThreadPoolExecutor(max_workers=min(len(builds), workers or os.cpu_count() or 1)) as pool, \
+            tqdm(total=len(builds), desc=f"building {name}", unit="config", disable=None, leave=False) as bar:
+        futures = [pool.submit(_outcome, build) for build in builds]
+        for _ in as_completed(futures):
+            bar.update()
+    return [future.result() for future in futures]
+
+
+def _outcome(build: Callable[[], Built]) -> Built | Exception:
+    try:
+        return build()
+    except Exception as exc:  # noqa: BLE001 - the caller decides what a failed build means
+        return exc
+
+
+def par_compile(
+    name: str, compile: Callable[..., Built], configs: Iterable[Mapping[str, Any] | tuple[Any, ...]],
+    num_workers: int | None = None, ignore_error: bool = False,
+) -> list[Built | None]:
+    """TileLang's `fn.par_compile(configs)`: `fn.compile` of each configuration (a dict of keyword arguments, or a
+    tuple of positional ones), built in parallel, in order. A configuration that fails raises its error, or with
+    `ignore_error` gives None and a warning naming it."""
+    configs = list(configs)
+    builds: list[Callable[[], Built]] = []
+    for config in configs:
+        if isinstance(config, Mapping):
+            builds.append(functools.partial(compile, **config))
+        elif isinstance(config, tuple):
+            builds.append(functools.partial(compile, *config))
+        else:
+            raise ArgumentTypeError(
+                f"{name}: par_compile takes each configuration as a dict of keyword arguments or a tuple of "
+                f"positional ones, got {describe(config)}"
+            )
+    compiled: list[Built | None] = []
+    for config, result in zip(configs, build_in_parallel(name, builds, num_workers)):
+        if not isinstance(result, Exception):
+            compiled.append(result)
+        elif ignore_error:
+            logger.warning("%s: configuration %s failed to build: %s", name, describe(config), result)
+            compiled.append(None)
+        else:
+            raise result
+    return compiled

@@ -3,6 +3,7 @@
     .venv/bin/python -m tests.upstream.corpus --write        # run every example, rewrite CORPUS.md
     .venv/bin/python -m tests.upstream.corpus FILE...       # some examples (paths under examples/), print results
     python -m tests.upstream.corpus --gpu OUT_DIR           # on a GPU host: run the examples for real through tltyped
+    .venv/bin/python -m tests.upstream.corpus --tests --write  # TileLang's test files instead, rewrite CORPUS_TESTS.md
 
 The unit is an example file of TileLang at COMMIT (`examples/**/*.py` less
 `conftest.py` and the examples' own checks, `test_*.py`). Each is run from
@@ -20,7 +21,11 @@ the file alone, so argparse takes its defaults) in two modes:
   with `tltyped.jit` (and what `tltyped.autotune` remakes) wrapped so that a
   call with tensors lowers instead of compiling and launching
   (`fn.lower(*args)`: a tuned kernel's first configuration), and a factory's
-  kernel object lowers (`k.lower()`) when made.
+  kernel object lowers (`k.lower()`) when made. A call with no tensor at all
+  (nothing puts it on the meta device) returns meta outputs from the lowered
+  PrimFunc where the factory names them (`out_idx`), else stops the file
+  after lowering (CpuOnly). A definition tltyped refuses at decoration fails
+  where its kernel is first used (Refused), so the file's other kernels run.
 
 In both modes CUDA is the meta device (MetaCuda): tensors have shapes and
 dtypes but no data, so the example's own torch code runs shape-only, and a
@@ -43,11 +48,24 @@ lowered, the first error, and where it happened:
 A file "lowers" when at least one kernel lowered and none failed. At most
 CAP kernels are lowered per file (examples that sweep configurations would
 otherwise lower hundreds); the file stops cleanly there.
+
+With `--tests` the units are TileLang's own tests instead (CORPUS_TESTS.md):
+each test function (`file::test`) of the files `tested_files` lists
+(`testing/python/{language,issue,jit,kernel,cuda,tilelibrary}/test_*.py` that
+mention `tilelang.jit`), run in both modes as above, except that the file is
+loaded as a module (not `__main__`) and the test function is called with the
+first value of each of its parametrize marks (`call_arguments`). A unit that
+pytest would skip here (a skip mark, a true skipif, a `pytest.skip()`) or that
+needs a fixture stops "before", and so is not lowered; skip marks for the
+absence of a CUDA device are ignored, since CUDA is faked (an H200, compute
+capability 9.0). In tltyped mode `Result.other` counts the kernels lowered by
+TileLang's own `tilelang.compile`, which the migration keeps.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import importlib.abc
 import importlib.machinery
@@ -56,6 +74,7 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
+import re
 import sys
 import tempfile
 import time
@@ -76,6 +95,8 @@ TIMEOUT = 90.0
 """Seconds one file may run, per mode."""
 CORPUS_MD = Path(__file__).with_name("CORPUS.md")
 COMMAND = ".venv/bin/python -m tests.upstream.corpus --write"
+CORPUS_TESTS_MD = Path(__file__).with_name("CORPUS_TESTS.md")
+TESTS_COMMAND = ".venv/bin/python -m tests.upstream.corpus --tests --write"
 
 
 # --- the corpus -------------------------------------------------------------------------------------------------
@@ -279,7 +300,7 @@ def meta_do_bench(fn: Any = None, *args: Any, **kwargs: Any) -> float:
 @dataclass
 class Tally:
     lowered: int = 0
-    other: int = 0
+    other: int = 0  # of those, the kernels TileLang's own compile lowered
     failure: BaseException | None = None  # the first kernel that failed to build
 
     def lowering(self) -> None:
@@ -337,6 +358,7 @@ def tilelang_lower(func: Any, out_idx: Any = None, *args: Any, pass_configs: Any
         TALLY.failed(exc)
         raise
     TALLY.lowered += 1
+    TALLY.other += 1
     return LoweredOnly(func, artifact, out_idx)
 
 
@@ -391,17 +413,31 @@ def _entry(call: Callable[[], Any]) -> Any:
         raise
 
 
+def _has_tensor(args: Sequence[Any]) -> bool:
+    import torch
+
+    return any(isinstance(a, torch.Tensor) for a in args)
+
+
 class LoweringKernel:
     """A tltyped kernel object (a factory's result, or what `fn.compile` gives), lowered when made. A call with meta
-    tensors is tltyped's own: it returns meta outputs; the profiler has nothing to time."""
+    tensors is tltyped's own: it returns meta outputs; the profiler has nothing to time. A call with no tensor at
+    all would run on the current CUDA device (no tensor puts it on meta): it returns meta outputs made from the
+    lowered PrimFunc and the factory's `out_idx`, as TileLang's mode does (LoweredOnly), or, without an `out_idx`,
+    stops the unit there (CpuOnly)."""
 
-    def __init__(self, lower: Callable[[], Any], call: Callable[..., Any]) -> None:
+    def __init__(self, lower: Callable[[], Any], call: Callable[..., Any], out_idx: Any = None) -> None:
         TALLY.lowering()
         self.lowered = _entry(lower)
         TALLY.lowered += 1
         self.call = call
+        self.out_idx = out_idx
 
     def __call__(self, *args: Any) -> Any:
+        if not _has_tensor(args):
+            if self.out_idx is None:
+                raise CpuOnly("a kernel call with no tensor runs on the current CUDA device")
+            return LoweredOnly(self.lowered.prim_func, self.lowered.artifact, self.out_idx)(*args)
         return _entry(lambda: self.call(*args))
 
     def get_kernel_source(self, *args: Any, **kwargs: Any) -> str:
@@ -427,14 +463,19 @@ class LoweringJit:
         self.__wrapped__ = getattr(fn, "__wrapped__", None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        import torch
+        from tltyped.callpath.factory import Factory
 
-        if not any(isinstance(a, torch.Tensor) for a in (*args, *kwargs.values())):  # a factory's call
+        if isinstance(self.fn, Factory) or not _has_tensor((*args, *kwargs.values())):  # a factory's call
+            if not isinstance(self.fn, Factory):  # an eager kernel called without tensors: it would run on the GPU
+                TALLY.lowering()
+                _entry(lambda: self.fn.lower(*args, **kwargs))
+                TALLY.lowered += 1
+                raise CpuOnly("a kernel call with no tensor runs on the current CUDA device")
             made = _entry(lambda: self.fn(*args, **kwargs))
             if not hasattr(made, "lower"):
                 name = getattr(self.fn, "__name__", "jit function")
                 _entry(lambda: _raise(TypeError(f"{name}(...) gave {type(made).__name__}, not a kernel object with .lower()")))
-            return LoweringKernel(made.lower, made)
+            return LoweringKernel(made.lower, made, self.fn.out_idx)
         TALLY.lowering()
         _entry(lambda: self.fn.lower(*meta(args), **meta(kwargs)))
         TALLY.lowered += 1
@@ -451,7 +492,10 @@ class LoweringJit:
         return LoweringKernel(build, lambda *tensors: compiled[0](*meta(tensors)))
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn.lower(*meta(args), **meta(kwargs))
+        TALLY.lowering()
+        lowered = _entry(lambda: self.fn.lower(*meta(args), **meta(kwargs)))
+        TALLY.lowered += 1
+        return lowered
 
     def get_kernel_source(self, *args: Any, **kwargs: Any) -> str:
         return str(self.lower(*args, **kwargs).cuda_source)
@@ -464,6 +508,22 @@ def _raise(exc: Exception) -> None:
     raise exc
 
 
+class Refused:
+    """What the jit decorator gives where tltyped refuses the definition: its error is the kernel's failure where the
+    kernel is used (called, or asked for anything), so that a file's other kernels still run."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _entry(lambda: _raise(self.exc))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _entry(lambda: _raise(self.exc))
+
+
 def patch_tltyped() -> None:
     import tltyped
 
@@ -472,14 +532,24 @@ def patch_tltyped() -> None:
     def jit(fn: Any = None, /, **options: Any) -> Any:
         if fn is None:
             return lambda f: jit(f, **options)
-        return LoweringJit(real(**options)(fn) if options else real(fn))
+        try:
+            return LoweringJit(real(**options)(fn) if options else real(fn))
+        except Exception as exc:
+            return Refused(exc)
 
     tltyped.jit = jit  # type: ignore[assignment]
     real_autotune = tltyped.autotune
 
     def autotune(fn: Any = None, /, **options: Any) -> Any:
         tune = real_autotune(fn, **options)
-        return lambda lowering: LoweringJit(tune(lowering.fn))  # the kernel remade with tuned defaults, lowering
+
+        def remake(lowering: Any) -> Any:  # the kernel remade with tuned defaults, lowering
+            try:
+                return lowering if isinstance(lowering, Refused) else LoweringJit(tune(lowering.fn))
+            except Exception as exc:
+                return Refused(exc)
+
+        return remake
 
     tltyped.autotune = autotune  # type: ignore[assignment]
 
@@ -522,43 +592,203 @@ def run_main(path: Path, text: str) -> None:
 
 
 def run_file(file: str, mode: str) -> Result:
-    """Run one example in this process (a forked child), lowering its kernels; see the module's docstring."""
-    path = examples_dir().parent / file
+    """Run one unit in this process (a forked child), lowering its kernels; see the module's docstring: an example
+    from its `__main__` block, or (`file` is `path::test`) one test function of a test file."""
+    name, _, test = file.partition("::")
+    path = examples_dir().parent / name
     result = Result(file, mode)
     start = time.perf_counter()
     _fake_cuda()
     patch_tilelang()
+    if test:
+        _fake_h200_details()
     text = path.read_text()
     if mode == "tltyped":
         patch_tltyped()
-        sys.meta_path.insert(0, MigratingFinder(examples_dir()))
+        sys.meta_path.insert(0, MigratingFinder(examples_dir().parent / "testing" if test else examples_dir()))
         text = migrate(text)
-        before = TALLY.lowered
 
     try:
         with meta_cuda_mode():
-            run_main(path, text)
+            if test:
+                run_test(path, text, test)
+            else:
+                run_main(path, text)
     except (Enough, SystemExit) as exc:
         if isinstance(exc, SystemExit) and exc.code not in (0, None):
             result.error, result.phase = f"SystemExit: {exc.code}", "before"
     except BaseException as exc:  # noqa: BLE001  (an example may raise anything)
-        result.error = one_line(TALLY.failure or exc)
-        result.phase = "lower" if TALLY.failure is not None else "after" if TALLY.lowered else "before"
+        if TALLY.failure is None and _is_skip(exc):
+            result.error = f"skipped: {' '.join(str(exc).split())}"[:300]
+            result.phase = "after" if TALLY.lowered else "before"
+        else:
+            result.error = one_line(TALLY.failure or exc)
+            result.phase = "lower" if TALLY.failure is not None else "after" if TALLY.lowered else "before"
+            if LOG_DIR is not None:
+                traceback.print_exception(TALLY.failure or exc)
     if TALLY.failure is not None and result.phase != "lower":  # a failure the example caught and went on from
         result.error, result.phase = one_line(TALLY.failure), "lower"
+        if LOG_DIR is not None:
+            traceback.print_exception(TALLY.failure)
     result.lowered = TALLY.lowered
+    result.other = TALLY.other if mode == "tltyped" else 0
     result.seconds = round(time.perf_counter() - start, 2)
     return result
 
 
+# --- the test files: one unit per test function -------------------------------------------------------------------
+
+
+TEST_DIRS = ("language", "issue", "jit", "kernel", "cuda", "tilelibrary")
+"""The folders of `testing/python/` whose test files the tests mode runs."""
+NO_DEVICE = re.compile(r"(Run-time|Compile-time) support for (gpu|CUDA) not present|No device exists for target cuda")
+"""The reasons of `tilelang.testing.requires_cuda`'s skip marks that a CPU process meets: CUDA is faked here."""
+
+
+def tested_files() -> list[str]:
+    """The test files of the tests mode, relative to TileLang's root, sorted: `testing/python/{TEST_DIRS}/test_*.py`
+    that mention `tilelang.jit` (only jit kernels go through tltyped; `tilelang.compile` stays TileLang's)."""
+    base = examples_dir().parent
+    return sorted(
+        str(p.relative_to(base))
+        for d in TEST_DIRS
+        for p in (base / "testing" / "python" / d).glob("test_*.py")
+        if "tilelang.jit" in p.read_text()
+    )
+
+
+def units_of(path: Path, name: str | None = None) -> list[str]:
+    """The units of a test file: `name::test` for each top-level `def test*` (as pytest collects them), in order,
+    but those a decorator other than pytest's or `tilelang.testing`'s makes something else (a `@tilelang.jit` kernel)."""
+
+    def test_decorator(dec: ast.expr) -> bool:
+        return re.match(r"(pytest|tilelang\.testing)\.", ast.unparse(dec.func if isinstance(dec, ast.Call) else dec)) is not None
+
+    tree = ast.parse(path.read_text())
+    tests = [
+        s.name for s in tree.body
+        if isinstance(s, ast.FunctionDef) and s.name.startswith("test") and all(map(test_decorator, s.decorator_list))
+    ]
+    return [f"{name or path}::{t}" for t in tests]
+
+
+def tested_units(files: Sequence[str] = ()) -> list[str]:
+    """The units of `files` (default: tested_files()); a `file::test` among them is kept as it is."""
+    base = examples_dir().parent
+    out: list[str] = []
+    for f in files or tested_files():
+        out += [f] if "::" in f else units_of(base / f, f)
+    return out
+
+
+class NeedsFixture(Exception):
+    """A test function with a parameter that no parametrize mark gives (a pytest fixture): not run."""
+
+
+def _marks(fn: Any, module: Any = None) -> list[Any]:
+    """The pytest marks of `fn` and of its module (`pytestmark`: a list, or one mark), as Marks."""
+    found: list[Any] = []
+    for owner in (fn, module):
+        marks = getattr(owner, "pytestmark", [])
+        found += marks if isinstance(marks, (list, tuple)) else [marks]
+    return [getattr(m, "mark", m) for m in found]  # a MarkDecorator holds its Mark
+
+
+def call_arguments(fn: Any, module: Any = None) -> dict[str, Any]:
+    """The arguments to call the test `fn` with: the first value of each of its parametrize marks. Skips it (pytest's
+    Skipped) as pytest would here: a skip mark, a true skipif but for a device's absence (NO_DEVICE), a perf mark
+    (TileLang's conftest skips those); NeedsFixture if a parameter is left without a value or default."""
+    import inspect
+
+    import pytest
+
+    kwargs: dict[str, Any] = {}
+    for mark in _marks(fn, module):
+        if mark.name == "skip":
+            pytest.skip(mark.kwargs.get("reason", mark.args[0] if mark.args else "skip mark"))
+        if mark.name == "skipif" and mark.args and mark.args[0] is True and not NO_DEVICE.search(mark.kwargs.get("reason", "")):
+            pytest.skip(mark.kwargs.get("reason", "skipif mark"))
+        if mark.name == "perf":
+            pytest.skip("performance test (TileLang's conftest skips these by default)")
+        if mark.name == "parametrize":
+            names, values = mark.args[0], list(mark.args[1])
+            names = [n.strip() for n in names.split(",") if n.strip()] if isinstance(names, str) else list(names)
+            first = values[0]
+            if hasattr(first, "values") and hasattr(first, "marks"):  # pytest.param(...)
+                kwargs.update(call_arguments(SimpleNamespace(pytestmark=list(first.marks))))
+                first = first.values if len(names) > 1 else first.values[0]
+            kwargs.update(zip(names, first) if len(names) > 1 else [(names[0], first)])
+    missing = [
+        p.name for p in inspect.signature(fn).parameters.values()
+        if p.name not in kwargs and p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ] if callable(fn) else []
+    if missing:
+        raise NeedsFixture(f"needs the fixture {', '.join(missing)}")
+    return kwargs
+
+
+def _is_skip(exc: BaseException) -> bool:
+    import pytest
+
+    return isinstance(exc, pytest.skip.Exception)
+
+
+def _fake_h200_details() -> None:
+    """What tests ask of the GPU beyond _fake_cuda: `nvcc.get_target_compute_version` with no target or GPU says
+    9.0 (`requires_cuda_compute_version` marks), `torch.cuda.get_device_properties` and `mem_get_info` an H200's."""
+    import torch
+    from tilelang.contrib import nvcc
+
+    props = SimpleNamespace(
+        name="NVIDIA H200 (meta)", major=9, minor=0, multi_processor_count=132, total_memory=141 << 30, warp_size=32,
+        max_threads_per_multi_processor=2048, regs_per_multiprocessor=65536, shared_memory_per_block_optin=232448,
+        L2_cache_size=60 << 20,
+    )
+    setattr(torch.cuda, "get_device_properties", lambda device=None: props)
+    setattr(torch.cuda, "mem_get_info", lambda device=None: (140 << 30, 141 << 30))
+
+    real = nvcc.get_target_compute_version
+
+    def compute_version(target: Any = None) -> str:
+        try:
+            return str(real(target))
+        except ValueError:
+            return "9.0"
+
+    nvcc.get_target_compute_version = compute_version
+
+
+def load_test_module(path: Path, text: str) -> ModuleType:
+    """Run `text` as the test module `path`: named as the file's stem (not `__main__`), in sys.modules."""
+    module = ModuleType(path.stem)
+    module.__file__ = str(path)
+    module.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    sys.modules[path.stem] = module
+    exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def run_test(path: Path, text: str, test: str) -> None:
+    """Load the test file `path` (its text `text`; argv holds the file alone, cwd and sys.path[0] are its folder, as
+    run_main has them) and call its function `test` with call_arguments."""
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent))
+    os.chdir(path.parent)
+    module = load_test_module(path, text)
+    fn = getattr(module, test)
+    fn(**call_arguments(fn, module))
+
+
 LOG_DIR: Path | None = None
-"""Where a child's output goes, one `<file>.log` each (the GPU mode's); None: nowhere."""
+"""Where a child's output goes, one `<file>.log` each (the GPU mode's; else `<file>.<mode>.log`, with the first
+error's traceback); None: nowhere."""
 
 
 def _child(file: str, mode: str, conn: multiprocessing.connection.Connection) -> None:
     if LOG_DIR is not None:
         LOG_DIR.mkdir(parents=True, exist_ok=True)
-        sink = os.open(LOG_DIR / (file.replace("/", "__") + ".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        name = file.replace("/", "__") + ("" if mode == "gpu" else f".{mode}")
+        sink = os.open(LOG_DIR / (name + ".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     else:
         sink = os.open(os.devnull, os.O_WRONLY)
     os.dup2(sink, 1)
@@ -574,7 +804,7 @@ def _child(file: str, mode: str, conn: multiprocessing.connection.Connection) ->
         os._exit(0)
 
 
-def warm_imports() -> None:
+def warm_imports(tests: bool = False) -> None:
     """What every child needs, imported once in the parent (forks inherit it), to lower for sm_90a."""
     os.environ.setdefault("TLTYPED_TARGET", "sm_90a")
     os.environ.setdefault("TVM_NUM_THREADS", "1")
@@ -590,6 +820,10 @@ def warm_imports() -> None:
     import tltyped  # noqa: F401
     import tltyped.language  # noqa: F401
 
+    if tests:
+        import pytest  # noqa: F401
+        import tilelang.testing  # noqa: F401
+
 
 def run_all(
     files: Sequence[str], modes: Sequence[str] = ("tilelang", "tltyped"), jobs: int = 2, timeout: float = TIMEOUT,
@@ -600,7 +834,7 @@ def run_all(
     On CPU the parent imports what every child needs first; on a GPU it imports nothing, since a child forked
     from a process that has initialised CUDA (TileLang's import does) cannot use it."""
     if "gpu" not in modes:
-        warm_imports()
+        warm_imports(tests=any("::" in f for f in files))
     ctx = multiprocessing.get_context("fork")
     todo = [(f, m) for f in files for m in modes]
     running: dict[Any, tuple[str, str, Any, float]] = {}
@@ -654,13 +888,19 @@ def reason(error: str | None, limit: int = 140) -> str:
 
 
 def group(error: str | None) -> str:
-    """An error's group for the summary: its type and the message up to the first detail (a name, a number...)."""
-    import re
-
+    """An error's group for the summary: its type and its message with the details of one case elided: tltyped's
+    `kernel: ` prefix, paths (`file.py:line`), quoted names (but an attribute's), numbers, local functions' qualified
+    names, parenthesised asides, lists of elided names, a factory's arguments; at most 90 characters of it."""
     text = error or "no kernel lowered"
     kind, _, message = text.partition(": ")
     message = re.sub(r"^[\w.]+: ", "", message)  # tltyped's "kernel: " prefix
-    message = re.sub(r"'[^']*'|\"[^\"]*\"|\d+", "_", message)
+    message = re.sub(r"(running the factory with) .*? (failed at)", r"\1 ... \2", message)
+    message = re.sub(r"\S*/\S+\.py(:\d+)?", "_", message)
+    message = re.sub(r"(?<!attribute )('[^']*'|\"[^\"]*\")|\d+", "_", message)
+    message = re.sub(r"[\w.]*<locals>[\w.<>]*", "_", message)
+    message = re.sub(r"\([^()]*\)", "(...)", message)
+    message = re.sub(r"_(, _)*,? and _", "_", message)
+    message = re.sub(r"missing _ required positional arguments?", "missing required positional arguments", message)
     return f"{kind}: {message[:90]}"
 
 
@@ -677,36 +917,62 @@ def r_lowers(r: Result | None) -> bool:
     return r is not None and r.lowers
 
 
-def render(results: Sequence[Result], seconds: float) -> str:
+def render(results: Sequence[Result], seconds: float, tests: bool = False) -> str:
+    """CORPUS.md's text; with `tests`, CORPUS_TESTS.md's (units of test files, not example files)."""
     table = by_file(results)
     theirs, ours, groups = summary(results)
     pct = 100.0 * ours / theirs if theirs else 0.0
     both = sum(1 for r in table.values() if r_lowers(r.get("tltyped")))
+    what, prefix = ("units", "testing/python/") if tests else ("files", "examples/")
+    if tests:
+        own = sum(1 for r in table.values() if r_lowers(r.get("tilelang")) and r_lowers(r.get("tltyped")) and r["tltyped"].lowered > r["tltyped"].other)
+        intro = [
+            "# TileLang's tests, lowered by TileLang and by tltyped",
+            "",
+            f"Generated by `{TESTS_COMMAND}` (tests/upstream/corpus.py says how) from tile-ai/tilelang@{COMMIT[:12]}:",
+            f"every test function of `testing/python/{{{','.join(TEST_DIRS)}}}/test_*.py` that mention `tilelang.jit`",
+            f"({len({f.partition('::')[0] for f in table})} files, {len(table)} units), each called (with the first value of each parametrize mark) for sm_90a",
+            "on CPU with CUDA as the meta device: once as written under TileLang (compilation replaced by lowering), once",
+            "migrated to tltyped (decorators, `@autotune` too, and `tilelang.language` import rewritten; `tilelang.compile`",
+            f"stays TileLang's). At most {CAP} kernels per unit; {TIMEOUT:.0f} s per unit and mode. The run took {seconds / 60:.1f} min.",
+            "",
+            f"**Of the {theirs} units TileLang lowers, tltyped lowers {ours} ({pct:.1f}%).** tltyped lowers {both} units in all.",
+            f"Of the {ours}, {own} lowered a kernel through tltyped's jit; the others lowered only kernels of TileLang's own",
+            "`tilelang.compile` (a tltyped cell `n (k TileLang's)` counts those k among its n).",
+            "",
+            "A cell is the number of kernels lowered; `after` marks a unit that stopped after lowering at a step that needs",
+            "a GPU or data (not a failure), `FAIL` a kernel that failed to build, `before` a unit that stopped before any",
+            "kernel (an import, a skip, a fixture), `timeout` a unit that ran past the limit. Reasons are the first error, shortened.",
+        ]
+    else:
+        intro = [
+            "# TileLang's examples, lowered by TileLang and by tltyped",
+            "",
+            f"Generated by `{COMMAND}` (tests/upstream/corpus.py says how) from tile-ai/tilelang@{COMMIT[:12]}:",
+            f"every `examples/**/*.py` but `test_*.py` and `conftest.py` ({len(table)} files), each run from its",
+            "`__main__` block for sm_90a on CPU with CUDA as the meta device: once as written under TileLang (compilation",
+            "replaced by lowering), once migrated to tltyped (decorators, `@autotune` too, and `tilelang.language` import",
+            f"rewritten). At most {CAP} kernels per file; {TIMEOUT:.0f} s per file and mode. The run took {seconds / 60:.1f} min.",
+            "",
+            f"**Of the {theirs} files TileLang lowers, tltyped lowers {ours} ({pct:.1f}%).** "
+            f"tltyped lowers {both} files in all.",
+            "",
+            "A cell is the number of kernels lowered; `after` marks a file that stopped after lowering at a step that needs",
+            "a GPU or data (not a failure), `FAIL` a kernel that failed to build, `before` a file that stopped before any",
+            "kernel (an import, a package), `timeout` a file that ran past the limit. Reasons are the first error, shortened.",
+        ]
     lines = [
-        "# TileLang's examples, lowered by TileLang and by tltyped",
-        "",
-        f"Generated by `{COMMAND}` (tests/upstream/corpus.py says how) from tile-ai/tilelang@{COMMIT[:12]}:",
-        f"every `examples/**/*.py` but `test_*.py` and `conftest.py` ({len(table)} files), each run from its",
-        "`__main__` block for sm_90a on CPU with CUDA as the meta device: once as written under TileLang (compilation",
-        "replaced by lowering), once migrated to tltyped (decorators, `@autotune` too, and `tilelang.language` import",
-        f"rewritten). At most {CAP} kernels per file; {TIMEOUT:.0f} s per file and mode. The run took {seconds / 60:.1f} min.",
-        "",
-        f"**Of the {theirs} files TileLang lowers, tltyped lowers {ours} ({pct:.1f}%).** "
-        f"tltyped lowers {both} files in all.",
-        "",
-        "A cell is the number of kernels lowered; `after` marks a file that stopped after lowering at a step that needs",
-        "a GPU or data (not a failure), `FAIL` a kernel that failed to build, `before` a file that stopped before any",
-        "kernel (an import, a package), `timeout` a file that ran past the limit. Reasons are the first error, shortened.",
+        *intro,
         "",
         "## Why tltyped does not lower what TileLang lowers, grouped",
         "",
-        "| files | first error (details elided) |",
+        f"| {what} | first error (details elided) |",
         "|---:|---|",
         *(f"| {n} | {reason(g, 200)} |" for g, n in groups),
         "",
-        "## Every file",
+        f"## Every {what[:-1]}",
         "",
-        "| file | TileLang | tltyped | reason (TileLang lowers, tltyped does not) |",
+        f"| {what[:-1]} | TileLang | tltyped | reason (TileLang lowers, tltyped does not) |",
         "|---|---|---|---|",
     ]
 
@@ -714,12 +980,12 @@ def render(results: Sequence[Result], seconds: float) -> str:
         if r is None:
             return "-"
         mark = {"lower": " FAIL", "after": " after", "before": " before", "timeout": " timeout"}.get(r.phase or "", "")
-        return f"{r.lowered}{mark}"
+        return f"{r.lowered}{mark}" + (f" ({r.other} TileLang's)" if tests and r.other else "")
 
     for file, r in sorted(table.items()):
         ours_r, theirs_r = r.get("tltyped"), r.get("tilelang")
         why = reason(ours_r.error if ours_r else "not run") if r_lowers(theirs_r) and not r_lowers(ours_r) else ""
-        lines.append(f"| {file.removeprefix('examples/')} | {cell(theirs_r)} | {cell(ours_r)} | {why} |")
+        lines.append(f"| {file.removeprefix(prefix)} | {cell(theirs_r)} | {cell(ours_r)} | {why} |")
     lines.append("")
     return "\n".join(lines)
 
@@ -805,10 +1071,13 @@ def _print(r: Result) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global CAP, TIMEOUT
+    global CAP, TIMEOUT, LOG_DIR
     parser = argparse.ArgumentParser(prog="python -m tests.upstream.corpus", description=__doc__.split("\n")[0])
-    parser.add_argument("files", nargs="*", help="examples to run (paths under TileLang's root); default: all")
+    parser.add_argument("files", nargs="*", help="examples to run (paths under TileLang's root; with --tests, test files or"
+                        " units `file::test`); default: all")
     parser.add_argument("--write", action="store_true", help=f"rewrite {CORPUS_MD.name} (with every file)")
+    parser.add_argument("--tests", action="store_true", help=f"run the units of TileLang's test files instead ({CORPUS_TESTS_MD.name})")
+    parser.add_argument("--logs", type=Path, metavar="DIR", help="keep each child's output and first error's traceback in DIR")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=TIMEOUT)
     parser.add_argument("--cap", type=int, default=CAP)
@@ -819,20 +1088,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.gpu:
         results = run_gpu(args.gpu, args.files or gpu_files(), timeout=args.timeout, jobs=args.jobs)
         return 0 if all(r.error is None for r in results) else 1
-    files = args.files or example_files()
+    LOG_DIR = args.logs
+    files = tested_units(args.files) if args.tests else args.files or example_files()
     start = time.perf_counter()
     results = run_all(files, jobs=args.jobs, timeout=args.timeout, progress=_print)
     seconds = time.perf_counter() - start
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
     theirs, ours, groups = summary(results)
-    print(f"\n{len(files)} files in {seconds:.0f} s; of the {theirs} TileLang lowers, tltyped lowers {ours}"
+    print(f"\n{len(files)} {'units' if args.tests else 'files'} in {seconds:.0f} s; of the {theirs} TileLang lowers, tltyped lowers {ours}"
           f" ({100.0 * ours / max(theirs, 1):.1f}%)")
     for g, n in groups:
         print(f"{n:4}  {g}")
     if args.write:
-        CORPUS_MD.write_text(render(results, seconds))
-        print(f"wrote {CORPUS_MD.relative_to(REPO)}")
+        md = CORPUS_TESTS_MD if args.tests else CORPUS_MD
+        md.write_text(render(results, seconds, tests=args.tests))
+        print(f"wrote {md.relative_to(REPO)}")
     return 0
 
 

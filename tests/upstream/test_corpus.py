@@ -10,6 +10,7 @@ rewrites CORPUS.md.
 
 import ast
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,65 @@ def test_sources_default_to_the_shared_folder() -> None:
     if os.environ.get("TILELANG_SRC"):
         pytest.skip("TILELANG_SRC overrides the default")
     assert root() == Path(__file__).resolve().parents[3] / "shared" / "tilelang-a35008a"
+
+
+def test_test_files_give_one_unit_per_test_called_with_the_first_parameters(tmp_path: Path) -> None:
+    path = tmp_path / "test_corpus_sample_units.py"
+    path.write_text('''import pytest
+import tilelang
+
+pytestmark = pytest.mark.skipif(False, reason="a module's mark")
+
+
+def helper():
+    pass
+
+
+@pytest.mark.parametrize("block", [64, 128])
+@pytest.mark.parametrize("m, n", [(1, 2), (3, 4)])
+def test_pairs(m, n, block, dtype="float16"):
+    return m, n, block, dtype
+
+
+@pytest.mark.parametrize("x", [pytest.param(7, id="seven"), 8])
+def test_param(x):
+    return x
+
+
+@pytest.mark.skip(reason="not today")
+def test_skipped():
+    pass
+
+
+@pytest.mark.skipif(True, reason="No device exists for target cuda")
+def test_needs_a_device():
+    pass
+
+
+def test_fixture(tmp_dir):
+    pass
+
+
+@tilelang.jit
+def test_kernel(A):
+    pass
+
+
+class TestNotCollected:
+    def test_method(self):
+        pass
+''')
+    units = corpus.units_of(path, "t.py")
+    assert units == ["t.py::test_pairs", "t.py::test_param", "t.py::test_skipped", "t.py::test_needs_a_device", "t.py::test_fixture"]
+    try:
+        module = corpus.load_test_module(path, path.read_text())
+    finally:
+        sys.modules.pop(path.stem, None)
+    assert corpus.call_arguments(module.test_pairs, module) == {"m": 1, "n": 2, "block": 64}  # the module's mark too
+    assert module.test_pairs(**corpus.call_arguments(module.test_pairs)) == (1, 2, 64, "float16")
+    assert corpus.call_arguments(module.test_param) == {"x": 7}
+    assert corpus.call_arguments(module.test_needs_a_device) == {}  # CUDA is faked: a device's absence is no skip
+    with pytest.raises(pytest.skip.Exception, match="not today"):
+        corpus.call_arguments(module.test_skipped)
+    with pytest.raises(corpus.NeedsFixture, match="tmp_dir"):
+        corpus.call_arguments(module.test_fixture)

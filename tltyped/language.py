@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
-from tltyped.errors import ArgumentTypeError
+from tltyped.errors import ArgumentTypeError, DefinitionError
 from tltyped.types.dtypes import (
     BY_NAME, DTypeLike, DTypeName, argument_dtype, call_with_tilelang_dtypes, tilelang_value, to_tilelang,
 )
@@ -173,7 +173,14 @@ def _parameter_annotations(func: Callable[..., Any], env: dict[str, Any]) -> dic
             name = annotated_parameter(stmt, bare)
             if name is not None:
                 assert isinstance(stmt, ast.AnnAssign)
-                stated[name] = eval(compile(ast.Expression(stmt.annotation), filename, "eval"), env)
+                try:
+                    stated[name] = eval(compile(ast.Expression(stmt.annotation), filename, "eval"), env)
+                except NameError as exc:
+                    raise DefinitionError(
+                        f"{filename}:{stmt.lineno}: the annotation of parameter {name!r} names {exc.name!r}, which "
+                        "its scope does not bind before the prim_func is defined; a prim_func's annotations are read "
+                        "then (bind it in the factory, outside the prim_func)"
+                    ) from None
     return stated
 
 

@@ -261,3 +261,19 @@ def unbracketed(N, dtype=T.bfloat16):
                 Y[bx * 32 + i] = X[bx * 32 + i]
 
     return main
+
+
+@tl.jit(out_idx=[-1])
+def annotated_with_a_body_name():
+    """An in-body annotation naming a dim the prim_func's own body declares: read before the body runs, so refused."""
+
+    @T.prim_func
+    def main(X, Y):
+        m = T.dynamic("m")
+        X: T.Tensor[[m], T.float32]
+        Y: T.Tensor[[m], T.float32]
+        with T.Kernel(1, threads=32):
+            for i in T.serial(m):
+                Y[i] = X[i]
+
+    return main

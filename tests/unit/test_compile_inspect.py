@@ -15,8 +15,9 @@ import pytest
 import torch
 
 import tltyped as tl
+import tltyped.language as T
 from tests.conftest import meta, needs_nvcc, no_gpu
-from tests.kernels import elementwise, gemm_variants
+from tests.kernels import eager_style, elementwise, gemm_variants
 from tltyped import TargetError
 from tltyped.backend.target import normalize
 
@@ -208,6 +209,9 @@ def test_get_tir_gives_the_elaborated_prim_func_without_lowering(sm90) -> None:
     assert [int(d) for d in prim_func.buffer_map[prim_func.params[0]].shape] == [256, 64]
     factory_tir = lazy_style.copy_block.get_tir(96)  # a factory: its arguments
     assert [int(d) for d in factory_tir.buffer_map[factory_tir.params[0]].shape] == [96]
+    assert "__global__" in lazy_style.copy_block.lower(96).cuda_source
+    pointers = eager_style.pointers.get_tir(T.ptr(), T.ptr(), 256)  # TileLang's placeholder for any address
+    assert [str(p.dtype) for p in pointers.params] == ["handle", "handle"]
     with pytest.raises(tl.ArgumentTypeError, match="'B' expects dtype float32, got float16"):
         elementwise.add_or_sub.get_tir(meta(256, 64, dtype=F32), meta(256, 64))
 

@@ -155,6 +155,9 @@ def test_prim_func_annotations_are_read_wherever_tilelang_reads_them(sm90) -> No
     with pytest.raises(tl.ArgumentTypeError, match="argument 'X' expects dtype float32, got float16"):
         dtype_less.lower(meta(100, dtype=F16))
     assert specs(ks.unbracketed(64)) == {"X": "Tensor[bfloat16, 64]"}
+    with pytest.raises(tl.Error, match=r"lazy_style.py:\d+: the annotation of parameter 'X' names 'm', which its "
+                                       r"scope does not bind before the prim_func is defined"):
+        ks.annotated_with_a_body_name()
 
 
 def test_a_scalar_parameter_is_a_dyn_scalar(sm90) -> None:

@@ -50,6 +50,7 @@ from tltyped.frontend.signature import KernelSignature, Specialization
 
 if TYPE_CHECKING:
     from tltyped.backend.compiler import KernelBuilder
+    from tltyped.backend.lower import LoweredKernel
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +88,11 @@ class Factory:
                 if kernel is None:
                     kernel = self.kernels[key] = self._kernel(arguments)
         return kernel
+
+    def lower(self, *args: Any, **kwargs: Any) -> LoweredKernel:
+        """The kernel of these factory arguments, lowered (`factory(*arguments).lower()`), as `compile` builds it."""
+        lowered: LoweredKernel = self(*args, **kwargs).lower()
+        return lowered
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]:
         """TileLang's `factory.compile(*arguments)`: the kernel of these factory arguments, built now or loaded from

@@ -139,6 +139,8 @@ class Binder:
                 )
             self._check_device(p, value, bound, allow_meta)
             return int(value.data_ptr())
+        if allow_meta and _is_pointer_placeholder(value):  # `fn.compile(A=T.ptr(), ...)`: any address, as in TileLang
+            return 0
         if type(value) is not int or not 0 <= value < 2**64:
             raise self._fail(
                 ArgumentTypeError, f"ptr parameter {p.name!r} expects a device address (an int from 0 to 2**64 - 1) "
@@ -396,6 +398,11 @@ def _describes_a_tensor(value: Any) -> bool:
         return value is Tensor or get_origin(value) is Tensor
     except Exception:  # noqa: BLE001 - a value whose attributes raise is simply not a description
         return False
+
+
+def _is_pointer_placeholder(value: object) -> bool:
+    """TileLang's `T.ptr()`, which its inspection calls pass for a pointer: a TIR variable of type handle."""
+    return type(value).__module__.startswith("tvm") and str(getattr(value, "dtype", "")) == "handle"
 
 
 def _placeholder(

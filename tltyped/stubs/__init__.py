@@ -13,7 +13,7 @@ A lazy-style factory (its body returns a `@T.prim_func`) becomes an object
 called with its parameters, each a const (hashable), returning a class that
 stands for its kernel objects: called with the prim_func's parameters but the
 out_idx ones, returning those, with the kernel object's inspection. The
-factory object has TileLang's `compile`, `get_tir` and `par_compile` of the
+factory object has `lower` and TileLang's `compile`, `get_tir` and `par_compile` of the
 same parameters. The prim_funcs it
 returns (at the top of its body or from branches) are read from the source,
 by the mypy plugin's rule (prim_func.py); the factory is not run.

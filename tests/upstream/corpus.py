@@ -491,6 +491,10 @@ class LoweringJit:
 
         return LoweringKernel(build, lambda *tensors: compiled[0](*meta(tensors)))
 
+    def par_compile(self, configs: Any, *args: Any, **kwargs: Any) -> list[LoweringKernel]:
+        """tltyped's `par_compile`: `compile` of each configuration, in turn (each lowered and counted)."""
+        return [self.compile(**config) if isinstance(config, dict) else self.compile(*config) for config in configs]
+
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         TALLY.lowering()
         lowered = _entry(lambda: self.fn.lower(*meta(args), **meta(kwargs)))

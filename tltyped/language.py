@@ -32,6 +32,7 @@ objects in its place.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib
 import inspect
@@ -46,7 +47,7 @@ from tltyped.types.dtypes import (
     BY_NAME, DTypeLike, DTypeName, argument_dtype, call_with_tilelang_dtypes, tilelang_value, to_tilelang,
 )
 from tltyped.types.params import tune as tune
-from tltyped.types.source import annotated_parameter, environment, function_ast
+from tltyped.types.source import annotated_parameter, function_ast
 from tltyped.types.tensor import Tensor as Tensor
 from tltyped.types.tensor import shape_and_dtype
 
@@ -151,43 +152,70 @@ def prim_func(func: Callable[_P, _R] | None = None, **options: Any) -> Any:
     evaluated here as Python evaluates a signature's annotations at the
     definition, in the scope that defines the function (a factory's
     arguments, even those the body never reads, which TileLang's own reading
-    misses), and handed to TileLang as its buffer in the signature.
+    misses), and handed to TileLang as its buffer in the signature. An
+    in-body annotation TileLang also reads again inside the body, so it may
+    name only what the body can see there (`_check_body_names`).
     """
     if func is None:
         return functools.partial(prim_func, **options)
-    scope = {**environment(func), **sys._getframe(1).f_locals}  # the caller: the defining scope (partial is C)
-    for name, annotation in _parameter_annotations(func, scope).items():
+    for name, annotation in _parameter_annotations(func, _defining_scope(func)).items():
         stated = shape_and_dtype(annotation)
         if stated is not None:
             func.__annotations__[name] = _tilelang().Tensor(stated[0], tilelang_value(stated[1]))
     return _tilelang().prim_func(func, **options)
 
 
+def _defining_scope(func: Callable[..., Any]) -> dict[str, Any]:
+    """The names `func`'s annotations may use: its module's, then those of the frame whose code defines it (found by
+    its code object, however `T.prim_func` was reached: a decorator, a helper, a wrapper), then its closure's (an
+    empty cell, bound after the definition, is left out)."""
+    env = dict(func.__globals__)
+    frame = sys._getframe(1)
+    while frame is not None and func.__code__ not in frame.f_code.co_consts:
+        frame = frame.f_back
+    if frame is not None:
+        env.update(frame.f_locals)
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or ()):
+        try:
+            env[name] = cell.cell_contents
+        except ValueError:  # empty
+            pass
+    return env
+
+
 def _parameter_annotations(func: Callable[..., Any], env: dict[str, Any]) -> dict[str, object]:
-    """Each parameter's annotation, evaluated in `env`: the signature's, else the body's."""
+    """Each parameter's annotation, evaluated in `env`: the signature's, else the first at the top of the body."""
     stated = {name: _evaluated(a, env) for name, a in func.__annotations__.items() if name != "return"}
     bare = [name for name in inspect.signature(func).parameters if name not in stated]
     if bare:
         node, filename = function_ast(func)
         for stmt in node.body:
-            name = annotated_parameter(stmt, bare)
-            if name is not None:
-                assert isinstance(stmt, ast.AnnAssign)
-                try:
-                    stated[name] = eval(compile(ast.Expression(stmt.annotation), filename, "eval"), env)
-                except NameError as exc:
-                    raise DefinitionError(
-                        f"{filename}:{stmt.lineno}: the annotation of parameter {name!r} names {exc.name!r}, which "
-                        "its scope does not bind before the prim_func is defined; a prim_func's annotations are read "
-                        "then (bind it in the factory, outside the prim_func)"
-                    ) from None
+            annotated = annotated_parameter(stmt, bare)
+            if annotated is not None and annotated[0] not in stated:
+                name, annotation = annotated
+                _check_body_names(func, name, annotation, f"{filename}:{stmt.lineno}")
+                stated[name] = eval(compile(ast.Expression(annotation), filename, "eval"), env)
     return stated
+
+
+def _check_body_names(func: Callable[..., Any], name: str, annotation: ast.expr, where: str) -> None:
+    """TileLang evaluates an in-body annotation again inside the body, which sees the module's names and those the
+    body's code refers to: a name bound by the body itself, or one that postponed annotations leave unreferenced
+    (`from __future__ import annotations`), would fail there."""
+    visible = set(func.__globals__) | set(func.__code__.co_freevars) | set(dir(builtins))
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name) and node.id not in visible:
+            raise DefinitionError(
+                f"{where}: the annotation of parameter {name!r} in the prim_func's body names {node.id!r}, which "
+                "the body cannot see where TileLang reads it (a name the body binds, or one only annotations use "
+                "under `from __future__ import annotations`): annotate the parameter in the signature"
+            )
 
 
 def _evaluated(annotation: object, env: dict[str, Any]) -> object:
     """A string annotation's value, or the string where it names nothing here (TileLang reads some, such as
     `"float32"`, itself)."""
-    if not isinstance(annotation, str):
+    if not isinstance(annotation, str) or isinstance(annotation, DTypeName):  # a dtype (`alpha: T.float32`)
         return annotation
     try:
         return eval(annotation, env)

@@ -277,3 +277,42 @@ def annotated_with_a_body_name():
                 Y[i] = X[i]
 
     return main
+
+
+
+def _wrapped_prim_func(func):
+    """A user's own decorator around `T.prim_func`, with a local of its own named like the factory's argument."""
+    M = 3  # noqa: F841 - shadows nothing: annotations are read in the scope defining `func`
+    return T.prim_func(func)
+
+
+def made_through_a_wrapper(M):
+    """A plain function making a prim_func through a wrapper (TileLang's own, outside tl.jit)."""
+
+    @_wrapped_prim_func
+    def main(X, Y):
+        X: T.Tensor[[M], T.float32]
+        Y: T.Tensor[[M], T.float32]
+        with T.Kernel(1, threads=32):
+            for i in T.serial(M):
+                Y[i] = X[i]
+
+    return main
+
+
+@tl.jit(out_idx=[-1])
+def reads_a_name_bound_later(N, with_offset=False):
+    """The prim_func's body names `offset`, which the factory binds after defining it (an empty cell then), in a
+    branch its arguments leave untaken."""
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), T.float32), Y: T.Tensor((N,), T.float32)):
+        with T.Kernel(1, threads=32):
+            for i in T.serial(N):
+                if with_offset:
+                    Y[i] = X[i] + offset
+                else:
+                    Y[i] = X[i]
+
+    offset = 1.0
+    return main

@@ -155,9 +155,14 @@ def test_prim_func_annotations_are_read_wherever_tilelang_reads_them(sm90) -> No
     with pytest.raises(tl.ArgumentTypeError, match="argument 'X' expects dtype float32, got float16"):
         dtype_less.lower(meta(100, dtype=F16))
     assert specs(ks.unbracketed(64)) == {"X": "Tensor[bfloat16, 64]"}
-    with pytest.raises(tl.Error, match=r"lazy_style.py:\d+: the annotation of parameter 'X' names 'm', which its "
-                                       r"scope does not bind before the prim_func is defined"):
+    made = ks.made_through_a_wrapper(64)  # the defining scope's M, not the wrapper's
+    assert [int(d) for d in made.buffer_map[made.params[0]].shape] == [64]
+    assert specs(ks.reads_a_name_bound_later(64)) == {"X": "Tensor[float32, 64]"}
+    with pytest.raises(tl.Error, match=r"lazy_style.py:\d+: the annotation of parameter 'X' in the prim_func's body "
+                                       r"names 'm', which the body cannot see"):
         ks.annotated_with_a_body_name()
+    with pytest.raises(tl.Error, match=r"lazy_postponed.py:\d+: the annotation of parameter 'X' .* names 'dtype'"):
+        lazy_postponed.scale_in_body(8)
 
 
 def test_a_scalar_parameter_is_a_dyn_scalar(sm90) -> None:

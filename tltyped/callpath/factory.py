@@ -22,7 +22,9 @@ candidate; every candidate's kernel must take and return the same.
 
 The kernel object is a FactoryDispatcher's fast path, carrying what
 TileLang's kernel objects offer (`get_kernel_source`, `get_profiler`) beside
-tltyped's inspection (`lower`, `compile`, `signature`, `cache_info`).
+tltyped's inspection (`lower`, `compile`, `signature`, `cache_info`). The
+factory itself has TileLang's `compile(*arguments)`, `get_tir` and
+`par_compile`, and `lower`: each its kernel object's, for those arguments.
 """
 
 from __future__ import annotations

@@ -129,11 +129,11 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         assert isinstance(stmt.test, ast.Compare)
         message = stmt.msg.value if isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str) else None
         info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno, message))
-    elif (name := annotated_parameter(stmt, params)) is not None:
-        assert isinstance(stmt, ast.AnnAssign)
+    elif (annotated := annotated_parameter(stmt, params)) is not None:
+        name, annotation = annotated
         if name in info.annotations:
             raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
-        info.annotations[name] = BodyAnnotation(name, stmt.annotation, stmt.lineno)
+        info.annotations[name] = BodyAnnotation(name, annotation, stmt.lineno)
     else:
         info.statements.append(stmt)
 

@@ -110,8 +110,8 @@ def params(prim_func: ast.FunctionDef) -> list[PrimFuncParam]:
     names = [arg.arg for arg in prim_func.args.args]
     in_body: dict[str, ast.expr] = {}
     for stmt in prim_func.body:
-        if (name := annotated_parameter(stmt, names)) is not None and isinstance(stmt, ast.AnnAssign):
-            in_body.setdefault(name, stmt.annotation)
+        if (annotated := annotated_parameter(stmt, names)) is not None:
+            in_body.setdefault(*annotated)
     return [read_param(arg.arg, arg.annotation or in_body.get(arg.arg)) for arg in prim_func.args.args]
 
 

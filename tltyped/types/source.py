@@ -53,9 +53,9 @@ def environment(fn: Callable[..., Any]) -> dict[str, Any]:
     return env
 
 
-def annotated_parameter(stmt: ast.stmt, params: Container[str]) -> str | None:
-    """The parameter a top-level statement of the body annotates (`A: T.Tensor[[M, K], T.float16]`, no value),
-    or None."""
+def annotated_parameter(stmt: ast.stmt, params: Container[str]) -> tuple[str, ast.expr] | None:
+    """The parameter a top-level statement of the body annotates (`A: T.Tensor[[M, K], T.float16]`, no value), and
+    the annotation; or None."""
     if isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
-        return stmt.target.id if stmt.target.id in params else None
+        return (stmt.target.id, stmt.annotation) if stmt.target.id in params else None
     return None

@@ -265,7 +265,8 @@ def unbracketed(N, dtype=T.bfloat16):
 
 @tl.jit(out_idx=[-1])
 def annotated_with_a_body_name():
-    """An in-body annotation naming a dim the prim_func's own body declares: read before the body runs, so refused."""
+    """An in-body annotation naming a dim the prim_func's own body declares: TileLang reads the annotation again
+    where the body cannot see that name, so it is refused naming it."""
 
     @T.prim_func
     def main(X, Y):
@@ -277,7 +278,6 @@ def annotated_with_a_body_name():
                 Y[i] = X[i]
 
     return main
-
 
 
 def _wrapped_prim_func(func):

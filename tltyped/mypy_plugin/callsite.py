@@ -231,7 +231,8 @@ def _star_expander(api: CheckerPluginInterface) -> ArgTypeExpander | None:
 
 def call_inspection(ctx: MethodContext) -> Type:
     """`gemm.lower(...)` / `gemm.compile(...)` take the kernel's arguments: check them alike. What `compile`
-    returns, a `CompiledKernel[C, R]`, gets the dtypes the call's consts name (`out_dtype=T.float16`)."""
+    returns, a `CompiledKernel[C, R]`, gets the dtypes the call's consts name (`out_dtype=T.float16`); a
+    lazy-style factory's `compile` gives its kernel object compiled, called with the prim_func's tensors."""
     kernel = Kernel.of(ctx.type)
     if kernel is None:
         return ctx.default_return_type
@@ -252,5 +253,8 @@ def call_inspection(ctx: MethodContext) -> Type:
                 ctx.api.fail(f'Missing named argument "{name}" for "{called}"', ctx.context, code=errorcodes.CALL_ARG)
     returned = get_proper_type(ctx.default_return_type)
     if isinstance(returned, Instance) and returned.type.fullname == names.COMPILED_KERNEL:
+        made = get_proper_type(kernel.returns)
+        if isinstance(made, Instance) and made.type.fullname == names.KERNEL_OBJECT:
+            return returned.copy_modified(args=made.args[:2])  # a factory's: its kernel object's, compiled
         return returned.accept(solution.for_compiled_kernel())
     return ctx.default_return_type

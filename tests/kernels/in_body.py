@@ -43,3 +43,15 @@ def const_names_with_trailing_space(A):
     with T.Kernel(1, threads=128) as bx:
         for i, j in T.Parallel(M, N):
             A[i, j] = 0
+
+
+@tl.jit
+def converted(A, B, out_dtype: T.dtype = T.float32):
+    """A `T.dtype` const naming an in-body tensor's dtype, under postponed annotations: the string `T.dtype` reads
+    as tltyped's stand-in before TileLang is imported and as TileLang's class after, one annotation either way."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float16]
+    B: T.Tensor[[N], out_dtype]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i]

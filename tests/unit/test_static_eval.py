@@ -7,13 +7,17 @@ meta tensors (no GPU, no nvcc).
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 import tltyped as tl
-from tests.conftest import meta
+from tests.conftest import ROOT, meta
 from tests.kernels import elementwise, gemm_variants, in_body
 
 pytestmark = pytest.mark.usefixtures("sm90")
@@ -156,3 +160,24 @@ def test_dyn_scalar_value_is_not_specialised_on() -> None:
 def test_const_names_with_trailing_space() -> None:
     lowered = in_body.const_names_with_trailing_space.lower(meta(4, 8, dtype=torch.float32))
     assert "(4, 8)" in lowered.tir
+
+
+PROBE_DTYPE_CONST = """
+import sys, torch
+from tests.kernels import in_body
+assert "tilelang" not in sys.modules
+a = torch.empty(64, dtype=torch.float16, device="meta")
+lowered = in_body.converted.lower(a, torch.empty(64, dtype=torch.float64, device="meta"), "float64")
+print("__global__" in lowered.cuda_source, "tilelang" in sys.modules)
+"""
+
+
+def test_a_dtype_const_builds_in_a_process_that_imports_tilelang_only_to_build_it(tmp_path: Path) -> None:
+    """`out_dtype: T.dtype` under postponed annotations, decorated before anything imports TileLang: the
+    annotation read again at the build (TileLang imported by then) is the same const, so the kernel builds."""
+    env = {**os.environ, "TLTYPED_CACHE_DIR": str(tmp_path), "TLTYPED_TARGET": "sm_90a",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", PROBE_DTYPE_CONST], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["True", "True"]

@@ -73,6 +73,9 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
             f"parameter {name!r}: a tensor inside {_name(get_origin(annotation))}[...] is not supported (it would be a "
             "const, keyed by identity); a kernel's tensors are parameters of their own, always given"
         )
+    language = _tilelang_language()
+    if language is not None and annotation is language.dtype:
+        annotation = DTypeName  # what `T.dtype` is before TileLang is imported: one annotation, whenever it is read
     return Param(name, Kind.CONST, default, annotation=annotation)
 
 

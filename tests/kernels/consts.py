@@ -69,3 +69,13 @@ def annotated(
     anything=None,
 ):
     """Every kind of const annotation the binder checks; the body ignores them all."""
+
+
+@tl.jit(out_idx=[1])
+def copied(X: tl.Tensor[tl.float32, M], Out: tl.Tensor[tl.float32, M], threads: int = 128):
+    """A const after an out_idx tensor, which a call does not pass (a TileLang user may)."""
+    (m,) = X.shape
+    with T.Kernel(T.ceildiv(m, threads), threads=threads) as bx:
+        for i in T.Parallel(threads):
+            if bx * threads + i < m:
+                Out[bx * threads + i] = X[bx * threads + i]

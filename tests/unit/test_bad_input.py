@@ -488,8 +488,9 @@ def test_none_for_an_int_block_is_refused_before_tvm_sees_it() -> None:
         (RaisingEq(), TypeError, ["must compare equal to itself", "whose comparison raised RuntimeError"]),
         (EqualsRaisingBool(), TypeError, ["must compare equal to itself", "whose comparison raised RuntimeError"]),
         (float("nan"), ValueError, ["must compare equal to itself", "got float nan"]),
+        (torch.tensor(3), TypeError, ["must be a value, not a tensor", "hashed by identity", "`.item()`"]),
     ],
-    ids=["__hash__ raises", "unhashable", "__repr__ raises", "__eq__ raises", "__bool__ raises", "nan"],
+    ids=["__hash__ raises", "unhashable", "__repr__ raises", "__eq__ raises", "__bool__ raises", "nan", "a tensor"],
 )
 def test_badly_behaved_const(value: object, error: type[Exception], fragments: list[str]) -> None:
     with pytest.raises(error) as info:
@@ -606,3 +607,10 @@ def test_a_keyword_tl_jit_does_not_take_is_refused_naming_it_and_those_it_takes(
     """TileLang's own `@tilelang.jit(execution_backend="cython")`, carried over, or a typo."""
     with pytest.raises(tl.DefinitionError, match=rf"tl.jit\(\) got the keyword '{keyword}'; it takes target, "):
         tl.jit(**{keyword: "cython"})
+
+
+def test_an_out_idx_tensor_passed_where_a_const_follows_is_refused_naming_the_output() -> None:
+    """A TileLang user passes the output too: the tensor lands on the const after it."""
+    with pytest.raises(tl.ArgumentTypeError, match=r"^copied: const parameter 'threads' must be a value, not a tensor .*"
+                       r"\(the kernel allocates and returns 'Out': out_idx tensors are not passed\)$"):
+        consts.copied(meta(1000, dtype=torch.float32), meta(1000, dtype=torch.float32))

@@ -327,6 +327,10 @@ def test_a_size_the_launcher_cannot_compute_is_an_abi_error_naming_it() -> None:
 
 # -- dyn scalars: the launcher takes exactly what the binder takes --------------------------------
 
+class Ratio(float):
+    """A float's subclass, as numpy's float64 is: a float to the binder and the launcher alike."""
+
+
 # every_scalar's dyn scalars (tests/kernels/scalars.py), in order, with values both take
 SCALARS = dict(i8=1, u8=1, i16=1, u16=1, u32=1, u64=1, f16=1.0, f32=1.0, f64=1.0)
 F16_MAX, F32_MAX, F64_MAX = 65504.0, 3.4028234663852886e38, 1.7976931348623157e308
@@ -335,14 +339,14 @@ ADMITTED = [
     ("u32", 2**32 - 1), ("u64", 0), ("u64", 2**63 - 1), ("u64", 2**63), ("u64", 2**64 - 1),
     ("f16", F16_MAX), ("f16", -F16_MAX), ("f16", 65504), ("f16", 6e-8), ("f16", math.inf),
     ("f32", F32_MAX), ("f32", -F32_MAX), ("f32", int(F32_MAX)), ("f32", -math.inf), ("f32", math.nan),
-    ("f64", F64_MAX), ("f64", -int(F64_MAX)), ("f64", math.inf),
+    ("f64", F64_MAX), ("f64", -int(F64_MAX)), ("f64", math.inf), ("f32", Ratio(0.5)), ("f16", Ratio(-math.inf)),
 ]
 REFUSED = [
     ("i8", -129), ("i8", 128), ("u8", -1), ("u8", 256), ("i16", 32768), ("u16", 65536), ("u32", -1), ("u32", 2**32),
     ("u64", -1), ("u64", 2**64), ("u64", 2**70),
     ("f16", math.nextafter(F16_MAX, math.inf)), ("f16", 65505), ("f16", 1e5),
     ("f32", math.nextafter(F32_MAX, math.inf)), ("f32", -1e39), ("f32", 2**200), ("f32", int(F32_MAX) + 1),
-    ("f32", 10**400), ("f64", int(F64_MAX) + 1), ("f64", -(2**1024)),
+    ("f32", 10**400), ("f64", int(F64_MAX) + 1), ("f64", -(2**1024)), ("f16", Ratio(1e5)),
 ]
 
 

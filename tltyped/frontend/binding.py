@@ -127,7 +127,10 @@ class Binder:
         for candidate in value.values if type(value) is Tune else (value,):
             problem = const_problem(p.annotation, candidate)
             if problem is not None:
-                raise self._fail(problem[0], f"const parameter {p.name!r} {problem[1]}")
+                outputs = ", ".join(repr(o.name) for o in self.signature.outputs)
+                passed_an_output = issubclass(type(candidate), torch.Tensor) and outputs
+                raise self._fail(problem[0], f"const parameter {p.name!r} {problem[1]}" + (
+                    f" (the kernel allocates and returns {outputs}: out_idx tensors are not passed)" if passed_an_output else ""))
 
     def _pointer(self, p: Param, value: Any, bound: Bound, allow_meta: bool) -> int:
         """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer (a tracer's has none)."""
@@ -149,7 +152,8 @@ class Binder:
         return value
 
     def _check_scalar(self, p: Param, value: Any) -> None:
-        """The values the launcher converts: exact ints (no bools), ints or floats, bools, non-negative addresses;
+        """The values the launcher converts: exact ints (no bools), ints or floats (or a float's subclass), bools,
+        non-negative addresses;
         under a tracer, a symbolic int for a dyn int (the op takes a SymInt: torch_op.py), whose value the real
         call checks."""
         scalar = p.scalar or ""
@@ -165,9 +169,9 @@ class Binder:
             if type(value) is not bool:
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
         elif p.scalar_type is float:
-            if type(value) not in (int, float):
+            if type(value) is not int and not isinstance(value, float):  # a float's subclass too (numpy's float64)
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
-            if abs(value) > torch.finfo(to_torch(scalar)).max and not (type(value) is float and math.isinf(value)):
+            if abs(value) > torch.finfo(to_torch(scalar)).max and not (isinstance(value, float) and math.isinf(value)):
                 raise self._fail(ArgumentValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
         elif type(value) is not int:
             raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects an int, got {describe(value)}")

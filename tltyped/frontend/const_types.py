@@ -38,12 +38,20 @@ _KEY = "(it is part of the kernel's cache key)"
 def const_problem(annotation: object, value: object) -> tuple[type[Exception], str] | None:
     """Why `value` cannot be a const of this annotation (the error's type and its text), or None.
 
-    A const must be hashable and equal to itself, or it cannot key a cache
-    (a nan never finds its kernel again), of its annotation's type, and
-    compared by value (a plain object keys its kernel by its identity while
-    its attributes change). The value's own `__hash__`, `__eq__`, `__bool__`
+    A const must be a value, not a tensor (hashed by identity, its contents
+    may change under one key), hashable and equal to itself, or it cannot key
+    a cache (a nan never finds its kernel again), of its annotation's type,
+    and compared by value (a plain object keys its kernel by its identity
+    while its attributes change). The value's own `__hash__`, `__eq__`, `__bool__`
     or `isinstance` hook may raise: that is reported, never propagated.
     """
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(type(value), torch.Tensor):
+        return ArgumentTypeError, (
+            f"must be a value, not a tensor {_KEY}; got {describe(value)}, hashed by identity, so a change to its "
+            "contents would not reach a kernel already built for it: pass its `.item()` or `.tolist()`, or declare "
+            "the parameter a tensor"
+        )
     try:
         hash(value)
     except Exception as exc:  # noqa: BLE001 - whatever the value's __hash__ raises

@@ -421,14 +421,15 @@ static inline int as_bool(const Kernel& k, PyObject* obj, const char* param, boo
   return 0;
 }
 
-// A float parameter's value: a float or an int, whose magnitude is at most its type's largest finite value, as
-// the binder has it (`abs(value) <= max`, exactly for an int), or a float infinity or NaN.
+// A float parameter's value: a float (or a subclass's: numpy's float64) or an int, whose magnitude is at most its
+// type's largest finite value, as the binder has it (`abs(value) <= max`, exactly for an int), or a float infinity
+// or NaN.
 static inline int as_float(const Kernel& k, PyObject* obj, const Arg& arg, double* out) {
-  if (!PyFloat_CheckExact(obj) && !PyLong_CheckExact(obj)) return bad_arg(k, arg.label, "a float", obj);
+  if (!PyFloat_Check(obj) && !PyLong_CheckExact(obj)) return bad_arg(k, arg.label, "a float", obj);
   *out = PyFloat_AsDouble(obj);
   if (*out == -1.0 && PyErr_Occurred()) return out_of_range(k, arg.label, "does not fit in a double");
   const double magnitude = std::fabs(*out);
-  const bool exact = PyFloat_CheckExact(obj);  // an int's double may be rounded (an int never converts to inf)
+  const bool exact = PyFloat_Check(obj);  // an int's double may be rounded (an int never converts to inf)
   if (magnitude < arg.max || std::isnan(*out) || (exact && (magnitude == arg.max || std::isinf(*out)))) return 0;
   if (magnitude == arg.max) {  // an int that rounds to the largest value: compared exactly, as Python compares
     PyObject* largest = PyLong_FromDouble(arg.max);  // (an integer: every float type's largest value is one)

@@ -4,7 +4,9 @@ the values its body reads (closure cells, globals, helpers), as TileLang's own t
 No `from __future__ import annotations`: most users' modules have none.
 """
 
+import importlib
 import os
+import sys
 
 import torch
 from torch.cuda import get_device_properties
@@ -15,6 +17,7 @@ from tests.kernels import settings
 
 BLOCK = int(os.environ.get("TLTYPED_TEST_BLOCK", "128"))  # a module constant read from the environment
 OFFSET = 1.0  # a global the tests rebind
+OFFSET_FILE = os.devnull  # a file a helper reads OFFSET from
 
 
 def make_map(op, scale, threads=128, dtype=T.float32):
@@ -332,3 +335,44 @@ def make_rebindable(scale):
         scale = value
 
     return scaled, rebind
+
+
+def offset_by_name():
+    return globals()["OFFSET"]
+
+
+def offset_through_the_module_table():
+    return sys.modules[__name__].OFFSET
+
+
+def offset_through_importlib():
+    return importlib.import_module(__name__).OFFSET
+
+
+def offset_from_a_file():
+    with open(OFFSET_FILE) as file:
+        return float(file.read() or OFFSET)
+
+
+def offset_from_a_string():
+    return eval("OFFSET")
+
+
+def offset():
+    return OFFSET
+
+
+def make_offset_reader(read):
+    """A kernel adding what `read()` gives: OFFSET named in code (`offset`), or read in a way no code names."""
+
+    @tl.jit
+    def add_offset(A, B):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B: T.Tensor[[N], T.float32]
+        shift = read()
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(N):
+                B[i] = A[i] + shift
+
+    return add_offset

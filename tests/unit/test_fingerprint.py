@@ -254,6 +254,19 @@ def test_a_kernel_calling_getenv_in_its_body_is_never_recorded() -> None:
     assert record_key(factories.reads_getenv, vector(), vector()) is None
 
 
+@pytest.mark.parametrize("read", [factories.offset_by_name, factories.offset_through_the_module_table,
+                                  factories.offset_through_importlib, factories.offset_from_a_file,
+                                  factories.offset_from_a_string], ids=lambda read: read.__name__)
+def test_a_kernel_reading_what_no_code_names_is_never_recorded(read: Any) -> None:
+    """A global by its name as a string, a module looked up at run time, a file, code in a string: the value read
+    is in no code the fingerprint reads, so no record may stand for it. The control reads OFFSET by name."""
+    control = factories.make_offset_reader(factories.offset)
+    assert fingerprint(control.__wrapped__).stable and record_key(control, vector(), vector()) is not None
+    kernel = factories.make_offset_reader(read)
+    assert not fingerprint(kernel.__wrapped__).stable
+    assert record_key(kernel, vector(), vector()) is None
+
+
 def test_a_value_without_a_stable_text_is_never_recorded() -> None:
     kernel = factories.make_opaque(factories.Opaque(2.0))
     assert not fingerprint(kernel.__wrapped__).stable

@@ -27,8 +27,12 @@ on the function's name and file would serve one kernel's binary to the other.
   read through the attributes the code names;
 - imports in the code: a library module by name; a user module, or a value
   imported from one, by value (a module or class with its attributes);
-- the process environment (`os.environ`, `os.getenv`): no text, as it may
-  differ between processes;
+- the process environment (`os.environ`, `os.getenv`) and other state no
+  code names: a global read by its name as a string (`globals()`), a module
+  looked up at run time (`sys.modules`, `importlib.import_module`), a file
+  (`open`), code in a string (`eval`, `exec`): no text, as it may differ
+  between processes (a file read through a library object, `Path.read_text`,
+  is library code, read by name);
 - library code: the standard library and tltyped by name (the Python version
   and tltyped's own digest are in every record's key), installed packages by
   name and their top-level package's `__version__` (by source without one);
@@ -51,12 +55,14 @@ The same texts describe a specialisation's consts in the records
 from __future__ import annotations
 
 import __future__
+import builtins
 import collections
 import dataclasses
 import dis
 import enum
 import functools
 import hashlib
+import importlib
 import importlib.util
 import linecache
 import logging
@@ -83,10 +89,14 @@ _STDLIB_DIR = Path(sysconfig.get_paths()["stdlib"]).resolve()
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
-_ENVIRONMENT: tuple[object, ...] = tuple(
-    getattr(os, name) for name in ("environ", "environb", "getenv", "getenvb") if hasattr(os, name))
-"""The process environment and its readers: what a body reads through them is not in the code, and may differ
-between processes."""
+_OUTSIDE_STATE: tuple[object, ...] = (
+    *(getattr(os, name) for name in ("environ", "environb", "getenv", "getenvb") if hasattr(os, name)),
+    builtins.globals, builtins.locals, builtins.eval, builtins.exec, builtins.open, builtins.__import__,
+    sys.modules, importlib.import_module, importlib.reload,
+)
+"""The process environment, the module table and the readers of what no code names (a global by its name as a
+string, a module looked up at run time, a file, code in a string): what a body reads through them is not in the
+code, and may differ between processes."""
 
 
 @dataclass(frozen=True)
@@ -162,8 +172,8 @@ class Reader:
 
     def _compound(self, value: object) -> str:
         kind = type(value)
-        if any(value is reader for reader in _ENVIRONMENT):
-            return self._unstable(value, "environment")
+        if any(value is reader for reader in _OUTSIDE_STATE):
+            return self._unstable(value, "outside")
         if kind in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields"):
             items = ", ".join(self.text(v) for v in value)  # type: ignore[attr-defined]
             return f"{self._type_name(kind)}:({items})"
@@ -230,9 +240,13 @@ class Reader:
         if not origin.startswith(" source"):  # library code, named by its version; its closure may hold user values
             return f"{name}{origin}{_on_device(fn.__module__)}(closure={closure})"
         module_globals = fn.__globals__
-        global_paths = sorted({path for path in _loads(fn.__code__, _GLOBAL_LOADS) if path[0] in module_globals})
+        global_loads = list(_loads(fn.__code__, _GLOBAL_LOADS))
+        global_paths = sorted({path for path in global_loads if path[0] in module_globals})
+        builtins_read = sorted({path[0] for path in global_loads if path[0] not in module_globals
+                                and any(getattr(builtins, path[0], None) is reader for reader in _OUTSIDE_STATE)})
         cell_paths = sorted({path for path in _loads(fn.__code__, _CELL_LOADS) if len(path) > 1 and path[0] in cells})
         globals_ = [f"{'.'.join(path)}={self._path_text(module_globals[path[0]], path[1:])}" for path in global_paths]
+        globals_ += [f"{name}={self.text(getattr(builtins, name))}" for name in builtins_read]  # `globals()`, `open`
         closure += [f"{'.'.join(path)}={self._path_text(cells[path[0]], path[1:])}" for path in cell_paths]
         imports = [self._imported(fn, module, names) for module, names in _imports(fn.__code__)]
         return (
@@ -442,8 +456,8 @@ def _read(value: object, attributes: tuple[str, ...]) -> object:
     """The value a global's attribute path reads, followed while it runs through the user's modules and classes
     (whose source file alone does not fix their attributes' values); library code stops it (named by version)."""
     for attribute in attributes:
-        if value is os and any(getattr(os, attribute, None) is e for e in _ENVIRONMENT):
-            return getattr(os, attribute)  # `os.environ`, `os.getenv`: the environment, which has no text
+        if isinstance(value, types.ModuleType) and any(getattr(value, attribute, None) is e for e in _OUTSIDE_STATE):
+            return getattr(value, attribute)  # `os.environ`, `sys.modules`: state outside the code, which has no text
         if not (isinstance(value, (types.ModuleType, type)) and _is_user(value)):
             break
         try:

@@ -366,7 +366,7 @@ def make_offset_reader(read):
     """A kernel adding what `read()` gives: OFFSET named in code (`offset`), or read in a way no code names."""
 
     @tl.jit
-    def add_offset(A, B):
+    def add_read_offset(A, B):
         N = T.const("N")
         A: T.Tensor[[N], T.float32]
         B: T.Tensor[[N], T.float32]
@@ -375,4 +375,21 @@ def make_offset_reader(read):
             for i in T.Parallel(N):
                 B[i] = A[i] + shift
 
-    return add_offset
+    return add_read_offset
+
+
+def make_blocked_copy(threads):
+    """A kernel whose const's default names the factory's argument: an expression of the factory's scope, which
+    TileLang's rewrite of the body, defined again elsewhere, cannot evaluate."""
+
+    @tl.jit
+    def blocked_copy(A, B, block=threads):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B: T.Tensor[[N], T.float32]
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    B[bx * block + i] = A[bx * block + i]
+
+    return blocked_copy

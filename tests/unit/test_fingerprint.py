@@ -348,6 +348,14 @@ def test_a_global_rebound_after_a_build_is_read_by_the_next_build(sm90: str, mon
     assert factories.add_offset.compile(vector(), vector()).folder == first.folder
 
 
+def test_a_default_naming_the_factorys_argument_builds(sm90: str) -> None:
+    """`block=threads` in a factory: the default is the factory's value, and a call may still pass its own."""
+    kernel = factories.make_blocked_copy(64)
+    assert kernel.signature.param("block").default == 64
+    assert "__launch_bounds__(64" in kernel.lower(vector(), vector()).cuda_source
+    assert "__launch_bounds__(256" in kernel.lower(vector(), vector(), 256).cuda_source
+
+
 def test_a_closure_cell_rebound_after_a_build_is_read_by_the_next_build(sm90: str) -> None:
     """TileLang's rewrite of the body binds the cells' values; it is made again when a cell is rebound, so a build
     uses the value its record is keyed on (a stale rewrite would store 2.0's kernel under 6.0's key)."""

@@ -19,13 +19,16 @@ there; `tilelang_out_idx` then names, from the end, the ones returned.
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import operator
 import sys
 import threading
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -35,6 +38,7 @@ import torch
 from tilelang import tvm
 from tilelang.language.eager import ast as tl_ast
 from tilelang.language.eager import builder as tl_builder
+from tilelang.language.eager import utils as tl_utils
 from tilelang.language.eager.utils import construct_strides
 
 from tltyped.errors import ArgumentValueError, KernelBuildError
@@ -206,7 +210,7 @@ class Elaborator:
             _materialize_dtype_names(self._fn)
             cells = _cell_contents(self._fn)
             if self._generator is None or any(now is not then for now, then in zip(cells, self._cells, strict=True)):
-                self._generator = tl_ast.mutate(self._fn)
+                self._generator = _rewrite(self._fn)
                 self._cells = cells
             return self._generator
 
@@ -420,6 +424,22 @@ def _cell_contents(fn: Callable[..., Any]) -> tuple[object, ...]:
         except ValueError:
             contents.append(_EMPTY_CELL)
     return tuple(contents)
+
+
+def _rewrite(fn: Callable[..., Any]) -> Any:
+    """TileLang's rewrite of the body (`tl_ast.mutate`), with the parameters' defaults left out of the function it
+    defines again: every build passes each argument, and a default naming a variable of the function that made
+    the kernel (`block=threads` in a factory) names nothing where the rewrite is defined (its module's globals,
+    the kernel's closure cells)."""
+    tree = tl_utils.get_ast(fn)
+    definition = tree.body[0]
+    definition.args.defaults, definition.args.kw_defaults = [], [None] * len(definition.args.kwonlyargs)
+    filename = str(Path(inspect.getsourcefile(fn) or inspect.getfile(fn)).absolute())
+    cells = tl_utils.get_func_nonlocals(fn)
+    mutator = tl_ast.DSLMutator(cells, fn.__globals__, filename)
+    tree = mutator.visit(tree)
+    make_closure = tl_utils.get_compiled_object(tree, "make_closure", filename, fn.__globals__)
+    return tl_ast.IRGenerator(gen=make_closure(**cells), source=ast.unparse(tree), extra_type_hints=mutator.extra_type_hints)
 
 
 def _materialize_dtype_names(fn: Callable[..., Any]) -> None:

@@ -26,6 +26,7 @@ import torch
 
 from tests.conftest import meta
 import tltyped as tl
+import tltyped.language as T
 from tests.kernels import broken, consts, helpers, in_body, shapes
 from tests.unit.hostile import EqualsRaisingBool, RaisingClass, RaisingEq, RaisingHash, RaisingRepr, Recorded, StoragelessTensor
 from tltyped import KernelBuildError
@@ -285,6 +286,12 @@ def test_a_dim_given_by_name_in_lower_is_an_int_agreeing_with_the_tensors(seed_g
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         seed_gemm.gemm.lower(meta(256, 512), **dims)
     assert "__global__" in seed_gemm.gemm.lower(meta(256, 512), M=256, N=128).cuda_source
+
+
+def test_a_dim_given_by_name_agrees_with_a_described_tensor(seed_gemm) -> None:
+    """`T.Tensor(shape, dtype)` is checked as a tensor is, never built at its own size past the name."""
+    with pytest.raises(ValueError, match=re.escape("gemm: dim M: 512 given by name vs 256 (from A, axis 0)")):
+        seed_gemm.gemm.lower(T.Tensor((256, 512), T.float16), M=512, N=128)
 
 
 def test_a_parameter_named_like_a_dim_is_not_a_dim_given_by_name() -> None:

@@ -42,6 +42,23 @@ def test_a_kernel_stated_to_return_none_may_not_return_a_tensor() -> None:
         returns.stated_none.lower(meta(100, dtype=torch.float32))
 
 
+def test_out_idx_tensors_against_a_return_annotation_stating_none_are_refused_at_decoration() -> None:
+    """A call returns the out_idx tensors, so `-> None` would tell the caller and their type checker otherwise (the
+    mypy plugin reports it in the same words); an annotation stating them, or none, is taken."""
+    with pytest.raises(tl.DefinitionError, match=r"^fill: a call returns the out_idx tensors 'Out', but the return "
+                                                 r"annotation states None; annotate what a call returns"):
+
+        @tl.jit(out_idx=[1])
+        def fill(X: tl.Tensor[tl.float32, N], Out: tl.Tensor[tl.float32, N]) -> None:
+            pass
+
+    @tl.jit(out_idx=[1])
+    def stated(X: tl.Tensor[tl.float32, N], Out: tl.Tensor[tl.float32, N]) -> tl.Tensor[tl.float32, N]:
+        pass
+
+    assert [p.name for p in stated.signature.outputs] == ["Out"]
+
+
 def test_a_return_annotation_of_a_one_tensor_tuple_is_refused_at_decoration() -> None:
     """A call returns a kernel's one output itself, so no call gives `tuple[Tensor[...]]`: the annotation would tell
     the caller and their type checker otherwise (the mypy plugin reports it in the same words)."""

@@ -179,6 +179,9 @@ class Analysis:
         for output in outputs:
             if output.kind is not Kind.TENSOR:
                 raise DefinitionError(f"{self.name}: out_idx names {output.name!r}, which is not a tensor parameter")
+        if outputs and self.returns is not None and len(self.returns) != len(outputs):
+            stated = ", ".join(str(spec) for spec in self.returns) or "None"
+            raise DefinitionError(f"{self.name}: {grammar.out_idx_against_return([o.name for o in outputs], stated)}")
         signature = KernelSignature(
             self.name, tuple(p for p in params if p not in outputs), state.dim_kinds, frozenset(self.body.annotations),
             outputs=outputs, depends_on=tuple(sorted(state.depends)), dim_vars=dict(self.body.dim_vars),

@@ -354,6 +354,8 @@ def inspection_arguments(
     for p in params.values():
         if p.name not in values and p.has_default:
             values[p.name] = p.default
+        if p.kind is Kind.TENSOR and p.name in values and _describes_a_tensor(values[p.name]):
+            values[p.name] = _described(name, p, values[p.name])  # its dims then checked against named ones
     consts = {p.name: values[p.name] for p in params.values() if p.kind is Kind.CONST and p.name in values}
     for p in params.values():  # a dyn dim no tensor or name gives: any size builds the same kernel (TileLang's
         given = values.get(p.name)  # `compile(n_stream=4)` leaves `seqlen` open); the tensors' own come first
@@ -373,8 +375,8 @@ def inspection_arguments(
             dims.setdefault(dim_name, DYN_PLACEHOLDER)
     for p in params.values():
         value = values.get(p.name, _MISSING)
-        if p.kind is Kind.TENSOR and (value is _MISSING or _describes_a_tensor(value)):
-            values[p.name] = _placeholder(name, p, value, dims, consts, env)
+        if p.kind is Kind.TENSOR and value is _MISSING:
+            values[p.name] = _placeholder(name, p, dims, consts, env)
         elif p.kind is Kind.DYN and value is _MISSING:  # no kernel is specialised on it: any value builds the same
             values[p.name] = dims.get(p.name, DYN_PLACEHOLDER) if p.name in signature.scalar_dims else p.scalar_type()
         elif value is _MISSING:
@@ -409,16 +411,19 @@ def _is_pointer_placeholder(value: object) -> bool:
     return type(value).__module__.startswith("tvm") and str(getattr(value, "dtype", "")) == "handle"
 
 
+def _described(name: str, p: Param, value: Any) -> torch.Tensor:
+    """A meta tensor for a tensor parameter described by `T.Tensor(shape, dtype)`."""
+    stated = shape_and_dtype(value)
+    if stated is None:  # the bare class `T.Tensor`
+        raise ArgumentTypeError(f"{name}: argument {p.name!r}: T.Tensor describes a tensor by a shape and a dtype")
+    shape_arg, dtype_arg = stated
+    return torch.empty(tuple(int(s) for s in shape_arg), dtype=to_torch(as_dtype(dtype_arg)), device="meta")
+
+
 def _placeholder(
-    name: str, p: Param, value: Any, dims: Mapping[str, int], consts: Mapping[str, Any], env: Mapping[str, Any]
+    name: str, p: Param, dims: Mapping[str, int], consts: Mapping[str, Any], env: Mapping[str, Any]
 ) -> torch.Tensor:
-    """A meta tensor for a tensor parameter described by `T.Tensor(shape, dtype)` or by its dims' names."""
-    if value is not _MISSING:
-        stated = shape_and_dtype(value)
-        if stated is None:  # the bare class `T.Tensor`
-            raise ArgumentTypeError(f"{name}: argument {p.name!r}: T.Tensor describes a tensor by a shape and a dtype")
-        shape_arg, dtype_arg = stated
-        return torch.empty(tuple(int(s) for s in shape_arg), dtype=to_torch(as_dtype(dtype_arg)), device="meta")
+    """A meta tensor for a tensor parameter left out, described by its dims' names."""
     spec = p.tensor
     assert spec is not None
     missing = sorted({s for d in spec.all_dims for s in d.symbols if s not in dims})

@@ -47,6 +47,7 @@ from mypy.types import (
     AnyType,
     CallableType,
     Instance,
+    NoneType,
     ProperType,
     TupleType,
     Type,
@@ -78,11 +79,35 @@ def check_definition(func: FuncDef, record: KernelRecord | None, api: CheckerPlu
     problems = [(found.message, Context(found.line, found.column), found.code) for found in
                 (record.diagnostics if record is not None else [])]
     problems += _signature_problems(func, api.options)
+    if record is not None and record.states_return:
+        problems += _return_against_out_idx(func, record.out_idx, api.options)
     for message, where, code in problems:
         api.fail(message, where, code=code)
     _check_tune_defaults(func, api)
     _check_body(func, api)
     return bool(problems)
+
+
+def _return_against_out_idx(
+    func: FuncDef, out_idx: tuple[int, ...] | None, options: Options
+) -> list[tuple[str, Context, ErrorCode]]:
+    """A return annotation stating another number of tensors than the `out_idx` ones a call returns (`-> None`)."""
+    returns = get_proper_type(func.type.ret_type) if isinstance(func.type, CallableType) else None
+    if not out_idx:
+        return []
+    if isinstance(returns, NoneType):
+        stated: list[Type] = []
+    elif isinstance(returns, TupleType):
+        stated = list(returns.items)
+    elif returns is not None and tensor_parts(returns) is not None:
+        stated = [returns]
+    else:
+        return []
+    if len(stated) == len(out_idx):
+        return []
+    outputs = [func.arguments[index].variable.name for index in out_idx if -len(func.arguments) <= index < len(func.arguments)]
+    text = ", ".join(format_type(t, options) for t in stated) or "None"
+    return [(codes.sentence(grammar.out_idx_against_return(outputs, text)), func, codes.KERNEL)]
 
 
 def _signature_problems(func: FuncDef, options: Options) -> list[tuple[str, Context, ErrorCode]]:

@@ -82,7 +82,7 @@ class KernelRewrite:
         self.module_bound = module_bound  # names bound anywhere in the module; None if unknowable
         self.closure = closure  # names of the functions around the kernel (parsed.closure_names)
         self.params = {arg.variable.name for arg in func.arguments}
-        self.record = KernelRecord(func)
+        self.record = KernelRecord(func, states_return=written_return(func) is not None)
         self.dims: dict[str, int] = {}  # declared in the body -> the line declaring it
         self.declared: dict[str, str] = {}  # a variable a declaration binds -> its dim's name
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
@@ -460,10 +460,7 @@ class KernelRewrite:
 
     def rebuild_type(self, moved: bool) -> None:
         func = self.func
-        old = func.unanalyzed_type if isinstance(func.unanalyzed_type, CallableType) else None
-        ret = old.ret_type if old is not None else None
-        if ret is not None and isinstance(ret, AnyType) and ret.type_of_any == TypeOfAny.unannotated:
-            ret = None
+        ret = written_return(func)
         if ret is not None:
             ret = self.signature_annotation(ret)
         unannotated = any(arg.type_annotation is None for arg in func.arguments)
@@ -488,7 +485,7 @@ class KernelRewrite:
             [arg.kind for arg in func.arguments],
             [None if arg.pos_only else arg.variable.name for arg in func.arguments],
             returns,
-            old.fallback if old is not None else Instance(MISSING_FALLBACK, []),
+            func.unanalyzed_type.fallback if isinstance(func.unanalyzed_type, CallableType) else Instance(MISSING_FALLBACK, []),
         )
         typ.set_line(func)
         typ.definition = func
@@ -524,3 +521,9 @@ def _tensor_parts(typ: UnboundType) -> tuple[Type | None, list[Type]]:
     if isinstance(first, TypeList):
         return (typ.args[1] if len(typ.args) > 1 else None), list(first.items)
     return first, list(typ.args[1:])
+
+
+def written_return(func: FuncDef) -> Type | None:
+    """The return annotation the source writes; None where it writes none."""
+    ret = func.unanalyzed_type.ret_type if isinstance(func.unanalyzed_type, CallableType) else None
+    return None if isinstance(ret, AnyType) and ret.type_of_any == TypeOfAny.unannotated else ret

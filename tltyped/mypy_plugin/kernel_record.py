@@ -32,4 +32,5 @@ class KernelRecord:
     func: FuncDef
     diagnostics: list[Diagnostic] = field(default_factory=list)
     out_idx: tuple[int, ...] | None = ()  # `jit(out_idx=...)` as written; None when not literal (out_idx.py)
+    states_return: bool = False  # the source writes a return annotation (the rewrite infers one where it does not)
     factory_kernel: FactoryKernel | None = None  # a lazy-style factory's: what its kernel objects take (lazy.py)

@@ -40,6 +40,14 @@ ONE_TENSOR_TUPLE: Final = (
 """The message for `-> tuple[Tensor[...]]`, a result no call gives."""
 
 
+def out_idx_against_return(returned: list[str], stated: str) -> str:
+    """The message for a return annotation stating other tensors than the `out_idx` ones a call returns."""
+    return (
+        f"a call returns the out_idx tensors {', '.join(repr(name) for name in returned)}, but the return annotation "
+        f"states {stated}; annotate what a call returns, or leave the annotation out"
+    )
+
+
 def is_dim_declaration(called: str | None) -> bool:
     return called in DIM_DECLARATION_CALLS
 

@@ -97,6 +97,9 @@ _OUTSIDE_STATE: tuple[object, ...] = (
 """The process environment, the module table and the readers of what no code names (a global by its name as a
 string, a module looked up at run time, a file, code in a string): what a body reads through them is not in the
 code, and may differ between processes."""
+_STATE_MODULES: tuple[types.ModuleType, ...] = (os, sys, importlib)
+"""The modules whose attributes hold some of it (asked only these: another module's attribute may import on first
+use, as `tltyped.language`'s import TileLang)."""
 
 
 @dataclass(frozen=True)
@@ -456,7 +459,7 @@ def _read(value: object, attributes: tuple[str, ...]) -> object:
     """The value a global's attribute path reads, followed while it runs through the user's modules and classes
     (whose source file alone does not fix their attributes' values); library code stops it (named by version)."""
     for attribute in attributes:
-        if isinstance(value, types.ModuleType) and any(getattr(value, attribute, None) is e for e in _OUTSIDE_STATE):
+        if any(value is module for module in _STATE_MODULES) and any(getattr(value, attribute, None) is e for e in _OUTSIDE_STATE):
             return getattr(value, attribute)  # `os.environ`, `sys.modules`: state outside the code, which has no text
         if not (isinstance(value, (types.ModuleType, type)) and _is_user(value)):
             break

@@ -358,6 +358,16 @@ def offset_from_a_string():
     return eval("OFFSET")
 
 
+def offset_through_its_own_import():
+    import sys
+
+    return sys.modules[__name__].OFFSET
+
+
+def offset_through_a_frame():
+    return sys._getframe().f_globals["OFFSET"]
+
+
 def offset():
     return OFFSET
 

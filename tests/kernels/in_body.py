@@ -55,3 +55,15 @@ def converted(A, B, out_dtype: T.dtype = T.float32):
     with T.Kernel(1, threads=128) as bx:
         for i in T.Parallel(N):
             B[i] = A[i]
+
+
+@tl.jit
+def converted_as_listed(A, B, out_dtypes: tuple[T.dtype, ...] = (T.float32,)):
+    """`T.dtype` inside a const's annotation (`tuple[T.dtype, ...]`), read alike before and after TileLang's import."""
+    N = T.const("N")
+    out_dtype = out_dtypes[0]
+    A: T.Tensor[[N], T.float16]
+    B: T.Tensor[[N], out_dtype]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i]

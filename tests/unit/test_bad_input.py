@@ -619,5 +619,6 @@ def test_a_keyword_tl_jit_does_not_take_is_refused_naming_it_and_those_it_takes(
 def test_an_out_idx_tensor_passed_where_a_const_follows_is_refused_naming_the_output() -> None:
     """A TileLang user passes the output too: the tensor lands on the const after it."""
     with pytest.raises(tl.ArgumentTypeError, match=r"^copied: const parameter 'threads' must be a value, not a tensor .*"
-                       r"\(the kernel allocates and returns 'Out': out_idx tensors are not passed\)$"):
+                       r"\(if it was meant for 'Out': the kernel allocates and returns it, out_idx, and a call does "
+                       r"not pass it\)$"):
         consts.copied(meta(1000, dtype=torch.float32), meta(1000, dtype=torch.float32))

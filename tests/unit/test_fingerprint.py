@@ -256,7 +256,8 @@ def test_a_kernel_calling_getenv_in_its_body_is_never_recorded() -> None:
 
 @pytest.mark.parametrize("read", [factories.offset_by_name, factories.offset_through_the_module_table,
                                   factories.offset_through_importlib, factories.offset_from_a_file,
-                                  factories.offset_from_a_string], ids=lambda read: read.__name__)
+                                  factories.offset_from_a_string, factories.offset_through_its_own_import,
+                                  factories.offset_through_a_frame], ids=lambda read: read.__name__)
 def test_a_kernel_reading_what_no_code_names_is_never_recorded(read: Any) -> None:
     """A global by its name as a string, a module looked up at run time, a file, code in a string: the value read
     is in no code the fingerprint reads, so no record may stand for it. The control reads OFFSET by name."""

@@ -45,7 +45,7 @@ def test_a_kernel_stated_to_return_none_may_not_return_a_tensor() -> None:
 def test_out_idx_tensors_against_a_return_annotation_stating_none_are_refused_at_decoration() -> None:
     """A call returns the out_idx tensors, so `-> None` would tell the caller and their type checker otherwise (the
     mypy plugin reports it in the same words); an annotation stating them, or none, is taken."""
-    with pytest.raises(tl.DefinitionError, match=r"^fill: a call returns the out_idx tensors 'Out', but the return "
+    with pytest.raises(tl.DefinitionError, match=r"^fill: a call returns the out_idx tensor 'Out', but the return "
                                                  r"annotation states None; annotate what a call returns"):
 
         @tl.jit(out_idx=[1])

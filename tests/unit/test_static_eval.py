@@ -168,16 +168,18 @@ from tests.kernels import in_body
 assert "tilelang" not in sys.modules
 a = torch.empty(64, dtype=torch.float16, device="meta")
 lowered = in_body.converted.lower(a, torch.empty(64, dtype=torch.float64, device="meta"), "float64")
-print("__global__" in lowered.cuda_source, "tilelang" in sys.modules)
+listed = in_body.converted_as_listed.lower(a, torch.empty(64, dtype=torch.float64, device="meta"), ("float64",))
+print("__global__" in lowered.cuda_source, "__global__" in listed.cuda_source, "tilelang" in sys.modules)
 """
 
 
 def test_a_dtype_const_builds_in_a_process_that_imports_tilelang_only_to_build_it(tmp_path: Path) -> None:
-    """`out_dtype: T.dtype` under postponed annotations, decorated before anything imports TileLang: the
-    annotation read again at the build (TileLang imported by then) is the same const, so the kernel builds."""
+    """`out_dtype: T.dtype` (and `tuple[T.dtype, ...]`) under postponed annotations, decorated before anything
+    imports TileLang: the annotation read again at the build (TileLang imported by then) is the same const, so the
+    kernel builds."""
     env = {**os.environ, "TLTYPED_CACHE_DIR": str(tmp_path), "TLTYPED_TARGET": "sm_90a",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, "-c", PROBE_DTYPE_CONST], env=env, cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.split() == ["True", "True"]
+    assert run.stdout.split() == ["True", "True", "True"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Annotated, Any, ForwardRef, Literal, TypeVar, get_args, get_origin
+import types
+from typing import Annotated, Any, ForwardRef, Literal, TypeVar, Union, get_args, get_origin
 
 from tltyped.abi import check_host_scalar, element_type_as_parameter
 from tltyped.errors import ArgumentTypeError, DefinitionError, DimSyntaxError
@@ -73,10 +74,24 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
             f"parameter {name!r}: a tensor inside {_name(get_origin(annotation))}[...] is not supported (it would be a "
             "const, keyed by identity); a kernel's tensors are parameters of their own, always given"
         )
+    return Param(name, Kind.CONST, default, annotation=_read_alike(annotation))
+
+
+def _read_alike(annotation: Any) -> Any:
+    """The annotation with TileLang's dtype class as `DTypeName`, what `T.dtype` is before TileLang is imported
+    (`Optional[T.dtype]` and `tuple[T.dtype, ...]` too): one annotation, whenever it is read."""
     language = _tilelang_language()
     if language is not None and annotation is language.dtype:
-        annotation = DTypeName  # what `T.dtype` is before TileLang is imported: one annotation, whenever it is read
-    return Param(name, Kind.CONST, default, annotation=annotation)
+        return DTypeName
+    args = get_args(annotation)
+    if language is None or not args or get_origin(annotation) in (Literal, Annotated):
+        return annotation
+    read = tuple(_read_alike(arg) for arg in args)
+    if all(new is old for new, old in zip(read, args)):
+        return annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        return Union[read]
+    return get_origin(annotation)[read]
 
 
 def parse_returns(annotation: object) -> tuple[TensorSpec, ...] | None:

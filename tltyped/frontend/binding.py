@@ -130,7 +130,8 @@ class Binder:
                 outputs = ", ".join(repr(o.name) for o in self.signature.outputs)
                 passed_an_output = issubclass(type(candidate), torch.Tensor) and outputs
                 raise self._fail(problem[0], f"const parameter {p.name!r} {problem[1]}" + (
-                    f" (the kernel allocates and returns {outputs}: out_idx tensors are not passed)" if passed_an_output else ""))
+                    f" (if it was meant for {outputs}: the kernel allocates and returns it, out_idx, and a call does not "
+                    "pass it)" if passed_an_output else ""))
 
     def _pointer(self, p: Param, value: Any, bound: Bound, allow_meta: bool) -> int:
         """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer (a tracer's has none)."""
@@ -171,7 +172,8 @@ class Binder:
         elif p.scalar_type is float:
             if type(value) is not int and not isinstance(value, float):  # a float's subclass too (numpy's float64)
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
-            if abs(value) > torch.finfo(to_torch(scalar)).max and not (isinstance(value, float) and math.isinf(value)):
+            magnitude = math.fabs(value) if isinstance(value, float) else abs(value)  # a subclass's raw double, as the launcher reads it
+            if magnitude > torch.finfo(to_torch(scalar)).max and not (isinstance(value, float) and math.isinf(value)):
                 raise self._fail(ArgumentValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
         elif type(value) is not int:
             raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects an int, got {describe(value)}")

@@ -91,7 +91,7 @@ _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _OUTSIDE_STATE: tuple[object, ...] = (
     *(getattr(os, name) for name in ("environ", "environb", "getenv", "getenvb") if hasattr(os, name)),
-    builtins.globals, builtins.locals, builtins.eval, builtins.exec, builtins.open, builtins.__import__,
+    builtins.globals, builtins.eval, builtins.exec, builtins.open, builtins.__import__,
     sys.modules, importlib.import_module, importlib.reload,
 )
 """The process environment, the module table and the readers of what no code names (a global by its name as a
@@ -100,6 +100,14 @@ code, and may differ between processes."""
 _STATE_MODULES: tuple[types.ModuleType, ...] = (os, sys, importlib)
 """The modules whose attributes hold some of it (asked only these: another module's attribute may import on first
 use, as `tltyped.language`'s import TileLang)."""
+_STATE_MODULE_NAMES = frozenset({"os", "sys", "importlib", "builtins"})
+_OUTSIDE_ATTRIBUTES = frozenset(
+    name for module in (os, sys, importlib, builtins) for name in dir(module)
+    if any(getattr(module, name) is reader for reader in _OUTSIDE_STATE)
+)
+"""Their attributes' names for it (`modules`, `environ`, `import_module`, `open`), where a function imports them."""
+_FRAME_STATE = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__"})
+"""A frame's or a function's namespaces, read by name as strings."""
 
 
 @dataclass(frozen=True)
@@ -252,6 +260,8 @@ class Reader:
         globals_ += [f"{name}={self.text(getattr(builtins, name))}" for name in builtins_read]  # `globals()`, `open`
         closure += [f"{'.'.join(path)}={self._path_text(cells[path[0]], path[1:])}" for path in cell_paths]
         imports = [self._imported(fn, module, names) for module, names in _imports(fn.__code__)]
+        if _reaches_outside_state(fn.__code__):
+            imports.append(self._unstable(fn, "outside"))
         return (
             f"{name}{origin}(code={_code_digest(fn.__code__, self)}, "
             f"defaults={self.text(fn.__defaults__)}, kwdefaults={self.text(fn.__kwdefaults__)}, "
@@ -434,6 +444,23 @@ def _loads(code: types.CodeType, names: frozenset[str]) -> Iterator[tuple[str, .
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from _loads(const, names)
+
+
+def _reaches_outside_state(code: types.CodeType) -> bool:
+    """Whether the code reaches state no code names where the globals it loads do not show it: through one of
+    os, sys, importlib and builtins imported in the function itself (`import sys; sys.modules[name]`), or
+    through a frame's or a function's globals (`sys._getframe().f_globals`, `helper.__globals__`)."""
+    names = set(_names(code))
+    imported = {module.partition(".")[0] for module, _ in _imports(code)}
+    return bool(names & _FRAME_STATE) or bool(imported & _STATE_MODULE_NAMES and names & _OUTSIDE_ATTRIBUTES)
+
+
+def _names(code: types.CodeType) -> Iterator[str]:
+    """The attribute and global names the code (and the code nested in it) uses."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _names(const)
 
 
 def _imports(code: types.CodeType) -> Iterator[tuple[str, tuple[str, ...]]]:

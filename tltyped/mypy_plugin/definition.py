@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 
 from mypy.errorcodes import ErrorCode
-from mypy.messages import format_type
+from mypy.messages import format_type, format_type_bare
 from mypy.nodes import (
     ARG_STAR,
     ARG_STAR2,
@@ -99,14 +99,15 @@ def _return_against_out_idx(
         stated: list[Type] = []
     elif isinstance(returns, TupleType):
         stated = list(returns.items)
-    elif returns is not None and tensor_parts(returns) is not None:
+    elif returns is not None and tensor_parts(returns) is not None and not (  # a bare Tensor states no tensors
+            isinstance(func.unanalyzed_type, CallableType) and _is_bare_tensor(func.unanalyzed_type.ret_type, returns)):
         stated = [returns]
     else:
         return []
     if len(stated) == len(out_idx):
         return []
     outputs = [func.arguments[index].variable.name for index in out_idx if -len(func.arguments) <= index < len(func.arguments)]
-    text = ", ".join(format_type(t, options) for t in stated) or "None"
+    text = ", ".join(format_type_bare(t, options) for t in stated) or "None"
     return [(codes.sentence(grammar.out_idx_against_return(outputs, text)), func, codes.KERNEL)]
 
 

@@ -42,9 +42,10 @@ ONE_TENSOR_TUPLE: Final = (
 
 def out_idx_against_return(returned: list[str], stated: str) -> str:
     """The message for a return annotation stating other tensors than the `out_idx` ones a call returns."""
+    tensors = "tensor" if len(returned) == 1 else "tensors"
     return (
-        f"a call returns the out_idx tensors {', '.join(repr(name) for name in returned)}, but the return annotation "
-        f"states {stated}; annotate what a call returns, or leave the annotation out"
+        f"a call returns the out_idx {tensors} {', '.join(repr(name) for name in returned)}, but the return "
+        f"annotation states {stated}; annotate what a call returns, or leave the annotation out"
     )
 
 

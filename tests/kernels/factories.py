@@ -372,22 +372,6 @@ def offset():
     return OFFSET
 
 
-def make_offset_reader(read):
-    """A kernel adding what `read()` gives: OFFSET named in code (`offset`), or read in a way no code names."""
-
-    @tl.jit
-    def add_read_offset(A, B):
-        N = T.const("N")
-        A: T.Tensor[[N], T.float32]
-        B: T.Tensor[[N], T.float32]
-        shift = read()
-        with T.Kernel(1, threads=128) as bx:
-            for i in T.Parallel(N):
-                B[i] = A[i] + shift
-
-    return add_read_offset
-
-
 def make_blocked_copy(threads):
     """A kernel whose const's default names the factory's argument: an expression of the factory's scope, which
     TileLang's rewrite of the body, defined again elsewhere, cannot evaluate."""

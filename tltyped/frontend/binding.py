@@ -154,9 +154,8 @@ class Binder:
 
     def _check_scalar(self, p: Param, value: Any) -> None:
         """The values the launcher converts: exact ints (no bools), ints or floats (or a float's subclass), bools,
-        non-negative addresses;
-        under a tracer, a symbolic int for a dyn int (the op takes a SymInt: torch_op.py), whose value the real
-        call checks."""
+        non-negative addresses; under a tracer, a symbolic int for a dyn int (the op takes a SymInt: torch_op.py),
+        whose value the real call checks."""
         scalar = p.scalar or ""
         if issubclass(type(value), _SYMBOLIC):
             if issubclass(type(value), torch.SymInt) and p.scalar_type is int:
@@ -172,7 +171,7 @@ class Binder:
         elif p.scalar_type is float:
             if type(value) is not int and not isinstance(value, float):  # a float's subclass too (numpy's float64)
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
-            magnitude = math.fabs(value) if isinstance(value, float) else abs(value)  # a subclass's raw double, as the launcher reads it
+            magnitude = math.fabs(value) if isinstance(value, float) else abs(value)  # the raw double, as the launcher
             if magnitude > torch.finfo(to_torch(scalar)).max and not (isinstance(value, float) and math.isinf(value)):
                 raise self._fail(ArgumentValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
         elif type(value) is not int:

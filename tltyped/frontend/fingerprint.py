@@ -97,12 +97,12 @@ _OUTSIDE_STATE: tuple[object, ...] = (
 """The process environment, the module table and the readers of what no code names (a global by its name as a
 string, a module looked up at run time, a file, code in a string): what a body reads through them is not in the
 code, and may differ between processes."""
-_STATE_MODULES: tuple[types.ModuleType, ...] = (os, sys, importlib)
+_STATE_MODULES: tuple[types.ModuleType, ...] = (os, sys, importlib, builtins)
 """The modules whose attributes hold some of it (asked only these: another module's attribute may import on first
 use, as `tltyped.language`'s import TileLang)."""
-_STATE_MODULE_NAMES = frozenset({"os", "sys", "importlib", "builtins"})
+_STATE_MODULE_NAMES = frozenset(module.__name__ for module in _STATE_MODULES)
 _OUTSIDE_ATTRIBUTES = frozenset(
-    name for module in (os, sys, importlib, builtins) for name in dir(module)
+    name for module in _STATE_MODULES for name in dir(module)
     if any(getattr(module, name) is reader for reader in _OUTSIDE_STATE)
 )
 """Their attributes' names for it (`modules`, `environ`, `import_module`, `open`), where a function imports them."""

@@ -142,8 +142,9 @@ def test_bad_ptr(value: object, shown: str) -> None:
 @pytest.mark.parametrize(
     ("value", "error", "fragment"),
     [(True, TypeError, r"expects a float, got bool True"), (10**400, ValueError, r"= int 1000\d*\.\.\.0+ does not fit in float32"),
-     (1e39, ValueError, r"= float 1e\+39 does not fit in float32")],
-    ids=["bool", "10**400", "1e39"],
+     (1e39, ValueError, r"= float 1e\+39 does not fit in float32"),
+     (RaisingClass(), TypeError, r"expects a float, got tests\.unit\.hostile\.RaisingClass <.*>")],  # read by its type
+    ids=["bool", "10**400", "1e39", "__class__ raises"],
 )
 def test_bad_dyn_float(value: object, error: type[Exception], fragment: str) -> None:
     binder = in_body.scale_rows._dispatcher.binder

@@ -169,10 +169,11 @@ class Binder:
             if type(value) is not bool:
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a bool, got {describe(value)}")
         elif p.scalar_type is float:
-            if type(value) is not int and not isinstance(value, float):  # a float's subclass too (numpy's float64)
+            is_float = issubclass(type(value), float)  # a float's subclass too (numpy's float64); the type, not a
+            if type(value) is not int and not is_float:  # `__class__` that a hostile object may override
                 raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects a float, got {describe(value)}")
-            magnitude = math.fabs(value) if isinstance(value, float) else abs(value)  # the raw double, as the launcher
-            if magnitude > torch.finfo(to_torch(scalar)).max and not (isinstance(value, float) and math.isinf(value)):
+            magnitude = math.fabs(value) if is_float else abs(value)  # the raw double, as the launcher reads it
+            if magnitude > torch.finfo(to_torch(scalar)).max and not (is_float and math.isinf(value)):
                 raise self._fail(ArgumentValueError, f"dyn parameter {p.name!r} = {describe(value)} does not fit in {scalar}")
         elif type(value) is not int:
             raise self._fail(ArgumentTypeError, f"dyn parameter {p.name!r} expects an int, got {describe(value)}")

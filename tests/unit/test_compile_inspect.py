@@ -173,6 +173,33 @@ def test_second_compile_with_another_dyn_k_is_the_same_build(sm90, compiled_seed
 
 
 @needs_nvcc
+def test_a_compiled_kernel_runs_its_own_specialisation_only(sm90, compiled_seed_gemm, seed_gemm) -> None:
+    """Built for M = 1024, N = 256 (K dyn): any K is its call; another M, N or layout is refused, naming the
+    difference, where the jit function's call would specialise (TileLang's compiled kernels refuse it too)."""
+    assert compiled_seed_gemm(*gemm_args(k=64)).shape == (1024, 256)  # control: a dyn dim is free
+    with pytest.raises(tl.ArgumentValueError, match=r"^gemm: this compiled kernel was built for M = 1024, N = 256, "
+                       r"and this call has M = 512 \(from A, axis 0\), N = 128 \(from B, axis 1\); the jit function's"):
+        compiled_seed_gemm(*gemm_args(m=512, n=128))
+    a, b = gemm_args()
+    with pytest.raises(tl.ArgumentValueError, match=r"built for B contiguous, and this call has B with strides \(1, 512\)"):
+        compiled_seed_gemm(a, meta(256, 512, dtype=torch.float16).t())
+    assert seed_gemm.gemm(*gemm_args(m=512, n=128)).shape == (512, 128)  # the jit function's own call takes it
+
+
+def test_a_specialisation_names_what_a_call_changes() -> None:
+    """Specialization.differences: each const dim, dtype and layout, the compiled kernel's beside the call's."""
+    from tltyped.frontend.signature import Specialization
+    from tltyped.types.dtypes import float16, float32
+
+    built = Specialization({"block": 64}, {"M": 128}, {"A": float16, "B": float16}, {"A": None, "B": None})
+    call = Specialization({"block": 64}, {"M": 64}, {"A": float32, "B": float16}, {"A": None, "B": (1, 8)})
+    assert built.differences(built, {}) == []
+    assert built.differences(call, {"M": "A, axis 0"}) == [
+        ("dim", "M = 128", "M = 64 (from A, axis 0)"), ("dtype", "A float16", "A float32"),
+        ("layout", "B contiguous", "B with strides (1, 8)")]
+
+
+@needs_nvcc
 def test_launcher_checks_its_argument_count(compiled_seed_gemm) -> None:
     # A, B, dim K, then stream and device (the launcher allocates the output C itself)
     with pytest.raises(TypeError, match=r"gemm: launch takes 5 arguments, got 2"):

@@ -35,7 +35,7 @@ from tltyped.callpath.fastpath import build_fast_path, call_in_order, python_par
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
-from tltyped.errors import ArgumentTypeError, DefinitionError, LaunchError
+from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced
 from tltyped.frontend.signature import KernelSignature, Kind, Specialization
 
@@ -53,6 +53,14 @@ class CacheInfo(NamedTuple):
     compiles: int  # kernels built in this process (elaborated and lowered; nvcc unless its build was on disk)
     disk_hits: int  # kernels loaded from the disk cache without building them
     size: int  # static signatures in the in-memory cache
+
+
+class Pin(NamedTuple):
+    """What a compiled kernel was built for (`Dispatcher.compile`): its call runs nothing else."""
+
+    spec: Specialization
+    target: dict[str, Any]
+    launch: Callable[..., Any]  # the compiled kernel's own
 
 
 class Dispatcher:
@@ -112,8 +120,16 @@ class Dispatcher:
             self.helpers_ready = True
 
     def slow(self, *args: Any) -> Any:
+        return self.run(args, self.launches)
+
+    def run(self, args: tuple[Any, ...], launches: dict[Any, Callable[..., Any]], pinned: Pin | None = None) -> Any:
+        """A call the fast path missed: checked, then launched (and its launch stored under its key in `launches`),
+        or handed to autograd or a tracer (torch_op.py). A compiled kernel's call (`pinned`) runs its own
+        specialisation and target only: anything else is refused, as TileLang's compiled kernels refuse it."""
         self.misses += 1
         self.load_helpers()
+        if pinned is not None:
+            self.check_pinned(args, pinned)
         if tensors.forward_ad_open():
             from tltyped.callpath import torch_op
 
@@ -138,16 +154,31 @@ class Dispatcher:
         assert device is not None
         stream = self.stream(bound)
         key = self.key(*args)
-        launch = self.launches.get(key)
+        launch = launches.get(key)
         if launch is None:
             with self.building.setdefault(key, threading.Lock()):
                 try:
-                    launch = self.launches.get(key)
+                    launch = launches.get(key)
                     if launch is None:
-                        launch = self.launches[key] = self.make_launch(bound, stream)
+                        launch = launches[key] = self.make_launch(bound, stream) if pinned is None else pinned.launch
                 finally:
                     self.building.pop(key, None)  # threads still waiting hold the lock object itself
         return launch(*self.launch_args(bound), stream, device)
+
+    def check_pinned(self, args: tuple[Any, ...], pinned: Pin) -> None:
+        """Refuse a compiled kernel's call whose dims, dtypes, layout or device's target are not its own, naming each
+        difference: the jit function's call is the one that specialises."""
+        bound = self.binder.bind(args, allow_meta=True)
+        differences = pinned.spec.differences(self.specialization(bound, self.consts(bound)), bound.dim_origin)
+        if bound.device is not None and bound.device.type == "cuda":
+            target = targets.resolve(self.target, bound.device)
+            if target != pinned.target:
+                differences.append(("target", f"target {pinned.target}", f"target {target} ({bound.device})"))
+        if differences:
+            error = ArgumentTypeError if any(what == "dtype" for what, _, _ in differences) else ArgumentValueError
+            raise error(f"{self.signature.name}: this compiled kernel was built for {', '.join(d[1] for d in differences)}, "
+                        f"and this call has {', '.join(d[2] for d in differences)}; the jit function's own call compiles "
+                        "a kernel for those")
 
     def outputs(self, bound: Bound) -> list[torch.Tensor]:
         """The outputs a call allocates and returns, made with no data (on meta, or fake under a tracer), shaped as
@@ -309,7 +340,8 @@ class Dispatcher:
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel[..., Any]:
         """The kernel a call with these arguments runs, built now or loaded from the disk cache; callable with the
-        call's runtime arguments (its consts those given here), as TileLang's compiled kernels are."""
+        call's runtime arguments (its consts those given here), as TileLang's compiled kernels are: through a fast
+        path of its own, which launches this kernel and no other."""
         self.load_helpers()
         spec, target = self.bind_for_inspection(args, kwargs)
         kernel = self.kernels.load_or_build(spec, target)
@@ -318,7 +350,10 @@ class Dispatcher:
         takes = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY if p.keyword_only else
                                                      inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
                                    for p in runtime])  # as the kernel takes them, by position or name
-        fast, by_name = self.fast_path.call, any(p.keyword_only for p in runtime)
+        launches: dict[Any, Callable[..., Any]] = {}
+        pin = Pin(spec, target, kernel.launch)
+        fast = build_fast_path(self.plan, self.fast_path_source, launches, lambda *args: self.run(args, launches, pin)).call
+        by_name = any(p.keyword_only for p in runtime)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if kwargs or len(args) != len(runtime) or by_name:  # bound as Python binds a call

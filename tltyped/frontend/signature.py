@@ -173,3 +173,19 @@ class Specialization:
     dims: Mapping[str, int]  # const dim -> size
     dtypes: Mapping[str, type[DType]]  # tensor parameter -> element type
     strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides when not contiguous (and not a StridedTensor)
+
+    def differences(self, call: Specialization, origin: Mapping[str, str]) -> list[tuple[str, str, str]]:
+        """What a call's specialisation changes from this one, a compiled kernel's: each const dim, dtype and layout
+        as (`dim`, `dtype` or `layout`, this one's, the call's), the call's dims with where they came from
+        (`origin`: Bound.dim_origin)."""
+        found = [("dim", f"{d} = {size}", f"{d} = {call.dims.get(d)}" + (f" (from {origin[d]})" if d in origin else ""))
+                 for d, size in self.dims.items() if call.dims.get(d) != size]
+        found += [("dtype", f"{name} {dtype.name}", f"{name} {call.dtypes[name].name}")
+                  for name, dtype in self.dtypes.items() if name in call.dtypes and call.dtypes[name] is not dtype]
+        found += [("layout", f"{name} {_layout(strides)}", f"{name} {_layout(call.strides.get(name))}")
+                  for name, strides in self.strides.items() if call.strides.get(name) != strides]
+        return found
+
+
+def _layout(strides: tuple[int, ...] | None) -> str:
+    return "contiguous" if strides is None else f"with strides {strides}"

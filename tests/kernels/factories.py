@@ -6,6 +6,7 @@ No `from __future__ import annotations`: most users' modules have none.
 
 import importlib
 import os
+import pathlib
 import sys
 
 import torch
@@ -352,6 +353,18 @@ def offset_through_importlib():
 def offset_from_a_file():
     with open(OFFSET_FILE) as file:
         return float(file.read() or OFFSET)
+
+
+def offset_from_a_path():
+    return float(pathlib.Path(OFFSET_FILE).read_text() or OFFSET)
+
+
+def offset_through_os_read():
+    fd = os.open(OFFSET_FILE, os.O_RDONLY)
+    try:
+        return float(os.read(fd, 64) or OFFSET)
+    finally:
+        os.close(fd)
 
 
 def offset_from_a_string():

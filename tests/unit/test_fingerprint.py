@@ -256,6 +256,7 @@ def test_a_kernel_calling_getenv_in_its_body_is_never_recorded() -> None:
 
 @pytest.mark.parametrize("read", [factories.offset_by_name, factories.offset_through_the_module_table,
                                   factories.offset_through_importlib, factories.offset_from_a_file,
+                                  factories.offset_from_a_path, factories.offset_through_os_read,
                                   factories.offset_from_a_string, factories.offset_through_its_own_import,
                                   factories.offset_through_a_frame], ids=lambda read: read.__name__)
 def test_a_kernel_reading_what_no_code_names_is_never_recorded(read: Any) -> None:

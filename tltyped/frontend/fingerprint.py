@@ -30,9 +30,10 @@ on the function's name and file would serve one kernel's binary to the other.
 - the process environment (`os.environ`, `os.getenv`) and other state no
   code names: a global read by its name as a string (`globals()`), a module
   looked up at run time (`sys.modules`, `importlib.import_module`), a file
-  (`open`), code in a string (`eval`, `exec`): no text, as it may differ
-  between processes (a file read through a library object, `Path.read_text`,
-  is library code, read by name);
+  (`open`, `os.read`, a path's `read_text` or `read_bytes`), code in a string
+  (`eval`, `exec`): no text, as it may differ between processes (a file read
+  through another library's reader, `numpy.load`, is library code, read by
+  name);
 - library code: the standard library and tltyped by name (the Python version
   and tltyped's own digest are in every record's key), installed packages by
   name and their top-level package's `__version__` (by source without one);
@@ -90,7 +91,7 @@ _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _OUTSIDE_STATE: tuple[object, ...] = (
-    *(getattr(os, name) for name in ("environ", "environb", "getenv", "getenvb") if hasattr(os, name)),
+    *(getattr(os, name) for name in ("environ", "environb", "getenv", "getenvb", "read", "pread") if hasattr(os, name)),
     builtins.globals, builtins.eval, builtins.exec, builtins.open, builtins.__import__,
     sys.modules, importlib.import_module, importlib.reload,
 )
@@ -106,8 +107,9 @@ _OUTSIDE_ATTRIBUTES = frozenset(
     if any(getattr(module, name) is reader for reader in _OUTSIDE_STATE)
 )
 """Their attributes' names for it (`modules`, `environ`, `import_module`, `open`), where a function imports them."""
-_FRAME_STATE = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__"})
-"""A frame's or a function's namespaces, read by name as strings."""
+_READ_BY_NAME = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "read_text", "read_bytes"})
+"""Attributes that read what no code names whatever object has them: a frame's or a function's namespaces (read
+by name as strings), a path's file (`pathlib.Path.read_text`)."""
 
 
 @dataclass(frozen=True)
@@ -449,10 +451,10 @@ def _loads(code: types.CodeType, names: frozenset[str]) -> Iterator[tuple[str, .
 def _reaches_outside_state(code: types.CodeType) -> bool:
     """Whether the code reaches state no code names where the globals it loads do not show it: through one of
     os, sys, importlib and builtins imported in the function itself (`import sys; sys.modules[name]`), or
-    through a frame's or a function's globals (`sys._getframe().f_globals`, `helper.__globals__`)."""
+    through an attribute that reads it (`sys._getframe().f_globals`, `helper.__globals__`, `path.read_text()`)."""
     names = set(_names(code))
     imported = {module.partition(".")[0] for module, _ in _imports(code)}
-    return bool(names & _FRAME_STATE) or bool(imported & _STATE_MODULE_NAMES and names & _OUTSIDE_ATTRIBUTES)
+    return bool(names & _READ_BY_NAME) or bool(imported & _STATE_MODULE_NAMES and names & _OUTSIDE_ATTRIBUTES)
 
 
 def _names(code: types.CodeType) -> Iterator[str]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         CompileError,
         DefinitionError,
         DimSyntaxError,
+        ElaborationError,
         Error,
         KernelBuildError,
         LaunchError,
@@ -63,14 +64,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentTypeError", "ArgumentValueError", "AutogradError", "CacheInfo", "CacheWarning", "CompileError", "DType", "DefinitionError",
-    "DimSyntaxError", "Error", "JitFunction", "KernelBuildError", "KernelObject", "LaunchError", "LoweringError", "TargetError", "Tensor",
+    "DimSyntaxError", "ElaborationError", "Error", "JitFunction", "KernelBuildError", "KernelObject", "LaunchError", "LoweringError", "TargetError", "Tensor",
     "Tune", "TuningError", "autotune", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
     "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "register_autograd", "tune", "uint8",
     "uint16", "uint32", "uint64",
 ]
 
 _ERRORS = ("ArgumentTypeError", "ArgumentValueError", "AutogradError", "CacheWarning", "CompileError", "DefinitionError", "DimSyntaxError",
-           "Error", "KernelBuildError", "LaunchError", "LoweringError", "TargetError", "TuningError")
+           "ElaborationError", "Error", "KernelBuildError", "LaunchError", "LoweringError", "TargetError", "TuningError")
 _HOME = {  # public name -> the module defining it
     **{name: "tltyped.errors" for name in _ERRORS},
     "CacheInfo": "tltyped.callpath.dispatcher",

@@ -57,7 +57,14 @@ class UndeclaredDim(DimSyntaxError):
 
 
 class KernelBuildError(Error, RuntimeError):
-    """The kernel body failed to elaborate; the message names the user's source line."""
+    """The kernel cannot be built for these arguments: its body failed (an ElaborationError), or what it builds
+    could never launch (an extent out of CUDA's range, more shared memory than a block has)."""
+
+
+class ElaborationError(KernelBuildError):
+    """Running the kernel body (or a lazy-style factory) for these arguments failed, or built what its annotations
+    deny; the message names the user's source line. TileLang raises these before anything compiles, so
+    `par_compile(ignore_error=True)` raises them too."""
 
 
 class LoweringError(Error, RuntimeError):

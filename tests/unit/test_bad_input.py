@@ -354,7 +354,7 @@ def test_binder_is_the_slow_paths_check(seed_gemm) -> None:
         ("copies_a_point_into_a_tile", (meta(64, dtype=torch.float32),),
          ["AssertionError: `assert len(obj.indices) == len(exts)` failed (tilelang/utils/language.py:"]),
         ("returns_an_input", (meta(64, dtype=torch.float32),), ["returns global buffers (T.empty / T.alloc_global) only"]),
-        ("returns_one_output_twice", (meta(64, dtype=torch.float32),), ["KernelBuildError: the kernel returns `C` twice"]),
+        ("returns_one_output_twice", (meta(64, dtype=torch.float32),), ["ElaborationError: the kernel returns `C` twice"]),
         ("returns_a_python_int", (meta(64, dtype=torch.float32),), ["returns global buffers"]),
         ("unreturned_empty", (meta(64, dtype=torch.float32),), ["Not all tensor allocated from `T.empty` are returned"]),
         ("gemm_shape_mismatch", (meta(256, 256),), ["T.gemm K shape check failed"]),

@@ -256,9 +256,15 @@ def test_par_compile_builds_each_configuration_in_order(sm90) -> None:
     assert [type(k).__name__ for k in lazy] == ["CompiledKernel", "CompiledKernel"]
     assert lazy[0].get_kernel_source() != lazy[1].get_kernel_source()
     assert lazy_style.copy_block.compile(32).get_kernel_source() == lazy[0].get_kernel_source()  # TileLang's compile
-    with pytest.raises(tl.KernelBuildError, match="running the factory with M=float 256.0"):
-        lazy_style.matmul.par_compile([(256.0, 128, 64, 64, 64, 32)])
-    failed = lazy_style.matmul.par_compile([(256.0, 128, 64, 64, 64, 32), (256, 128, 64, 64, 64, 32)], ignore_error=True)
+    too_big = (256, 128, 512, 256, 128, 256)  # elaborates; its shared memory is more than a block has
+    with pytest.raises(tl.KernelBuildError, match="main_kernel uses 589824 bytes of shared memory"):
+        lazy_style.matmul.par_compile([too_big])
+    failed = lazy_style.matmul.par_compile([too_big, (256, 128, 64, 64, 64, 32)], ignore_error=True)
     assert failed[0] is None and failed[1] is not None
+    for ignore_error in (False, True):  # the body fails: raised whatever ignore_error says, as TileLang's is
+        with pytest.raises(tl.ElaborationError, match="running the factory with M=float 256.0"):
+            lazy_style.matmul.par_compile([(256.0, 128, 64, 64, 64, 32), (256, 128, 64, 64, 64, 32)], ignore_error=ignore_error)
+        with pytest.raises(tl.ArgumentTypeError, match="'B' expects dtype float32, got float16"):
+            elementwise.add_or_sub.par_compile([(meta(256, 64, dtype=F32), meta(256, 64))], ignore_error=ignore_error)
     with pytest.raises(tl.ArgumentTypeError, match="par_compile takes each configuration as a dict .* got int 5"):
         lazy_style.copy_block.par_compile([5])

@@ -14,12 +14,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, TypeVar
 
-from tltyped.errors import ArgumentTypeError
+from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, DimSyntaxError, ElaborationError
 from tltyped.types.values import describe
 
 logger = logging.getLogger(__name__)
 
 Built = TypeVar("Built")
+
+NEVER_IGNORED = (ArgumentTypeError, ArgumentValueError, DefinitionError, DimSyntaxError, ElaborationError)
+"""What TileLang's `par_compile` raises whatever `ignore_error` says, from elaborating each configuration before
+any build starts: a bad argument, a definition it cannot take, a body that fails."""
 
 
 def build_in_parallel(name: str, builds: Sequence[Callable[[], Built]], workers: int | None = None) -> list[Built | Exception]:
@@ -50,7 +54,8 @@ def par_compile(
 ) -> list[Built | None]:
     """TileLang's `fn.par_compile(configs)`: `fn.compile` of each configuration (a dict of keyword arguments, or a
     tuple of positional ones), built in parallel, in order. A configuration that fails raises its error, or with
-    `ignore_error` gives None and a warning naming it."""
+    `ignore_error` one that elaborates but fails to build (lowering, nvcc, resources) gives None and a warning
+    naming it."""
     configs = list(configs)
     builds: list[Callable[[], Built]] = []
     for config in configs:
@@ -67,7 +72,7 @@ def par_compile(
     for config, result in zip(configs, build_in_parallel(name, builds, num_workers)):
         if not isinstance(result, Exception):
             compiled.append(result)
-        elif ignore_error:
+        elif ignore_error and not isinstance(result, NEVER_IGNORED):
             logger.warning("%s: configuration %s failed to build: %s", name, describe(config), result)
             compiled.append(None)
         else:

@@ -41,7 +41,7 @@ from tilelang.language.eager import builder as tl_builder
 from tilelang.language.eager import utils as tl_utils
 from tilelang.language.eager.utils import construct_strides
 
-from tltyped.errors import ArgumentValueError, KernelBuildError
+from tltyped.errors import ArgumentValueError, ElaborationError
 from tltyped.frontend.fingerprint import is_users_code
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
@@ -167,9 +167,9 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
         for v in (self.unwrap_value(v) for v in values):
             is_global = any(v is g for g in self.globals)
             if not isinstance(v, tirx.Buffer) or not (hasattr(v, "_out_idx") or is_global):
-                raise KernelBuildError(f"Only tensor allocated from `T.empty` can be returned in a prim_func, got {v}({type(v)})")
+                raise ElaborationError(f"Only tensor allocated from `T.empty` can be returned in a prim_func, got {v}({type(v)})")
             if any(v is r for r in self.returned):  # one output, one tensor: return it once
-                raise KernelBuildError(f"the kernel returns `{v.name}` twice; a call returns each output once")
+                raise ElaborationError(f"the kernel returns `{v.name}` twice; a call returns each output once")
             if not is_global:
                 self.out_idx.append(len(self.returned))  # counted against the T.empty tensors when the function ends
             self.returned.append(v)
@@ -234,7 +234,7 @@ class Elaborator:
     def elaborate(self, spec: Specialization) -> Elaborated:
         if self._reread is not None and (now := self._reread()) != self._signature:
             # the body would read the new value, the call path checks and allocates for the old: refused, not built
-            raise KernelBuildError(
+            raise ElaborationError(
                 f"{self._signature.name}: its annotations now read {now}, not {self._signature} as when its calls "
                 "were set up (a global or closure value they use has changed); decorate the function again, or make "
                 "the value a const parameter"
@@ -253,7 +253,7 @@ class Elaborator:
         except Exception as exc:
             where = (failure_site(exc, builder.current_file, builder.current_line) if builder.current_line
                      else self._signature.name)
-            raise KernelBuildError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
+            raise ElaborationError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
         _check_returns(self._signature, prim_func, dims)
         dyn_vars = {name: dims[name] for name in self._signature.dyn_dims}
         return Elaborated(prim_func, dyn_vars)
@@ -283,7 +283,7 @@ def _check_returns(signature: KernelSignature, prim_func: Any, dims: Mapping[str
                 if all(s in dims for s in dim.symbols) and not analyzer.can_prove_equal(size, dim.evaluate(dims)):
                     problem = problem or f"{what}'s axis {axis} is {size}, not {dim}"
     if problem is not None:
-        raise KernelBuildError(
+        raise ElaborationError(
             f"{signature.name}: returns {found}, but its return annotation states {stated}: {problem}"
         )
 

@@ -33,7 +33,7 @@ from tilelang import tvm
 
 from tltyped.abi import check_host_scalar
 from tltyped.autotuner import first_candidates, tuned
-from tltyped.errors import ArgumentValueError, DefinitionError, DimSyntaxError, KernelBuildError
+from tltyped.errors import ArgumentValueError, DefinitionError, DimSyntaxError, ElaborationError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.elaborate import Elaborated, failure_site, failure_text, outputs_last
 from tltyped.frontend.lazy import out_indices
@@ -70,7 +70,7 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
         lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == file]
         given = ", ".join(f"{name}={describe(value)}" for name, value in arguments.items())
         where = failure_site(exc, file, lines[-1]) if lines and lines[-1] is not None else fn.__name__
-        raise KernelBuildError(
+        raise ElaborationError(
             f"{fn.__name__}: running the factory with {given} failed at {where}: {failure_text(exc).splitlines()[0]}"
         ) from exc
     finally:
@@ -208,7 +208,7 @@ class FactoryElaboration:
             )
         if signature != self.signature:
             self.forget()
-            raise KernelBuildError(
+            raise ElaborationError(
                 f"{name}: the factory now returns a kernel with signature {signature}, not {self.signature} as when "
                 f"this kernel object was made (a value it reads has changed); call {name}(...) again for a new kernel"
             )

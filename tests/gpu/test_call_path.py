@@ -222,3 +222,12 @@ def test_every_scalar_type_reaches_the_kernel_as_given(scalars: dict[str, float]
     for _ in range(2):  # the first call (slow path), then a cached one
         y = every_scalar(x, f32=1.5, **scalars)
         assert rel_err(y, want) < 1e-6, (y[:4], want[:4])
+
+
+def test_a_kernel_of_no_arguments_launches() -> None:
+    """No tensor says where: it runs on the current device, and the device is fine afterwards."""
+    from tests.kernels.eager_style import layout_probe
+
+    assert layout_probe(4, 32) is None and layout_probe(4, 32) is None  # the second from the fast path
+    torch.cuda.synchronize()
+    assert layout_probe.cache_info().hits == 1

@@ -236,3 +236,13 @@ def gemv(A, B, block_N=None, reduce_threads=None):
             T.evaluate(T.tvm_thread_allreduce(T.uint32(1), acc[0], True, reduced[0], tk, dtype="handle"))
         C[bn * block_N + tn] = reduced[0]
     return C
+
+
+@tl.jit
+def layout_probe(M: int, N: int):
+    """Takes no tensor and launches a kernel that uses none (as TileLang's layout-inference tests do, compiling a
+    kernel to read its CUDA): built and launched all the same, where the grid is one block of default size."""
+    with T.Kernel():
+        tile = T.alloc_fragment((N, M), T.float32)
+        for i, k in T.Parallel(N, M):
+            tile[i, k] = 1

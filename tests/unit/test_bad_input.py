@@ -392,10 +392,11 @@ def test_an_output_of_a_negative_size_is_refused_as_the_launcher_refuses_it() ->
 
 
 def test_a_body_that_launches_no_kernel() -> None:
-    """It lowers (TileLang's own tests lower such functions), but a launch of a kernel with no arguments is nothing
-    to run, and TileLang's host code for it does not compile: refused before nvcc, saying why."""
-    with pytest.raises(KernelBuildError, match=r"^launches_nothing: the body launches no kernel that uses its "
-                                               r"arguments \(launches_nothing_kernel takes none\)"):
+    """It lowers (TileLang's own tests lower such functions), to an empty device kernel that would run nothing on
+    the GPU: refused before nvcc, saying why."""
+    assert "__global__" in broken.launches_nothing.lower(meta(64, dtype=torch.float32)).cuda_source
+    with pytest.raises(KernelBuildError, match=r"^launches_nothing: the body launches no kernel: what runs on the GPU "
+                                               r"goes in `with T.Kernel\(...\)`$"):
         broken.launches_nothing.compile(meta(64, dtype=torch.float32))
 
 

@@ -200,6 +200,15 @@ def test_a_specialisation_names_what_a_call_changes() -> None:
 
 
 @needs_nvcc
+def test_a_kernel_of_no_arguments_builds(sm90) -> None:
+    """TileLang's launch code names no argument after the kernel's (`cudaLaunchKernelEx(&config, kernel, )`, which
+    nvcc refuses) where the kernel takes none: the launcher is built all the same."""
+    kernel = eager_style.layout_probe.compile(M=4, N=32)
+    assert "layout_probe_kernel()" in kernel.get_kernel_source()
+    assert "cudaLaunchKernelEx(&config, layout_probe_kernel);" in kernel.launcher_source
+
+
+@needs_nvcc
 def test_launcher_checks_its_argument_count(compiled_seed_gemm) -> None:
     # A, B, dim K, then stream and device (the launcher allocates the output C itself)
     with pytest.raises(TypeError, match=r"gemm: launch takes 5 arguments, got 2"):

@@ -40,6 +40,8 @@ class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
 
     def get_kernel_launch_code(self, name: str, grid: str, block: str, smem: Any, args: str, cluster: Any) -> str:
         launch: str = super().get_kernel_launch_code(name, grid, block, smem, args, cluster)
+        if not args:  # TileLang writes `cudaLaunchKernelEx(&config, kernel, )` for a kernel of no parameters
+            launch = launch.replace(f"{name}, );", f"{name});")
         return f"\n\tif ({grid}.x != 0 && {grid}.y != 0 && {grid}.z != 0)" + launch
 
     def get_cuda_host_adapter_include(self) -> str:

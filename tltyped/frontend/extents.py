@@ -81,3 +81,10 @@ def _block(block: Any) -> list[str]:
                 "per call; its size must be fixed when the kernel is built (tile the dyn dim, or make it const)"
             )
     return problems
+
+
+
+def launches_a_kernel(prim_func: Any) -> bool:
+    """Whether the body has a `with T.Kernel(...)` (TileLang's launch frame opens a block named `tilelang_root`):
+    a body without one lowers to an empty device kernel, which runs nothing on the GPU."""
+    return any(isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root" for node in tir_nodes(prim_func.body))

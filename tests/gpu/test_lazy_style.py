@@ -115,8 +115,8 @@ def test_an_eager_kernel_from_compile_runs_and_profiles_as_tilelang_s() -> None:
     with pytest.raises(AssertionError):
         kernel.get_profiler().assert_allclose(lambda x: (2 * x, 2 * x))
     compiles = eager_style.scratch_and_outputs.cache_info().compiles
-    with pytest.raises(tl.ArgumentValueError, match=r"built for M = 4096, and this call has M = 2048 \(from A, axis 0\)"):
+    with pytest.raises(tl.ArgumentValueError, match=r"dim M = 2048 \(from A, axis 0\), built for 4096$"):
         kernel(torch.randn(2048, device="cuda"))  # another kernel's size: refused, as TileLang's kernel refuses it
-    with pytest.raises(tl.ArgumentValueError, match=r"built for A contiguous, and this call has A with strides \(2,\)"):
+    with pytest.raises(tl.ArgumentValueError, match=r"A layout strides \(2,\), built for contiguous$"):
         kernel(torch.randn(8192, device="cuda")[::2])
     assert eager_style.scratch_and_outputs.cache_info().compiles == compiles  # nothing else was built

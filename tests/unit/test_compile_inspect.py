@@ -177,26 +177,39 @@ def test_a_compiled_kernel_runs_its_own_specialisation_only(sm90, compiled_seed_
     """Built for M = 1024, N = 256 (K dyn): any K is its call; another M, N or layout is refused, naming the
     difference, where the jit function's call would specialise (TileLang's compiled kernels refuse it too)."""
     assert compiled_seed_gemm(*gemm_args(k=64)).shape == (1024, 256)  # control: a dyn dim is free
-    with pytest.raises(tl.ArgumentValueError, match=r"^gemm: this compiled kernel was built for M = 1024, N = 256, "
-                       r"and this call has M = 512 \(from A, axis 0\), N = 128 \(from B, axis 1\); the jit function's"):
+    with pytest.raises(tl.ArgumentValueError, match=r"^gemm: the call is not what this compiled kernel was built for: "
+                       r"dim M = 512 \(from A, axis 0\), built for 1024; dim N = 128 \(from B, axis 1\), built for 256$"):
         compiled_seed_gemm(*gemm_args(m=512, n=128))
     a, b = gemm_args()
-    with pytest.raises(tl.ArgumentValueError, match=r"built for B contiguous, and this call has B with strides \(1, 512\)"):
+    with pytest.raises(tl.ArgumentValueError, match=r"B layout strides \(1, 512\), built for contiguous$"):
         compiled_seed_gemm(a, meta(256, 512, dtype=torch.float16).t())
+    with pytest.raises(tl.ArgumentValueError, match=r"TileLang's Profiler makes contiguous inputs, and this kernel was "
+                       r"built for B with strides \(1, 512\)"):
+        seed_gemm.gemm.compile(a, meta(256, 512, dtype=torch.float16).t()).get_profiler()
     assert seed_gemm.gemm(*gemm_args(m=512, n=128)).shape == (512, 128)  # the jit function's own call takes it
 
 
+@needs_nvcc
+def test_a_compiled_kernel_is_one_call_in_a_torch_compiled_graph(sm90, compiled_seed_gemm) -> None:
+    """Traced as the jit function is (one op, no graph break), and checked against its specialisation as traced."""
+    torch._dynamo.reset()
+    doubled = torch.compile(lambda a, b: compiled_seed_gemm(a, b) * 2, fullgraph=True, backend="eager")
+    assert doubled(*gemm_args(k=64)).shape == (1024, 256)
+    with pytest.raises(Exception, match=r"dim M = 512 \(from A, axis 0\), built for 1024"):
+        doubled(*gemm_args(m=512))
+
+
 def test_a_specialisation_names_what_a_call_changes() -> None:
-    """Specialization.differences: each const dim, dtype and layout, the compiled kernel's beside the call's."""
-    from tltyped.frontend.signature import Specialization
+    """Specialization.differences: each const dim, dtype and layout, the call's beside the compiled kernel's."""
+    from tltyped.frontend.signature import Difference, Specialization
     from tltyped.types.dtypes import float16, float32
 
-    built = Specialization({"block": 64}, {"M": 128}, {"A": float16, "B": float16}, {"A": None, "B": None})
+    built = Specialization({"block": 64}, {"M": 128}, {"A": float16, "B": float16, "C": float16}, {"A": None, "B": None})
     call = Specialization({"block": 64}, {"M": 64}, {"A": float32, "B": float16}, {"A": None, "B": (1, 8)})
     assert built.differences(built, {}) == []
-    assert built.differences(call, {"M": "A, axis 0"}) == [
-        ("dim", "M = 128", "M = 64 (from A, axis 0)"), ("dtype", "A float16", "A float32"),
-        ("layout", "B contiguous", "B with strides (1, 8)")]
+    assert built.differences(call, {"M": "A, axis 0"}) == [  # C, an output the call does not pass, is not compared
+        Difference("dim M", "= 64 (from A, axis 0)", "128"), Difference("A dtype", "float32", "float16"),
+        Difference("B layout", "strides (1, 8)", "contiguous")]
 
 
 @needs_nvcc

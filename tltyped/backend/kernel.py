@@ -57,7 +57,7 @@ class CompiledKernel(Generic[P, R_co]):
     folder: Path
     compiled: bool  # False when the build was found in the disk cache
     module: ModuleType | None = None
-    call: Callable[..., Any] | None = None  # `kernel(a, b)`: the jit function's call, consts bound (Dispatcher.compile)
+    call: Callable[..., Any] | None = None  # `kernel(a, b)`: this kernel's own call, consts bound (Dispatcher.compile)
     profile: Callable[[Any], Any] | None = None  # tensor supply type -> TileLang's Profiler of `call`
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co:

@@ -37,7 +37,7 @@ from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced
-from tltyped.frontend.signature import KernelSignature, Kind, Specialization
+from tltyped.frontend.signature import Difference, KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
     from tltyped.backend.compiler import KernelBuilder
@@ -124,12 +124,13 @@ class Dispatcher:
 
     def run(self, args: tuple[Any, ...], launches: dict[Any, Callable[..., Any]], pinned: Pin | None = None) -> Any:
         """A call the fast path missed: checked, then launched (and its launch stored under its key in `launches`),
-        or handed to autograd or a tracer (torch_op.py). A compiled kernel's call (`pinned`) runs its own
-        specialisation and target only: anything else is refused, as TileLang's compiled kernels refuse it."""
+        or handed to autograd or a tracer (torch_op.py). A compiled kernel's call (`pinned`) is refused unless it is
+        of the kernel's specialisation and target, as TileLang's compiled kernels refuse it; then an eager call
+        launches the compiled kernel itself, and one autograd records or a tracer traces is the kernel's torch op
+        (of the same specialisation)."""
         self.misses += 1
         self.load_helpers()
-        if pinned is not None:
-            self.check_pinned(args, pinned)
+        bound = None if pinned is None else self.check_pinned(args, pinned)
         if tensors.forward_ad_open():
             from tltyped.callpath import torch_op
 
@@ -143,7 +144,7 @@ class Dispatcher:
             from tltyped.callpath import torch_op
 
             return torch_op.traced_call(self, args)
-        bound = self.binder.bind(args, allow_meta=True)
+        bound = bound or self.binder.bind(args, allow_meta=True)
         if bound.device is not None and bound.device.type == "meta":
             return unpack(self.outputs(bound))
         if bound.device is None:  # no tensor says where: the current device, as the fast path's facts say
@@ -155,30 +156,36 @@ class Dispatcher:
         stream = self.stream(bound)
         key = self.key(*args)
         launch = launches.get(key)
-        if launch is None:
+        if launch is None and pinned is not None:
+            launch = launches.setdefault(key, pinned.launch)  # checked: this key is the compiled kernel's
+        elif launch is None:
             with self.building.setdefault(key, threading.Lock()):
                 try:
                     launch = launches.get(key)
                     if launch is None:
-                        launch = launches[key] = self.make_launch(bound, stream) if pinned is None else pinned.launch
+                        launch = launches[key] = self.make_launch(bound, stream)
                 finally:
                     self.building.pop(key, None)  # threads still waiting hold the lock object itself
         return launch(*self.launch_args(bound), stream, device)
 
-    def check_pinned(self, args: tuple[Any, ...], pinned: Pin) -> None:
-        """Refuse a compiled kernel's call whose dims, dtypes, layout or device's target are not its own, naming each
-        difference: the jit function's call is the one that specialises."""
+    def check_pinned(self, args: tuple[Any, ...], pinned: Pin) -> Bound:
+        """The call bound, unless its dims, dtypes or layout (its inputs'), or the target of the device it runs on,
+        are not the compiled kernel's: refused, naming each difference."""
         bound = self.binder.bind(args, allow_meta=True)
-        differences = pinned.spec.differences(self.specialization(bound, self.consts(bound)), bound.dim_origin)
-        if bound.device is not None and bound.device.type == "cuda":
-            target = targets.resolve(self.target, bound.device)
-            if target != pinned.target:
-                differences.append(("target", f"target {pinned.target}", f"target {target} ({bound.device})"))
+        called = self.specialization(bound, self.consts(bound))
+        inputs = {p.name for p in self.signature.tensors}
+        called = dataclasses.replace(called, dtypes={n: d for n, d in called.dtypes.items() if n in inputs})
+        differences = pinned.spec.differences(called, bound.dim_origin)
+        device = bound.device or (torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else None)
+        if device is not None and device.type == "cuda":  # no tensor says where: the current device, as `run` takes
+            arch, built = targets.resolve(self.target, device)["arch"], pinned.target["arch"]
+            if arch != built:
+                differences.append(Difference("target", f"{arch} ({device})", built))
         if differences:
-            error = ArgumentTypeError if any(what == "dtype" for what, _, _ in differences) else ArgumentValueError
-            raise error(f"{self.signature.name}: this compiled kernel was built for {', '.join(d[1] for d in differences)}, "
-                        f"and this call has {', '.join(d[2] for d in differences)}; the jit function's own call compiles "
-                        "a kernel for those")
+            error = ArgumentTypeError if any(d.subject.endswith("dtype") for d in differences) else ArgumentValueError
+            raise error(f"{self.signature.name}: the call is not what this compiled kernel was built for: "
+                        + "; ".join(f"{d.subject} {d.called}, built for {d.built}" for d in differences))
+        return bound
 
     def outputs(self, bound: Bound) -> list[torch.Tensor]:
         """The outputs a call allocates and returns, made with no data (on meta, or fake under a tracer), shaped as
@@ -352,7 +359,9 @@ class Dispatcher:
                                    for p in runtime])  # as the kernel takes them, by position or name
         launches: dict[Any, Callable[..., Any]] = {}
         pin = Pin(spec, target, kernel.launch)
-        fast = build_fast_path(self.plan, self.fast_path_source, launches, lambda *args: self.run(args, launches, pin)).call
+        fast = build_fast_path(self.plan, self.fast_path_source, launches, lambda *given: self.run(given, launches, pin)).call
+        functools.update_wrapper(fast, self.fn)
+        _hook_dynamo(fast)  # traced as one call, as the jit function's own fast path is
         by_name = any(p.keyword_only for p in runtime)
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -370,6 +379,10 @@ class Dispatcher:
         def profile(supply: Any) -> Any:
             from tltyped.callpath.profiler import profiler  # imports TileLang
 
+            strided = [f"{name} with strides {strides}" for name, strides in spec.strides.items() if strides is not None]
+            if strided:
+                raise ArgumentValueError(f"{self.signature.name}: TileLang's Profiler makes contiguous inputs, and this "
+                                         f"kernel was built for {', '.join(strided)}; time its call on such tensors")
             return profiler(call, runtime, spec, supply)
 
         return dataclasses.replace(kernel, call=call, profile=profile)

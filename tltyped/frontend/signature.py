@@ -17,7 +17,7 @@ import enum
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from tltyped.errors import DefinitionError
 from tltyped.frontend.dims import Dim
@@ -174,18 +174,25 @@ class Specialization:
     dtypes: Mapping[str, type[DType]]  # tensor parameter -> element type
     strides: Mapping[str, tuple[int, ...] | None]  # tensor parameter -> strides when not contiguous (and not a StridedTensor)
 
-    def differences(self, call: Specialization, origin: Mapping[str, str]) -> list[tuple[str, str, str]]:
-        """What a call's specialisation changes from this one, a compiled kernel's: each const dim, dtype and layout
-        as (`dim`, `dtype` or `layout`, this one's, the call's), the call's dims with where they came from
-        (`origin`: Bound.dim_origin)."""
-        found = [("dim", f"{d} = {size}", f"{d} = {call.dims.get(d)}" + (f" (from {origin[d]})" if d in origin else ""))
-                 for d, size in self.dims.items() if call.dims.get(d) != size]
-        found += [("dtype", f"{name} {dtype.name}", f"{name} {call.dtypes[name].name}")
+    def differences(self, call: Specialization, origin: Mapping[str, str]) -> list[Difference]:
+        """What a call's specialisation changes from this one, a compiled kernel's: each const dim, each dtype of
+        the call's tensors, each layout; the call's dims with where they came from (`origin`: Bound.dim_origin)."""
+        found = [Difference(f"dim {d}", f"= {call.dims[d]}" + (f" (from {origin[d]})" if d in origin else ""), str(size))
+                 for d, size in self.dims.items() if call.dims[d] != size]
+        found += [Difference(f"{name} dtype", call.dtypes[name].name, dtype.name)
                   for name, dtype in self.dtypes.items() if name in call.dtypes and call.dtypes[name] is not dtype]
-        found += [("layout", f"{name} {_layout(strides)}", f"{name} {_layout(call.strides.get(name))}")
-                  for name, strides in self.strides.items() if call.strides.get(name) != strides]
+        found += [Difference(f"{name} layout", _layout(call.strides[name]), _layout(strides))
+                  for name, strides in self.strides.items() if call.strides[name] != strides]
         return found
 
 
+class Difference(NamedTuple):
+    """One way a call differs from the specialisation a compiled kernel was built for."""
+
+    subject: str  # `dim M`, `A dtype`, `A layout`, `target`
+    called: str  # what the call has
+    built: str  # what the kernel was built for
+
+
 def _layout(strides: tuple[int, ...] | None) -> str:
-    return "contiguous" if strides is None else f"with strides {strides}"
+    return "contiguous" if strides is None else f"strides {strides}"

@@ -120,3 +120,19 @@ def test_an_eager_kernel_from_compile_runs_and_profiles_as_tilelang_s() -> None:
     with pytest.raises(tl.ArgumentValueError, match=r"A layout strides \(2,\), built for contiguous$"):
         kernel(torch.randn(8192, device="cuda")[::2])
     assert eager_style.scratch_and_outputs.cache_info().compiles == compiles  # nothing else was built
+
+
+def test_a_dim_only_in_an_affine_size_is_solved_from_the_tensor() -> None:
+    """TileLang's test_tilelang_language_annot, in both styles: n from `n * 4` and from `n + 1`; the sizes past
+    what the body writes keep their values."""
+    from tests.kernels import eager_style
+
+    a = torch.randint(1, 100, (16,), dtype=torch.int32, device="cuda")
+    eager_style.zero_quads(a)
+    assert torch.equal(a, torch.zeros_like(a))
+    a = torch.randint(1, 100, (17,), dtype=torch.int32, device="cuda")
+    b = torch.randint(1, 100, (33,), dtype=torch.int32, device="cuda")
+    a_before, b_before = a.clone(), b.clone()
+    ks.zero_all_but_last()(a, b)  # n = 16
+    assert torch.equal(a[:16], torch.zeros(16, dtype=torch.int32, device="cuda")) and a[16] == a_before[16]
+    assert torch.equal(b[:16], torch.zeros(16, dtype=torch.int32, device="cuda")) and torch.equal(b[16:], b_before[16:])

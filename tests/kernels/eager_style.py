@@ -246,3 +246,14 @@ def layout_probe(M: int, N: int):
         tile = T.alloc_fragment((N, M), T.float32)
         for i, k in T.Parallel(N, M):
             tile[i, k] = 1
+
+
+@tl.jit
+def zero_quads(A):
+    """A dyn dim no tensor has plainly, only in an affine size (TileLang's `T.Tensor((n * 4,), ...)`): a call's
+    size gives it."""
+    n = T.dynamic("n")
+    A: T.Tensor[[n * 4], T.int32]
+    with T.Kernel(1, threads=128) as _:
+        for i in T.serial(n * 4):
+            A[i] = 0

@@ -316,3 +316,18 @@ def reads_a_name_bound_later(N, with_offset=False):
 
     offset = 1.0
     return main
+
+
+@tl.jit
+def zero_all_but_last():
+    """TileLang's test_tilelang_language_annot: a symbolic dim only inside the tensor's size, `n + 1`."""
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def kernel(A: T.Tensor((n + 1,), T.int32), B: T.Tensor((n * 2 + 1,), T.int32)):
+        with T.Kernel(1, threads=128) as _:
+            for i in T.serial(n):
+                A[i] = 0
+                B[i] = 0
+
+    return kernel

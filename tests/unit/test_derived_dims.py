@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from examples.interleave import interleave, interleave_into
+from tests.conftest import needs_nvcc
 from tests.kernels import shapes
 
 
@@ -41,3 +42,61 @@ def test_shape_assert_over_a_dyn_dim_is_checked_by_the_call_not_built_into_the_k
     assert lowered.cuda_source == shapes.asserted_then_allocates.lower(meta(4096)).cuda_source
     with pytest.raises(ValueError, match=r"shape check `A.shape\[0\] // 4 \* 4 == A.shape\[0\]` fails: A.shape\[0\] // 4 \* 4 is 8, not 10 \(L = 10 from A, axis 0\): the length must be a multiple of 4$"):
         shapes.asserted_then_allocates.lower(meta(10))
+
+
+def ints(*shape: int, device: str = "meta") -> torch.Tensor:
+    return torch.empty(*shape, dtype=torch.int32, device=device)
+
+
+def test_a_dyn_dim_only_in_an_affine_size_is_solved_from_it() -> None:
+    """TileLang's `T.Tensor((n * 4,), ...)` with n in no other size: 16 elements give n = 4, for one kernel of
+    every n; a size that is `n * 4` for no n >= 0 is refused, naming it."""
+    from tests.kernels import eager_style
+
+    binder = eager_style.zero_quads._dispatcher.binder
+    bound = binder.bind((ints(16),), allow_meta=True)
+    assert bound.dims == {"n": 4} and bound.dim_origin == {"n": "A, axis 0 = n * 4"}
+    with pytest.raises(ValueError, match=r"^zero_quads: argument 'A': dim 0 is 18, which is n \* 4 for no n >= 0$"):
+        binder.bind((ints(18),), allow_meta=True)
+    assert eager_style.zero_quads.lower(ints(16)).cuda_source == eager_style.zero_quads.lower(ints(4096)).cuda_source
+
+
+def test_a_solved_dim_checks_every_other_size_of_it() -> None:
+    """A lazy-style factory's `T.symbolic("n")` in `(n + 1,)` and `(n * 2 + 1,)`: the first gives n, the second is
+    checked against it; 0 elements are `n + 1` for no n >= 0."""
+    from tests.kernels import lazy_style
+
+    kernel = lazy_style.zero_all_but_last()
+    binder = kernel._dispatcher.binder
+    assert binder.bind((ints(16), ints(31)), allow_meta=True).dims == {"n": 15}
+    with pytest.raises(ValueError, match=r"argument 'B': dim 0 is n \* 2 \+ 1 = 31 \(n = 15 from A, axis 0 = n \+ 1\), got 30$"):
+        binder.bind((ints(16), ints(30)), allow_meta=True)
+    with pytest.raises(ValueError, match=r"argument 'A': dim 0 is 0, which is n \+ 1 for no n >= 0$"):
+        binder.bind((ints(0), ints(1)), allow_meta=True)
+
+
+def test_the_fast_path_solves_the_dim_and_checks_the_sizes_as_the_binder_does() -> None:
+    """The generated fast path launches with n = (size - 1) // 1 read from A, and leaves a size the binder
+    would refuse to the slow path (CPU tensors, a recording launch standing for the kernel)."""
+    from tests.kernels import lazy_style
+    from tltyped.callpath import fastpath
+
+    dispatcher = lazy_style.zero_all_but_last()._dispatcher
+    launched: list[tuple[object, ...]] = []
+    launches: dict[object, object] = {}
+    path = fastpath.build_fast_path(dispatcher.plan, dispatcher.fast_path_source, launches, lambda *a: "slow")
+    assert not dispatcher.plan.in_c  # its checks are the generated Python's
+    a, b = ints(16, device="cpu"), ints(31, device="cpu")
+    launches[path.key(a, b)] = lambda *args: launched.append(args) or "launched"
+    assert path.call(a, b) == "launched" and launched == [(a.data_ptr(), b.data_ptr(), 15, 0, -1)]
+    assert path.call(a, ints(30, device="cpu")) == "slow"  # B is not n * 2 + 1
+    assert path.call(ints(0, device="cpu"), ints(1, device="cpu")) == "slow"  # n would be -1
+
+
+@needs_nvcc
+def test_a_kernel_of_a_solved_dim_builds(sm90) -> None:
+    from tests.kernels import eager_style
+
+    kernel = eager_style.zero_quads.compile(ints(16))
+    assert kernel.compiled or kernel.folder.exists()
+    assert kernel(ints(4096)).__class__ is type(None)  # a meta call of another n: the same kernel, nothing returned

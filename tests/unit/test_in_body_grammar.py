@@ -64,7 +64,8 @@ CASES = [
         "derived_dim_with_ceildiv",
         'N = T.const("N")\nA: T.Tensor[[N], T.float16]\nB: T.Tensor[[T.ceildiv(N, 4)], T.float16]', True,
     ),
-    Case("derived_dim_only", 'N = T.const("N")\nA: T.Tensor[[N * 2], T.float16]', False),
+    Case("affine_dim_only", 'N = T.const("N")\nA: T.Tensor[[N * 2], T.float16]', True),  # a size of 2*N gives N
+    Case("non_affine_dim_only", 'N = T.const("N")\nA: T.Tensor[[T.ceildiv(N, 4)], T.float16]', False),
     # `T.Tensor[(N), dtype]` is `T.Tensor[N, dtype]`: TileLang's order, a shape of one dim (in_body_grammar.is_shape_first)
     Case("one_dim_shape_in_parentheses", 'N = T.const("N")\nA: T.Tensor[(N), T.float16]', True),
     Case("one_dim_shape_with_a_dtype_name", 'N = T.const("N")\ndtype = T.float16\nA: T.Tensor[(N), dtype]', True),

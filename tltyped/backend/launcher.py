@@ -176,6 +176,7 @@ def _scalar_arg(name: str, cname: str, dtype: str) -> CArg:
 def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
     """Map the lowered PrimFunc's parameters onto the signature's runtime arguments and the outputs."""
     pf = lowered.prim_func
+    wrapper = lowered.wrapper  # TileLang's host code, made first: a parameter it cannot pass is its LoweringError
     runtime = [p for p in signature.params if p.is_runtime]
     params = list(pf.params)
     if len(params) < len(runtime):
@@ -218,7 +219,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
         cname_of.setdefault(lowered.dyn_vars[name].name, f"({args[-1].ctype}){args[-1].value(len(args) - 1)}")
     call_args = [cname_of[pf.buffer_map[var].data.name if var in pf.buffer_map else var.name] for var in params]
     param_names = {pf.buffer_map[var].data.name if var in pf.buffer_map else var.name for var in params}
-    for name, _dtype in lowered.wrapper.get_dynamic_symbolic_set(pf):
+    for name, _dtype in wrapper.get_dynamic_symbolic_set(pf):
         if name in param_names:
             continue  # a scalar parameter that also sizes a buffer: TileLang's `call` takes it once
         if name not in cname_of:

@@ -47,6 +47,17 @@ class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
     def get_cuda_host_adapter_include(self) -> str:
         return ""  # the launcher template provides the driver entry points itself
 
+    def get_dynamic_symbolic_set(self, prim_func: Any) -> list[tuple[str, str]]:
+        """TileLang's (each shape's and stride's variables), then the variables only inside a shape (`n * 4`),
+        which TileLang's leaves out of `call`'s parameters though the kernel takes them."""
+        found: dict[str, str] = dict(super().get_dynamic_symbolic_set(prim_func))
+        for param in prim_func.params:
+            if param in prim_func.buffer_map:
+                for dim in prim_func.buffer_map[param].shape:
+                    for var in tvm.tirx.analysis.undefined_vars(dim, []):
+                        found.setdefault(var.name, str(var.dtype))
+        return list(found.items())
+
 
 @dataclass(frozen=True)
 class KernelDeclaration:

@@ -111,6 +111,7 @@ def fast_path_context(plan: CallPlan) -> dict[str, Any]:
     tensors: list[_TensorView] = []
     key_items: list[str] = []
     agree: list[str] = []  # dyn dims read again on later axes, which must agree
+    below: list[str] = []  # sizes a dyn dim is solved from, too small to give one >= 0
     source: dict[str, str] = {}  # dim symbol -> the variable holding it
     derived: list[tuple[str, Axis]] = []
     for i, t in enumerate(plan.tensors):
@@ -127,10 +128,17 @@ def fast_path_context(plan: CallPlan) -> dict[str, Any]:
                 key_items.append(var)
             elif axis.code == DERIVED:
                 derived.append((var, axis))
+            elif axis.solved:  # `n * 4`: n is (size - 0) // 4, for a size of at least 0; the size is checked as derived
+                assert axis.dim.affine is not None
+                name, a, b = axis.dim.affine
+                source[name] = f"(({var} - {b}) // {a})"
+                if b > 0:
+                    below.append(f"{var} < {b}")
+                derived.append((var, axis))
             elif not axis.first:
                 agree.append(f"{var} != {source[axis.dim.text]}")
     source.update({name: name for name in plan.scalar_sized})  # no input's axis gives it: the scalar argument does
-    checks = agree + [f"{var} != {dimlib.render(axis.dim, source)}" for var, axis in derived]
+    checks = agree + below + [f"{var} != {dimlib.render(axis.dim, source)}" for var, axis in derived]
     checks += [f"{dimlib.render(c.left, source)} != {dimlib.render(c.right, source)}" for c in plan.shape_checks]
     checks += [f"{name} != {source[name]}" for name in plan.scalar_dims]  # a scalar that sizes a tensor
     key_items += [item for name, form in plan.key_forms for item in const_key_items(name, form, v)]

@@ -15,7 +15,9 @@ and nowhere else:
 
 The launch takes the data pointers and dyn scalars in parameter order, then
 the dyn dims (tltyped/abi.py). A dyn dim is read from the first axis that
-names it; every later axis naming it, a derived dim (`2*N + 1`), a shape
+names it, or where no axis names it plainly, solved from the first axis that
+is an affine expression of it (`n * 4`: the size minus 0, over 4); every
+later axis naming it, a derived dim (`2*N + 1`, the solved axis too), a shape
 assert over dyn dims, or a scalar that sizes a tensor is a check each call
 makes before it launches. A dyn dim that no input's axis names (one that
 sizes only outputs) is the value of the int scalar parameter of its name.
@@ -43,8 +45,13 @@ class Axis:
     """A size (or a StridedTensor's stride) the call reads from a tensor, and what it does with it."""
 
     dim: Dim
-    code: int  # STATIC, DERIVED, or the index of the dyn dim it holds (read here if `first`, else checked)
+    code: int  # STATIC, DERIVED, or the index of the dyn dim it holds or solves for (read here if `first`, else checked)
     first: bool = False  # the first axis naming this dyn dim: where its value is read
+
+    @property
+    def solved(self) -> bool:
+        """An affine expression of the dyn dim it gives (`n * 4`), its size then checked against it."""
+        return self.code >= 0 and not self.dim.is_symbol
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,7 @@ class CallPlan:
     @property
     def has_checks(self) -> bool:
         """Whether calls check more than dyn dims agreeing: derived axes, shape asserts, scalars sizing tensors."""
-        derived = any(axis.code == DERIVED for t in self.tensors for axis in t.axes)
+        derived = any(axis.code == DERIVED or axis.solved for t in self.tensors for axis in t.axes)
         return derived or bool(self.shape_checks) or bool(self.scalar_dims)
 
     @property
@@ -113,17 +120,23 @@ class CallPlan:
 def plan_call(signature: KernelSignature) -> CallPlan:
     """The plan of a resolved signature's calls."""
     dyn = signature.dyn_dims
+    specs = [p.tensor for p in signature.tensors if p.tensor is not None]
+    plain = {d.text for spec in specs for d in spec.all_dims if d.is_symbol}
     read: set[str] = set()
     tensors: list[TensorRead] = []
     for p in signature.tensors:
         assert p.tensor is not None
         axes = []
-        for dim in p.tensor.all_dims:
+        for axis, dim in enumerate(p.tensor.all_dims):
+            affine = dim.affine if axis < len(p.tensor.dims) else None  # a size, not a stride
             if not any(signature.dims[s] for s in dim.symbols):
                 axes.append(Axis(dim, STATIC))  # a different size is a different kernel (or a slow-path error)
             elif dim.is_symbol:
                 axes.append(Axis(dim, dyn.index(dim.text), first=dim.text not in read))
                 read.add(dim.text)
+            elif affine is not None and affine[0] not in plain and affine[0] not in read:
+                axes.append(Axis(dim, dyn.index(affine[0]), first=True))
+                read.add(affine[0])
             else:
                 axes.append(Axis(dim, DERIVED))
         tensors.append(TensorRead(p.name, tuple(axes), len(p.tensor.dims), p.tensor.strides is not None))

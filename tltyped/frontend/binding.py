@@ -92,6 +92,8 @@ class Binder:
         for p in params:
             if p.kind is Kind.PTR:  # a tensor's data pointer, once the call's device is known
                 bound.values[p.name] = self._pointer(p, bound.values[p.name], bound, allow_meta)
+        for p in self.signature.tensors:
+            self._solve_dims(p, bound.values[p.name], bound)
         for p in self.signature.outputs:
             bound.dtypes[p.name] = self._expected_dtype(p, bound, None)
         for name in self.signature.scalar_dims:
@@ -264,6 +266,21 @@ class Binder:
             return evaluate_dtype(source, self.env, consts)
         except Exception as exc:
             raise self._fail(ArgumentTypeError, f"argument {p.name!r}: dtype `{source}` did not evaluate to a dtype: {exc}") from None
+
+    def _solve_dims(self, p: Param, t: torch.Tensor, bound: Bound) -> None:
+        """The dims no input has as a plain dim, from the first size that is an affine expression of one (`n * 4`:
+        a size of 16 gives n = 4); `_check_derived_dims` then checks every such size against them."""
+        assert p.tensor is not None
+        for axis, (dim, size) in enumerate(zip(p.tensor.dims, t.shape)):
+            affine = dim.affine
+            if affine is None or affine[0] in bound.dims:
+                continue
+            name, a, b = affine
+            if size < b or (size - b) % a:
+                raise self._fail(ArgumentValueError, f"argument {p.name!r}: dim {axis} is {size}, which is {dim.text} for "
+                                 f"no {name} >= 0")
+            bound.dims[name] = (size - b) // a
+            bound.dim_origin[name] = f"{p.name}, axis {axis} = {dim.text}"
 
     def _check_derived_dims(self, p: Param, t: torch.Tensor, bound: Bound) -> None:
         assert p.tensor is not None

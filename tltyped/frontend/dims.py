@@ -43,6 +43,11 @@ class Dim:
     def is_derived(self) -> bool:
         return not self.is_literal and not self.is_symbol
 
+    @property
+    def affine(self) -> tuple[str, int, int] | None:
+        """`(s, a, b)` where the dim is `a*s + b` of its one symbol, which a size solves for (dim_grammar.affine)."""
+        return None if self.value is not None or self.is_symbol else dim_grammar.affine(self.text)
+
     def evaluate(self, values: Mapping[str, Any]) -> Any:
         """The dim's size given each symbol's value (ints or TIR variables)."""
         if self.value is not None:

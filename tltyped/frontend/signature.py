@@ -146,8 +146,11 @@ class KernelSignature:
         return not any(p.is_deferred for p in (*self.params, *self.outputs))
 
     def bound_dims(self) -> set[str]:
-        """The dim symbols some input tensor has as a plain dim or stride, so a call determines them."""
-        return {d.text for p in self.tensors if p.tensor is not None for d in p.tensor.all_dims if d.is_symbol}
+        """The dim symbols some input tensor has as a plain dim or stride, or in an affine one (`n * 4`), so a call
+        determines them."""
+        specs = [p.tensor for p in self.tensors if p.tensor is not None]
+        plain = {d.text for spec in specs for d in spec.all_dims if d.is_symbol}
+        return plain | {affine[0] for spec in specs for d in spec.dims if (affine := d.affine) is not None}
 
     def __str__(self) -> str:
         parts = []

@@ -452,6 +452,9 @@ class KernelRewrite:
             if normalised in self.dims:
                 self.plain_dims.add(normalised)
                 return UnboundType(normalised, line=typ.line, column=typ.column)
+            affine = dim_grammar.affine(normalised)
+            if affine is not None and affine[0] in self.dims:  # `n * 4`: a call's size gives n, as at run time
+                self.determined.add(affine[0])
             return derived_dim(normalised, typ.line, typ.column)
         self.fail(typ.line, typ.column, codes.sentence(problem), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)

@@ -65,6 +65,25 @@ def symbols(text: str) -> tuple[str, ...]:
     return tuple(sorted({n.id for n in ast.walk(_tree(text)) if isinstance(n, ast.Name) and n.id != CEILDIV}))
 
 
+@functools.lru_cache(maxsize=1024)
+def affine(text: str) -> tuple[str, int, int] | None:
+    """`(s, a, b)` where a canonical text of one dim `s` is `a*s + b` (a >= 1): a size that names `s` only in such
+    an expression (`n * 4`, `n + 1`) still gives it, `(size - b) // a`, which the size is then checked against.
+    Read from the text's values at sample points: one that only looks affine there gives a wrong `s`, which that
+    check refuses, never a kernel of another size."""
+    names = symbols(text)
+    if len(names) != 1:
+        return None
+    values = [v for v in (evaluate_int(text, {names[0]: k}) for k in _SAMPLES) if v is not None]
+    if len(values) < len(_SAMPLES):
+        return None
+    b, a = values[0], values[1] - values[0]
+    return (names[0], a, b) if a >= 1 and all(v == a * k + b for k, v in zip(_SAMPLES, values)) else None
+
+
+_SAMPLES = (0, 1, 2, 3, 5, 7, 64, 1000, 4097, 65537)
+
+
 def names_in_source(source: str) -> set[str]:
     """Every name an expression's source mentions (dims, module aliases, functions); empty if it is no expression."""
     try:

@@ -295,6 +295,30 @@ def test_a_dim_given_by_name_agrees_with_a_described_tensor(seed_gemm) -> None:
         seed_gemm.gemm.lower(T.Tensor((256, 512), T.float16), M=512, N=128)
 
 
+@pytest.mark.parametrize(
+    ("shape", "error", "message"),
+    [
+        ((10.5, 512), TypeError, "gemm: argument 'A': T.Tensor's dim 0 must be an int size, got float 10.5"),
+        ((-1, 512), ValueError, "gemm: argument 'A': T.Tensor's dim 0 must not be negative, got -1"),
+        ((T.dynamic("m"), 512), TypeError, "gemm: argument 'A': T.Tensor's dim 0 is the variable m, but the kernel "
+                                           "specialises on its size there (M): give the size"),
+        ((256, 512, 3), ValueError, "gemm: argument 'A' expects rank 2 (Tensor[float16, M, K]), got rank 3 with shape "
+                                    "(256, 512, 3)"),
+    ],
+)
+def test_a_described_tensors_sizes_are_checked_as_sizes_given_by_name(seed_gemm, shape, error, message) -> None:
+    """Never truncated (10.5 -> 10), left to torch (a negative size) or to int() of a TIR variable."""
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        seed_gemm.gemm.lower(T.Tensor(shape, T.float16), N=128)
+
+
+def test_a_described_tensor_takes_a_dynamic_variable_for_a_dyn_dim(seed_gemm) -> None:
+    """TileLang's `T.Tensor((M, T.dynamic("k")), dtype)`: K is dyn, so any size builds the kernel."""
+    k = T.dynamic("k")
+    lowered = seed_gemm.gemm.lower(T.Tensor((256, k), T.float16), T.Tensor((k, 128), T.float16))
+    assert lowered.cuda_source == seed_gemm.gemm.lower(meta(256, 512), meta(512, 128)).cuda_source
+
+
 def test_a_parameter_named_like_a_dim_is_not_a_dim_given_by_name() -> None:
     """`int=0` names the parameter `int` (a ptr), not the dim `int`: the tensors' disagreement is reported as theirs."""
     from tests.kernels import names
@@ -548,6 +572,9 @@ def test_bad_block_sizes_fail_the_build_naming_the_consts(consts_: dict[str, int
     assert message in str(info.value)
     assert info.value.__notes__ == [f"blocked was specialised on {', '.join(_consts_text(consts_))}, A: float32[M=256]"]
     assert note in info.value.__notes__[0]
+    with pytest.raises(KernelBuildError) as called:  # a call on meta tensors (a tracer's) stands for a launch
+        consts.blocked(meta(256, dtype=torch.float32), **consts_)
+    assert message in str(called.value) and called.value.__notes__ == info.value.__notes__
 
 
 def _consts_text(changed: dict[str, int]) -> list[str]:

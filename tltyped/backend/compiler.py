@@ -40,11 +40,18 @@ class KernelBuilder:
         with self._noting(spec):
             return self._elaborate(spec)
 
-    def lower(self, spec: Specialization, target: dict[str, Any]) -> LoweredKernel:
-        """Elaborate, check the extents, lower; a failure notes the consts and tensors it was specialised on."""
+    def launchable(self, spec: Specialization) -> Elaborated:
+        """The specialisation's PrimFunc, its extents checked: what a launch, or a call on meta tensors standing for
+        one (a tracer's), takes; a failure notes the consts and tensors it was specialised on."""
         with self._noting(spec):
             elaborated = self._elaborate(spec)
             check_extents(self.signature.name, elaborated.prim_func)
+            return elaborated
+
+    def lower(self, spec: Specialization, target: dict[str, Any]) -> LoweredKernel:
+        """Elaborate, check the extents, lower; a failure notes the consts and tensors it was specialised on."""
+        elaborated = self.launchable(spec)
+        with self._noting(spec):
             return lower(self.signature.name, elaborated, target, self.options)
 
     @contextlib.contextmanager

@@ -207,7 +207,7 @@ class Dispatcher:
         scalars = {p.name: bound.values[p.name] for p in self.signature.params if p.kind is Kind.DYN}
 
         def of(config: dict[str, Hashable]) -> list[tuple[tuple[Any, ...], str]]:
-            elaborated = self.builder.elaborate(self.specialization(bound, {**consts, **config}))
+            elaborated = self.builder.launchable(self.specialization(bound, {**consts, **config}))
             return [(tuple(shape), dtype) for shape, dtype in returned_shapes(self.signature.name, elaborated, inputs, sizes, scalars)]
 
         configs = candidates(tuned(consts))  # [{}] where nothing is tuned

@@ -23,6 +23,7 @@ import torch
 from tltyped.abi import ALIGNMENT
 from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.frontend.const_types import const_problem
+from tltyped.frontend.dims import Dim
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
@@ -367,14 +368,14 @@ def inspection_arguments(
         if key in params:
             values[key] = value
         elif key in signature.dims:
-            dims[key] = named[key] = _named_size(name, key, value)
+            dims[key] = named[key] = _size(name, f"dim {key} given by name", value)
         else:
             raise ArgumentTypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
     for p in params.values():
         if p.name not in values and p.has_default:
             values[p.name] = p.default
         if p.kind is Kind.TENSOR and p.name in values and _describes_a_tensor(values[p.name]):
-            values[p.name] = _described(name, p, values[p.name])  # its dims then checked against named ones
+            values[p.name] = _described(signature, p, values[p.name])  # its dims then checked against named ones
     consts = {p.name: values[p.name] for p in params.values() if p.kind is Kind.CONST and p.name in values}
     for p in params.values():  # a dyn dim no tensor or name gives: any size builds the same kernel (TileLang's
         given = values.get(p.name)  # `compile(n_stream=4)` leaves `seqlen` open); the tensors' own come first
@@ -403,12 +404,13 @@ def inspection_arguments(
     return tuple(values[p] for p in params)
 
 
-def _named_size(name: str, dim: str, value: Any) -> int:
-    """A dim's size given by name (`fn.lower(M=1024)`): an int, not negative."""
+def _size(name: str, what: str, value: Any) -> int:
+    """A size given for inspection, by name (`fn.lower(M=1024)`) or in `T.Tensor((1024,), dtype)`: an int, not
+    negative; `what` names where it came from."""
     if type(value) is bool or not hasattr(type(value), "__index__"):
-        raise ArgumentTypeError(f"{name}: dim {dim} given by name must be an int size, got {describe(value)}")
+        raise ArgumentTypeError(f"{name}: {what} must be an int size, got {describe(value)}")
     if value < 0:
-        raise ArgumentValueError(f"{name}: dim {dim} given by name must not be negative, got {value}")
+        raise ArgumentValueError(f"{name}: {what} must not be negative, got {value}")
     return int(value)
 
 
@@ -430,13 +432,29 @@ def _is_pointer_placeholder(value: object) -> bool:
     return type(value).__module__.startswith("tvm") and str(getattr(value, "dtype", "")) == "handle"
 
 
-def _described(name: str, p: Param, value: Any) -> torch.Tensor:
+def _described(signature: KernelSignature, p: Param, value: Any) -> torch.Tensor:
     """A meta tensor for a tensor parameter described by `T.Tensor(shape, dtype)`."""
+    name = signature.name
     stated = shape_and_dtype(value)
     if stated is None:  # the bare class `T.Tensor`
         raise ArgumentTypeError(f"{name}: argument {p.name!r}: T.Tensor describes a tensor by a shape and a dtype")
     shape_arg, dtype_arg = stated
-    return torch.empty(tuple(int(s) for s in shape_arg), dtype=to_torch(as_dtype(dtype_arg)), device="meta")
+    assert p.tensor is not None
+    dims = p.tensor.dims if len(shape_arg) == len(p.tensor.dims) else ()  # of another rank: the binder names it
+    sizes = [_described_size(signature, p, axis, dims[axis] if dims else None, size) for axis, size in enumerate(shape_arg)]
+    return torch.empty(tuple(sizes), dtype=to_torch(as_dtype(dtype_arg)), device="meta")
+
+
+def _described_size(signature: KernelSignature, p: Param, axis: int, dim: Dim | None, size: Any) -> int:
+    """One size of a `T.Tensor(shape, dtype)`: an int, or TileLang's `T.dynamic("n")` where the kernel's dim
+    is a dyn one (any size builds the same kernel: DYN_PLACEHOLDER stands for it)."""
+    where = f"argument {p.name!r}: T.Tensor's dim {axis}"
+    if type(size).__module__.startswith("tvm") and type(size).__name__ == "Var":
+        if dim is not None and dim.is_symbol and signature.dims[dim.text]:
+            return DYN_PLACEHOLDER
+        raise ArgumentTypeError(f"{signature.name}: {where} is the variable {size}, but the kernel specialises on its "
+                                f"size there ({dim}): give the size")
+    return _size(signature.name, where, size)
 
 
 def _placeholder(

@@ -300,7 +300,7 @@ def test_a_dim_given_by_name_agrees_with_a_described_tensor(seed_gemm) -> None:
     [
         ((10.5, 512), TypeError, "gemm: argument 'A': T.Tensor's dim 0 must be an int size, got float 10.5"),
         ((-1, 512), ValueError, "gemm: argument 'A': T.Tensor's dim 0 must not be negative, got -1"),
-        ((T.dynamic("m"), 512), TypeError, "gemm: argument 'A': T.Tensor's dim 0 is the variable m, but the kernel "
+        ((T.dynamic("m"), 512), TypeError, "gemm: argument 'A': T.Tensor's dim 0 is a variable, but the kernel "
                                            "specialises on its size there (M): give the size"),
         ((256, 512, 3), ValueError, "gemm: argument 'A' expects rank 2 (Tensor[float16, M, K]), got rank 3 with shape "
                                     "(256, 512, 3)"),
@@ -312,11 +312,29 @@ def test_a_described_tensors_sizes_are_checked_as_sizes_given_by_name(seed_gemm,
         seed_gemm.gemm.lower(T.Tensor(shape, T.float16), N=128)
 
 
-def test_a_described_tensor_takes_a_dynamic_variable_for_a_dyn_dim(seed_gemm) -> None:
-    """TileLang's `T.Tensor((M, T.dynamic("k")), dtype)`: K is dyn, so any size builds the kernel."""
+def test_a_described_tensor_takes_a_dynamic_variable_where_the_kernels_size_is_dyn(seed_gemm) -> None:
+    """TileLang's `T.Tensor((M, T.dynamic("k")), dtype)`: K is dyn, so any size builds the kernel; where another
+    tensor or a name gives K, the variable stands for that size (never clashing with it)."""
+    from examples.interleave import interleave
+
     k = T.dynamic("k")
-    lowered = seed_gemm.gemm.lower(T.Tensor((256, k), T.float16), T.Tensor((k, 128), T.float16))
-    assert lowered.cuda_source == seed_gemm.gemm.lower(meta(256, 512), meta(512, 128)).cuda_source
+    source = seed_gemm.gemm.lower(meta(256, 512), meta(512, 128)).cuda_source
+    assert seed_gemm.gemm.lower(T.Tensor((256, k), T.float16), T.Tensor((k, 128), T.float16)).cuda_source == source
+    assert seed_gemm.gemm.lower(T.Tensor((256, k), T.float16), T.Tensor((512, 128), T.float16)).cuda_source == source
+    assert seed_gemm.gemm.lower(T.Tensor((256, k), T.float16), T.Tensor((k, 128), T.float16), K=512).cuda_source == source
+    n, f32 = T.dynamic("n"), T.float32  # Out is N * 2 + 1 of the dyn N: a variable there too
+    assert interleave.lower(T.Tensor((n,), f32), T.Tensor((n,), f32), T.Tensor((T.dynamic("l"),), f32), 1.0).cuda_source \
+        == interleave.lower(meta(10, dtype=torch.float32), meta(10, dtype=torch.float32), meta(21, dtype=torch.float32),
+                            1.0).cuda_source
+
+
+def test_a_dim_given_by_name_agrees_with_the_size_an_affine_dim_solves_for() -> None:
+    """`n * 4` of 16 elements is n = 4: `n=5` by name is refused, as for a plain dim, never built for 5 or 4."""
+    from tests.kernels import consts
+
+    with pytest.raises(ValueError, match=re.escape("quads: dim n: 5 given by name vs 4 (from A, axis 0 = n * 4)")):
+        consts.quads.lower(T.Tensor((16,), T.int32), n=5)
+    assert "(20,)" in consts.quads.lower(n=5).tir
 
 
 def test_a_parameter_named_like_a_dim_is_not_a_dim_given_by_name() -> None:
@@ -419,9 +437,10 @@ def test_a_body_that_launches_no_kernel() -> None:
     """It lowers (TileLang's own tests lower such functions), to an empty device kernel that would run nothing on
     the GPU: refused before nvcc, saying why."""
     assert "__global__" in broken.launches_nothing.lower(meta(64, dtype=torch.float32)).cuda_source
-    with pytest.raises(KernelBuildError, match=r"^launches_nothing: the body launches no kernel: what runs on the GPU "
-                                               r"goes in `with T.Kernel\(...\)`$"):
-        broken.launches_nothing.compile(meta(64, dtype=torch.float32))
+    for run in (broken.launches_nothing.compile, broken.launches_nothing):  # a meta call stands for a launch
+        with pytest.raises(KernelBuildError, match=r"^launches_nothing: the body launches no kernel: what runs on the "
+                                                   r"GPU goes in `with T.Kernel\(...\)`$"):
+            run(meta(64, dtype=torch.float32))
 
 
 def test_an_on_chip_buffer_of_a_dyn_size() -> None:

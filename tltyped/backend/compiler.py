@@ -40,7 +40,7 @@ class KernelBuilder:
         with self._noting(spec):
             return self._elaborate(spec)
 
-    def launchable(self, spec: Specialization) -> Elaborated:
+    def checked_elaboration(self, spec: Specialization) -> Elaborated:
         """The specialisation's PrimFunc, its extents checked: what a launch, or a call on meta tensors standing for
         one (a tracer's), takes; a failure notes the consts and tensors it was specialised on."""
         with self._noting(spec):
@@ -50,7 +50,7 @@ class KernelBuilder:
 
     def lower(self, spec: Specialization, target: dict[str, Any]) -> LoweredKernel:
         """Elaborate, check the extents, lower; a failure notes the consts and tensors it was specialised on."""
-        elaborated = self.launchable(spec)
+        elaborated = self.checked_elaboration(spec)
         with self._noting(spec):
             return lower(self.signature.name, elaborated, target, self.options)
 

@@ -31,7 +31,7 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CUBIN, CUDA_SOURCE, LAUNCHER_SOURCE, MODULE, CompiledKernel, OutputSpec, load
 from tltyped.backend.lower import LoweredKernel
 from tltyped.errors import ABIError, KernelBuildError
-from tltyped.frontend.extents import launches_a_kernel
+from tltyped.frontend.extents import check_launches
 from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.frontend.tir_nodes import tir_nodes
@@ -287,8 +287,7 @@ def _output(label: str, buffer: Any, sizes: _Sizes) -> COutput:
 
 def check_launchable(lowered: LoweredKernel, name: str) -> None:
     """Refuse, before nvcc, a lowered kernel no launch could run (frontend/extents.py checks the TIR's extents)."""
-    if not launches_a_kernel(lowered.prim_func):  # lowered, it is an empty device kernel (TileLang's tests lower some)
-        raise KernelBuildError(f"{name}: the body launches no kernel: what runs on the GPU goes in `with T.Kernel(...)`")
+    check_launches(name, lowered.prim_func)
     limit = targets.shared_memory_limit(lowered.target)
     for kernel, size in lowered.shared_memory.items():
         if limit is not None and size > limit:  # the launch would fail on the GPU, after nvcc

@@ -120,8 +120,7 @@ class CallPlan:
 def plan_call(signature: KernelSignature) -> CallPlan:
     """The plan of a resolved signature's calls."""
     dyn = signature.dyn_dims
-    specs = [p.tensor for p in signature.tensors if p.tensor is not None]
-    plain = {d.text for spec in specs for d in spec.all_dims if d.is_symbol}
+    plain = signature.plain_dims()
     read: set[str] = set()
     tensors: list[TensorRead] = []
     for p in signature.tensors:

@@ -424,7 +424,8 @@ def _return_annotation(fn: Callable[..., Any], env: dict[str, Any]) -> tuple[Ten
 
 
 def _check_dims_bound(signature: KernelSignature, body: BodyInfo) -> None:
-    """Every dim must be read directly off some input tensor's shape or strides, or its value is unknowable."""
+    """Every dim must be read off some input tensor's shape or strides (or solved from an affine size), or its
+    value is unknowable."""
     bound = signature.bound_dims()
     for dim in signature.dims:
         if dim not in bound:

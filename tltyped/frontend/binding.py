@@ -23,7 +23,6 @@ import torch
 from tltyped.abi import ALIGNMENT
 from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.frontend.const_types import const_problem
-from tltyped.frontend.dims import Dim
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
@@ -98,7 +97,7 @@ class Binder:
         for p in self.signature.outputs:
             bound.dtypes[p.name] = self._expected_dtype(p, bound, None)
         for name in self.signature.scalar_dims:
-            if name not in bound.dims:  # no input has it as a plain dim (it sizes outputs): the scalar gives it
+            if name not in bound.dims:  # no input's size gives it (it sizes outputs): the scalar gives it
                 bound.dims[name] = bound.values[name]
                 bound.dim_origin[name] = f"argument {name!r}"
             elif bound.values[name] != bound.dims[name]:
@@ -371,28 +370,32 @@ def inspection_arguments(
             dims[key] = named[key] = _size(name, f"dim {key} given by name", value)
         else:
             raise ArgumentTypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
+    described: dict[str, tuple[list[int | None], Any]] = {}  # `T.Tensor(shape, dtype)`: sizes (None: T.dynamic)
     for p in params.values():
         if p.name not in values and p.has_default:
             values[p.name] = p.default
         if p.kind is Kind.TENSOR and p.name in values and _describes_a_tensor(values[p.name]):
-            values[p.name] = _described(signature, p, values[p.name])  # its dims then checked against named ones
+            described[p.name] = _description(name, p, values.pop(p.name))  # made a meta tensor once dims are known
     consts = {p.name: values[p.name] for p in params.values() if p.kind is Kind.CONST and p.name in values}
     for p in params.values():  # a dyn dim no tensor or name gives: any size builds the same kernel (TileLang's
         given = values.get(p.name)  # `compile(n_stream=4)` leaves `seqlen` open); the tensors' own come first
         # (type() first: a hostile value's `__class__` is never asked)
-        if p.tensor is not None and issubclass(type(given), torch.Tensor) and isinstance(given, torch.Tensor) \
-                and given.dim() == len(p.tensor.dims):
-            for axis, (dim, size) in enumerate(zip(p.tensor.dims, given.shape)):
-                if dim.is_symbol and dims.setdefault(dim.text, int(size)) != size and dim.text in named:
-                    raise ArgumentValueError(
-                        f"{name}: dim {dim.text}: {dims[dim.text]} given by name vs {size} (from {p.name}, axis {axis})"
-                    )
+        if p.tensor is None:
+            continue
+        if issubclass(type(given), torch.Tensor) and isinstance(given, torch.Tensor):
+            sizes: list[int | None] = [int(size) for size in given.shape]
+        else:
+            sizes = described[p.name][0] if p.name in described else []
+        if len(sizes) == len(p.tensor.dims):
+            _gather_dims(name, p, sizes, dims, named)
     for dim_name in signature.scalar_dims:  # a scalar given that sizes tensors sizes those described
         if type(values.get(dim_name)) is int:
             dims.setdefault(dim_name, values[dim_name])
     for dim_name, is_dyn in signature.dims.items():
         if is_dyn:
             dims.setdefault(dim_name, DYN_PLACEHOLDER)
+    for tensor_name, (sizes, dtype) in described.items():
+        values[tensor_name] = _described(signature, params[tensor_name], sizes, dtype, dims)
     for p in params.values():
         value = values.get(p.name, _MISSING)
         if p.kind is Kind.TENSOR and value is _MISSING:
@@ -429,32 +432,69 @@ def _describes_a_tensor(value: Any) -> bool:
 
 def _is_pointer_placeholder(value: object) -> bool:
     """TileLang's `T.ptr()`, which its inspection calls pass for a pointer: a TIR variable of type handle."""
-    return type(value).__module__.startswith("tvm") and str(getattr(value, "dtype", "")) == "handle"
+    return _is_tir_var(value) and str(getattr(value, "dtype", "")) == "handle"
 
 
-def _described(signature: KernelSignature, p: Param, value: Any) -> torch.Tensor:
-    """A meta tensor for a tensor parameter described by `T.Tensor(shape, dtype)`."""
-    name = signature.name
+def _is_tir_var(value: object) -> bool:
+    """A TIR variable (`T.dynamic("k")`, `T.ptr()`), told by its type without importing TVM."""
+    return type(value).__module__.startswith("tvm") and type(value).__name__ == "Var"
+
+
+def _description(name: str, p: Param, value: Any) -> tuple[list[int | None], Any]:
+    """The sizes (None for TileLang's `T.dynamic("k")`: any) and dtype of a `T.Tensor(shape, dtype)`."""
     stated = shape_and_dtype(value)
     if stated is None:  # the bare class `T.Tensor`
         raise ArgumentTypeError(f"{name}: argument {p.name!r}: T.Tensor describes a tensor by a shape and a dtype")
     shape_arg, dtype_arg = stated
+    sizes = [None if _is_tir_var(size) else _size(name, f"argument {p.name!r}: T.Tensor's dim {axis}", size)
+             for axis, size in enumerate(shape_arg)]
+    return sizes, dtype_arg
+
+
+def _gather_dims(name: str, p: Param, sizes: Sequence[int | None], dims: dict[str, int], named: Mapping[str, int]) -> None:
+    """The dims a tensor's sizes give (a plain dim's size, or the one an affine size solves for), into `dims`;
+    one given by name must agree."""
     assert p.tensor is not None
-    dims = p.tensor.dims if len(shape_arg) == len(p.tensor.dims) else ()  # of another rank: the binder names it
-    sizes = [_described_size(signature, p, axis, dims[axis] if dims else None, size) for axis, size in enumerate(shape_arg)]
-    return torch.empty(tuple(sizes), dtype=to_torch(as_dtype(dtype_arg)), device="meta")
+    for axis, (dim, size) in enumerate(zip(p.tensor.dims, sizes)):
+        affine = dim.affine
+        if size is None:
+            continue
+        value: int | None
+        if dim.is_symbol:
+            symbol, value = dim.text, size
+        elif affine is not None:
+            symbol, value = affine[0], _solved(size, affine[1], affine[2])
+        else:
+            continue
+        if value is not None and dims.setdefault(symbol, value) != value and symbol in named:
+            where = f"{p.name}, axis {axis}" + ("" if dim.is_symbol else f" = {dim.text}")
+            raise ArgumentValueError(f"{name}: dim {symbol}: {dims[symbol]} given by name vs {value} (from {where})")
 
 
-def _described_size(signature: KernelSignature, p: Param, axis: int, dim: Dim | None, size: Any) -> int:
-    """One size of a `T.Tensor(shape, dtype)`: an int, or TileLang's `T.dynamic("n")` where the kernel's dim
-    is a dyn one (any size builds the same kernel: DYN_PLACEHOLDER stands for it)."""
-    where = f"argument {p.name!r}: T.Tensor's dim {axis}"
-    if type(size).__module__.startswith("tvm") and type(size).__name__ == "Var":
-        if dim is not None and dim.is_symbol and signature.dims[dim.text]:
-            return DYN_PLACEHOLDER
-        raise ArgumentTypeError(f"{signature.name}: {where} is the variable {size}, but the kernel specialises on its "
-                                f"size there ({dim}): give the size")
-    return _size(signature.name, where, size)
+def _solved(size: int, a: int, b: int) -> int | None:
+    """The n with `a*n + b == size`, n >= 0; None where there is none (the binder then refuses the size)."""
+    return (size - b) // a if size >= b and (size - b) % a == 0 else None
+
+
+def _described(
+    signature: KernelSignature, p: Param, sizes: Sequence[int | None], dtype: Any, dims: Mapping[str, int]
+) -> torch.Tensor:
+    """A meta tensor for a tensor parameter described by `T.Tensor(shape, dtype)`: a `T.dynamic` size, where the
+    kernel's size is over dyn dims alone, is the one those dims give (from the other tensors, by name, or any)."""
+    assert p.tensor is not None
+    kernel_dims = p.tensor.dims if len(sizes) == len(p.tensor.dims) else [None] * len(sizes)  # the binder names the rank
+    shape: list[int] = []
+    for axis, (dim, size) in enumerate(zip(kernel_dims, sizes)):
+        if size is not None:
+            shape.append(size)
+        elif dim is None:
+            shape.append(DYN_PLACEHOLDER)
+        elif dim.is_literal or not all(signature.dims[s] for s in dim.symbols):
+            raise ArgumentTypeError(f"{signature.name}: argument {p.name!r}: T.Tensor's dim {axis} is a variable, "
+                                    f"but the kernel specialises on its size there ({dim}): give the size")
+        else:
+            shape.append(int(dim.evaluate(dims)))
+    return torch.empty(tuple(shape), dtype=to_torch(as_dtype(dtype)), device="meta")
 
 
 def _placeholder(

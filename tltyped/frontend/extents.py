@@ -83,8 +83,9 @@ def _block(block: Any) -> list[str]:
     return problems
 
 
-
-def launches_a_kernel(prim_func: Any) -> bool:
-    """Whether the body has a `with T.Kernel(...)` (TileLang's launch frame opens a block named `tilelang_root`):
-    a body without one lowers to an empty device kernel, which runs nothing on the GPU."""
-    return any(isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root" for node in tir_nodes(prim_func.body))
+def check_launches(name: str, prim_func: Any) -> None:
+    """Raise a KernelBuildError for a body with no `with T.Kernel(...)` (TileLang's launch frame opens a block
+    named `tilelang_root`): it lowers to an empty device kernel, which runs nothing on the GPU (TileLang's own
+    tests lower such functions, so only a build or a call refuses it)."""
+    if not any(isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root" for node in tir_nodes(prim_func.body)):
+        raise KernelBuildError(f"{name}: the body launches no kernel: what runs on the GPU goes in `with T.Kernel(...)`")

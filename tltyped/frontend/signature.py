@@ -123,7 +123,7 @@ class KernelSignature:
     depends_on: tuple[str, ...] = ()  # const parameters the deferred annotations are computed from
     dim_vars: Mapping[str, str] = field(default_factory=dict)  # body variable -> the dim it declares (`M = T.dynamic("m")`)
     scalar_dims: tuple[str, ...] = ()  # int scalar parameters a tensor's dims name: dyn dims each call must agree
-    # with, or, where no input has the dim as a plain dim (it sizes outputs alone), each call's value of it
+    # with, or, where no input's size gives the dim (it sizes outputs alone), each call's value of it
     returns: tuple[TensorSpec, ...] | None = None  # what the return annotation states; None: unstated (unchecked)
 
     def param(self, name: str) -> Param:
@@ -145,12 +145,15 @@ class KernelSignature:
         """Every tensor's annotation is known (no annotation waits for const values)."""
         return not any(p.is_deferred for p in (*self.params, *self.outputs))
 
+    def plain_dims(self) -> set[str]:
+        """The dim symbols some input tensor has as a plain dim or stride: a call reads them off it."""
+        return {d.text for p in self.tensors if p.tensor is not None for d in p.tensor.all_dims if d.is_symbol}
+
     def bound_dims(self) -> set[str]:
-        """The dim symbols some input tensor has as a plain dim or stride, or in an affine one (`n * 4`), so a call
-        determines them."""
-        specs = [p.tensor for p in self.tensors if p.tensor is not None]
-        plain = {d.text for spec in specs for d in spec.all_dims if d.is_symbol}
-        return plain | {affine[0] for spec in specs for d in spec.dims if (affine := d.affine) is not None}
+        """The dim symbols a call determines: the plain ones, and those an input's size is an affine expression of
+        (`n * 4`), which the size solves for."""
+        solved = {a[0] for p in self.tensors if p.tensor is not None for d in p.tensor.dims if (a := d.affine) is not None}
+        return self.plain_dims() | solved
 
     def __str__(self) -> str:
         parts = []

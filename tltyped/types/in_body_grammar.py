@@ -134,8 +134,10 @@ def undeclared_dim(name: str) -> str:
 
 
 def undetermined_dim(name: str) -> str:
-    """The message for a declared dim that no tensor has as a plain dim (only inside expressions, or nowhere)."""
-    return f'dim "{name}" is declared but no tensor has it as a plain dim, so a call cannot determine it'
+    """The message for a declared dim that no input has as a plain dim or in an affine size (only inside other
+    expressions, or nowhere)."""
+    return (f'dim "{name}" is declared but no tensor has it as a plain dim or in an affine size ({name} * 4 + 1), so a '
+            "call cannot determine it")
 
 
 def may_return(*, is_name: bool, is_call: bool, called: str | None) -> bool:

@@ -280,6 +280,8 @@ def test_missing_argument_in_lower(seed_gemm) -> None:
         ({"N": "128"}, TypeError, "gemm: dim N given by name must be an int size, got str '128'"),
         ({"N": True}, TypeError, "gemm: dim N given by name must be an int size, got bool True"),
         ({"N": -5}, ValueError, "gemm: dim N given by name must not be negative, got -5"),
+        ({"N": 128, "K": 2**40}, ValueError, "gemm: dim K = 1099511627776 (given by name) is too large for a dyn dim "
+                                             "(int32, at most 2147483647); declare it const to specialise on it"),
     ],
 )
 def test_a_dim_given_by_name_in_lower_is_an_int_agreeing_with_the_tensors(seed_gemm, dims, error, message) -> None:

@@ -109,10 +109,7 @@ class Binder:
             self._check_derived_dims(p, bound.values[p.name], bound)
         for dim in self.signature.dyn_dims:  # a traced size (a SymInt) is left to the real call: no guard on it
             if type(bound.dims[dim]) is int and bound.dims[dim] > _DYN_DIM_MAX:
-                raise self._fail(
-                    ArgumentValueError, f"dim {dim} = {bound.dims[dim]} (from {bound.dim_origin[dim]}) is too large for a dyn dim "
-                    f"(int32, at most {_DYN_DIM_MAX}); declare it const to specialise on it",
-                )
+                raise self._fail(ArgumentValueError, _too_large(dim, bound.dims[dim], f"from {bound.dim_origin[dim]}"))
         for check in self.signature.checks:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
@@ -368,6 +365,8 @@ def inspection_arguments(
             values[key] = value
         elif key in signature.dims:
             dims[key] = named[key] = _size(name, f"dim {key} given by name", value)
+            if signature.dims[key] and dims[key] > _DYN_DIM_MAX:
+                raise ArgumentValueError(f"{name}: {_too_large(key, dims[key], 'given by name')}")
         else:
             raise ArgumentTypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
     described: dict[str, tuple[list[int | None], Any]] = {}  # `T.Tensor(shape, dtype)`: sizes (None: T.dynamic)
@@ -405,6 +404,11 @@ def inspection_arguments(
         elif value is _MISSING:
             raise ArgumentTypeError(f"{name}: missing argument {p.name!r}")
     return tuple(values[p] for p in params)
+
+
+def _too_large(dim: str, size: int, origin: str) -> str:
+    return (f"dim {dim} = {size} ({origin}) is too large for a dyn dim (int32, at most {_DYN_DIM_MAX}); declare it const "
+            "to specialise on it")
 
 
 def _size(name: str, what: str, value: Any) -> int:

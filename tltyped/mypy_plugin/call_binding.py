@@ -63,6 +63,7 @@ class CallBinder:
     symbols: dict[TypeVarId, tuple[TypeVarType, str]] = field(default_factory=dict)  # dim -> caller's dim var, from
     dtypes: dict[TypeVarId, tuple[str, str]] = field(default_factory=dict)  # dtype var -> (dtype, from)
     derived: list[tuple[str, int, str, int, Expression]] = field(default_factory=list)
+    solved: dict[str, int] = field(default_factory=dict)  # a dim no tensor has plainly -> what an affine size gives
 
     def fail(self, message: str, where: Context, code: ErrorCode) -> None:
         self.api.fail(message, where, code=code)
@@ -206,11 +207,22 @@ class CallBinder:
                 )
 
     def known_sizes(self) -> dict[str, int]:
-        return {dim: self.sizes[var].size for dim, var in self.dim_names.items() if var in self.sizes}
+        plain = {dim: self.sizes[var].size for dim, var in self.dim_names.items() if var in self.sizes}
+        return {**self.solved, **plain}
 
     def check_derived_dims(self) -> None:
+        """Each derived size against its dims, in argument order; a dim no tensor gives plainly is solved from its
+        first affine size (`n * 4`), as the runtime's binder solves it."""
         known = self.known_sizes()
         for name, axis, text, size, where in self.derived:
+            affine = dim_grammar.affine(text)
+            if affine is not None and affine[0] not in known:
+                symbol, a, b = affine
+                if size < b or (size - b) % a:
+                    self.fail(f"{self.argument(name)} has size {size} at axis {axis}, which is {text} for no {symbol} >= 0",
+                              where, codes.SHAPE)
+                    continue
+                known[symbol] = self.solved[symbol] = (size - b) // a
             expected = dim_grammar.evaluate_int(text, known)
             if expected is not None and expected != size:
                 self.fail(

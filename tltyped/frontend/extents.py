@@ -85,7 +85,8 @@ def _block(block: Any) -> list[str]:
 
 def check_launches(name: str, prim_func: Any) -> None:
     """Raise a KernelBuildError for a body with no `with T.Kernel(...)` (TileLang's launch frame opens a block
-    named `tilelang_root`): it lowers to an empty device kernel, which runs nothing on the GPU (TileLang's own
-    tests lower such functions, so only a build or a call refuses it)."""
+    named `tilelang_root`): it lowers to an empty device kernel, which runs nothing on the GPU. Only a build
+    refuses it: TileLang's own tests lower such functions, and a call on meta tensors (a tracer's) reads only
+    the outputs' shapes, which such a body still states."""
     if not any(isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root" for node in tir_nodes(prim_func.body)):
         raise KernelBuildError(f"{name}: the body launches no kernel: what runs on the GPU goes in `with T.Kernel(...)`")

@@ -128,7 +128,7 @@ def fast_path_context(plan: CallPlan) -> dict[str, Any]:
                 key_items.append(var)
             elif axis.code == DERIVED:
                 derived.append((var, axis))
-            elif axis.solved:  # `n * 4`: n is (size - 0) // 4, for a size of at least 0; the size is checked as derived
+            elif axis.solved:  # `n * 4`: dim_grammar.solve spelled inline (size >= b; the size checked as derived)
                 assert axis.dim.affine is not None
                 name, a, b = axis.dim.affine
                 source[name] = f"(({var} - {b}) // {a})"

@@ -24,6 +24,7 @@ from tltyped.abi import ALIGNMENT
 from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.signature import KernelSignature, Kind, Param
+from tltyped.types import dim_grammar
 from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor, shape_and_dtype
@@ -272,12 +273,12 @@ class Binder:
             affine = dim.affine
             if affine is None or affine[0] in bound.dims:
                 continue
-            name, a, b = affine
-            if size < b or (size - b) % a:
+            solved = dim_grammar.solve(affine, size)
+            if solved is None:
                 raise self._fail(ArgumentValueError, f"argument {p.name!r}: dim {axis} is {size}, which is {dim.text} for "
-                                 f"no {name} >= 0")
-            bound.dims[name] = (size - b) // a
-            bound.dim_origin[name] = f"{p.name}, axis {axis} = {dim.text}"
+                                 f"no {affine[0]} >= 0")
+            bound.dims[affine[0]] = solved
+            bound.dim_origin[affine[0]] = f"{p.name}, axis {axis} = {dim.text}"
 
     def _check_derived_dims(self, p: Param, t: torch.Tensor, bound: Bound) -> None:
         assert p.tensor is not None
@@ -467,17 +468,12 @@ def _gather_dims(name: str, p: Param, sizes: Sequence[int | None], dims: dict[st
         if dim.is_symbol:
             symbol, value = dim.text, size
         elif affine is not None:
-            symbol, value = affine[0], _solved(size, affine[1], affine[2])
+            symbol, value = affine[0], dim_grammar.solve(affine, size)
         else:
             continue
         if value is not None and dims.setdefault(symbol, value) != value and symbol in named:
             where = f"{p.name}, axis {axis}" + ("" if dim.is_symbol else f" = {dim.text}")
             raise ArgumentValueError(f"{name}: dim {symbol}: {dims[symbol]} given by name vs {value} (from {where})")
-
-
-def _solved(size: int, a: int, b: int) -> int | None:
-    """The n with `a*n + b == size`, n >= 0; None where there is none (the binder then refuses the size)."""
-    return (size - b) // a if size >= b and (size - b) % a == 0 else None
 
 
 def _described(

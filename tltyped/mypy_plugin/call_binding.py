@@ -217,12 +217,12 @@ class CallBinder:
         for name, axis, text, size, where in self.derived:
             affine = dim_grammar.affine(text)
             if affine is not None and affine[0] not in known:
-                symbol, a, b = affine
-                if size < b or (size - b) % a:
-                    self.fail(f"{self.argument(name)} has size {size} at axis {axis}, which is {text} for no {symbol} >= 0",
+                solved = dim_grammar.solve(affine, size)
+                if solved is None:
+                    self.fail(f"{self.argument(name)} has size {size} at axis {axis}, which is {text} for no {affine[0]} >= 0",
                               where, codes.SHAPE)
                     continue
-                known[symbol] = self.solved[symbol] = (size - b) // a
+                known[affine[0]] = self.solved[affine[0]] = solved
             expected = dim_grammar.evaluate_int(text, known)
             if expected is not None and expected != size:
                 self.fail(

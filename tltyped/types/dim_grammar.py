@@ -84,6 +84,12 @@ def affine(text: str) -> tuple[str, int, int] | None:
 _SAMPLES = (0, 1, 2, 3, 5, 7, 64, 1000, 4097, 65537)
 
 
+def solve(affine: tuple[str, int, int], size: Any) -> Any:
+    """The `s >= 0` with `a*s + b == size` for an `affine` `(s, a, b)`; None where there is none."""
+    _, a, b = affine
+    return (size - b) // a if size >= b and (size - b) % a == 0 else None
+
+
 def names_in_source(source: str) -> set[str]:
     """Every name an expression's source mentions (dims, module aliases, functions); empty if it is no expression."""
     try:

@@ -144,7 +144,8 @@ class Dispatcher:
             from tltyped.callpath import torch_op
 
             return torch_op.traced_call(self, args)
-        bound = bound or self.binder.bind(args, allow_meta=True)
+        if bound is None:  # a pinned call's is bound already
+            bound = self.binder.bind(args, allow_meta=True)
         if bound.device is not None and bound.device.type == "meta":
             return unpack(self.outputs(bound))
         if bound.device is None:  # no tensor says where: the current device, as the fast path's facts say

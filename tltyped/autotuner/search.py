@@ -4,18 +4,24 @@ Every configuration of the tuned parameters (the combinations of their
 candidates; a group's, from `tl.autotune`, as listed) is compiled (in
 parallel, see the Dispatcher) and timed with TileLang's `do_bench` (L2 flushed
 between runs, repeats chosen by time) on the arguments of the first call
-that needs it; the fastest wins. The result (every candidate's time or
-error, the winner, the GPU) is saved in the disk cache, so a later process
-reuses it without building or timing anything. A progress bar shows the
-search when the output is a terminal. The timed runs write copies of the
-tensors the kernel writes (`memory_copy`), so an in-place or accumulating
-kernel's tensors see one run, the winner's, as an untuned call's do.
+that needs it; the fastest wins. The candidates are timed in rounds, each
+once a round, in turn (forwards, then backwards), and a candidate's time is
+the median of its rounds: a GPU's clocks fall as it heats up to its power cap
+(a large GEMM gets there within one candidate's tenth of a second), which
+would favour whichever candidates were timed first, all of a candidate's runs
+at once. The result (every candidate's time or error, the winner, the GPU)
+is saved in the disk cache, so a later process reuses it without building or
+timing anything. A progress bar shows the search when the output is a
+terminal. The timed runs write copies of the tensors the kernel writes
+(`memory_copy`), so an in-place or accumulating kernel's tensors see one run,
+the winner's, as an untuned call's do.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import statistics
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -54,11 +60,15 @@ def first_candidates(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value.values[0] if type(value) is Tune else value for name, value in consts.items()}
 
 
+ROUNDS = 5  # rounds of timing: each candidate runs for about 5 x (5 + 20) ms in all
+ROUND_WARMUP_MS, ROUND_MS = 5, 20
+
+
 def time_call(run: Callable[[], Any], device: int) -> float:
-    """Median milliseconds of `run()` on `device`'s current stream, L2 flushed before each run."""
+    """Median milliseconds of `run()` on `device`'s current stream over one round's runs, L2 flushed before each."""
     from tilelang.profiler import do_bench
 
-    return float(do_bench(run, warmup=25, rep=100, device=device, return_mode="median"))
+    return float(do_bench(run, warmup=ROUND_WARMUP_MS, rep=ROUND_MS, device=device, return_mode="median"))
 
 
 def memory_copy(t: torch.Tensor) -> torch.Tensor:
@@ -88,30 +98,47 @@ class SearchResult:
         }
 
 
-def search(name: str, configs: list[dict[str, Hashable]], measure: Callable[[dict[str, Hashable]], float]) -> SearchResult:
-    """Time every configuration; the smallest time wins. Candidates that fail are skipped."""
+def search(
+    name: str, configs: list[dict[str, Hashable]], prepare: Callable[[dict[str, Hashable]], Callable[[], float]],
+    rounds: int = ROUNDS,
+) -> SearchResult:
+    """Time every configuration in `rounds` rounds; the smallest median wins. `prepare(config)` gives the function
+    timing one round of it (milliseconds). Candidates that fail to prepare or to run are recorded and skipped."""
     from tqdm import tqdm
 
-    result = SearchResult()
     if len(configs) == 1:
         return SearchResult([None], [None], 0)
-    with tqdm(total=len(configs), desc=f"tuning {name}", unit="config", disable=None, leave=False) as bar:
-        for index, config in enumerate(configs):
-            try:
-                elapsed: float | None = measure(config)
-                error = None
-            except Exception as exc:  # a configuration TileLang cannot build or run is not a candidate
-                elapsed, error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            result.times.append(elapsed)
-            result.errors.append(error)
-            if elapsed is not None and (result.times[result.winner] is None or elapsed < result.times[result.winner]):  # type: ignore[operator]
-                result.winner = index
-            best = result.times[result.winner]
-            bar.set_postfix_str(f"best {configs[result.winner]} {best:.3f} ms" if best is not None else "no candidate yet")
-            bar.update()
-    if result.times[result.winner] is None:
+    errors: list[str | None] = [None] * len(configs)
+    timers: dict[int, Callable[[], float]] = {}
+    for index, config in enumerate(configs):
+        try:
+            timers[index] = prepare(config)
+        except Exception as exc:  # a configuration TileLang cannot build is not a candidate
+            errors[index] = _error(exc)
+    rounds_ms: dict[int, list[float]] = {index: [] for index in timers}
+    medians: dict[int, float] = {}  # of the candidates still running, after the last round
+    with tqdm(total=rounds * len(timers), desc=f"tuning {name}", unit="run", disable=None, leave=False) as bar:
+        for round_ in range(rounds):
+            for index in list(timers) if round_ % 2 == 0 else list(timers)[::-1]:
+                try:
+                    rounds_ms[index].append(timers[index]())
+                except Exception as exc:  # nor is one that cannot run
+                    errors[index] = _error(exc)
+                    del timers[index]
+                bar.update()
+            medians = {index: statistics.median(rounds_ms[index]) for index in timers}
+            if medians:
+                best = min(medians, key=medians.__getitem__)
+                bar.set_postfix_str(f"best {configs[best]} {medians[best]:.3f} ms")
+    if not medians:
         raise TuningError(f"{name}: no tuning candidate could be built and run:\n  " + "\n  ".join(
-            f"{c}: {e}" for c, e in zip(configs, result.errors)))
-    logger.info("%s: tuned over %d configurations: %s (%.4f ms)", name, len(configs), configs[result.winner],
-                result.times[result.winner])
-    return result
+            f"{c}: {e}" for c, e in zip(configs, errors)))
+    winner = min(medians, key=medians.__getitem__)
+    logger.info("%s: tuned over %d configurations in %d rounds: %s (%.4f ms)", name, len(configs), rounds,
+                configs[winner], medians[winner])
+    return SearchResult([medians.get(i) for i in range(len(configs))], errors, winner)
+
+
+def _error(exc: Exception) -> str:
+    """A failure as a search records it: the exception's type and first line."""
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"

@@ -282,7 +282,7 @@ class Dispatcher:
         copies: dict[str, torch.Tensor] = {}
         tensor_params = {p.name for p in self.signature.params if p.kind is Kind.TENSOR}
 
-        def measure(config: dict[str, Hashable]) -> float:
+        def prepare(config: dict[str, Hashable]) -> Callable[[], float]:
             index = configs.index(config)
             if index in failed:
                 raise failed[index]
@@ -291,9 +291,9 @@ class Dispatcher:
                 if name in tensor_params and name not in copies:
                     copies[name] = memory_copy(bound.values[name])
             args = self.launch_args(bound, copies)
-            return time_call(lambda: kernel.launch(*args, stream, device.index), device.index)
+            return lambda: time_call(lambda: kernel.launch(*args, stream, device.index), device.index)
 
-        result = search(name, configs, measure)
+        result = search(name, configs, prepare)
         self.kernels.save_tuning(space, target, gpu, result.as_record(configs))
         return configs[result.winner]
 

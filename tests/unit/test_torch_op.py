@@ -427,3 +427,11 @@ def test_tuned_kernels_are_one_op_each_in_export_and_compile(fake: FakeTensorMod
         summed, product = compiled(cuda(fake, 256, 64), cuda(fake, 1024, dtype=torch.float16),
                                    cuda(fake, 512, 1024, dtype=torch.float16))
     assert (tuple(summed.shape), tuple(product.shape), product.dtype) == ((256,), (512,), torch.float16)
+
+
+def test_a_traced_size_is_shown_with_the_size_it_has_in_the_traced_call(fake: FakeTensorMode) -> None:
+    """Under dynamic shapes a tensor's sizes are torch's symbols (`s52`): a refusal says which size each stands
+    for in the call being traced."""
+    compiled = torch.compile(interleaved, fullgraph=True, backend="eager", dynamic=True)
+    with fake, pytest.raises(Exception, match=r"interleave: dim N: s\d+ = 10 \(from A, axis 0\) vs s\d+ = 9 \(from B, axis 0\)"):
+        compiled(cuda(fake, 10), cuda(fake, 9))

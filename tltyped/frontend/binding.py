@@ -28,7 +28,7 @@ from tltyped.types import dim_grammar
 from tltyped.types.dtypes import DType, as_dtype, to_torch
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor, shape_and_dtype
-from tltyped.types.values import describe
+from tltyped.types.values import describe, shown_size
 
 _DYN_DIM_MAX = 2**31 - 1  # dyn dims reach the kernel as int32
 _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)  # a tracer's values
@@ -115,7 +115,7 @@ class Binder:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
                 symbols = sorted({*check.left.symbols, *check.right.symbols})
-                given = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in symbols)
+                given = ", ".join(f"{s} = {shown_size(bound.dims[s])} from {bound.dim_origin[s]}" for s in symbols)
                 raise self._fail(
                     ArgumentValueError, f"shape check `{check.source}` fails: {check.sides[0]} is {left}, not {right}"
                     + (f" ({given})" if given else "") + (f": {check.message}" if check.message else ""),
@@ -209,12 +209,13 @@ class Binder:
         sizes += [(f"stride {axis}", f"stride {axis}", dim, st) for axis, (dim, st) in enumerate(zip(spec.strides or (), strides))]
         for what, where, dim, size in sizes:
             if dim.is_literal and dim.value != size:
-                raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} must be {dim.value}, got {size}")
+                raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} must be {dim.value}, got {shown_size(size)}")
             if dim.is_symbol:
                 seen = bound.dims.setdefault(dim.text, size)
                 origin = bound.dim_origin.setdefault(dim.text, f"{p.name}, {where}")
                 if seen != size:
-                    raise self._fail(ArgumentValueError, f"dim {dim.text}: {seen} (from {origin}) vs {size} (from {p.name}, {where})")
+                    raise self._fail(ArgumentValueError, f"dim {dim.text}: {shown_size(seen)} (from {origin}) vs {shown_size(size)} "
+                                     f"(from {p.name}, {where})")
         bound.dtypes[p.name] = dtype
         bound.strides[p.name] = None if t.is_contiguous() or spec.strides is not None else strides
         if not without_data(t) and t.data_ptr() % ALIGNMENT:
@@ -292,8 +293,9 @@ class Binder:
                 except ArgumentValueError as exc:
                     raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} cannot be checked: {exc}") from None
                 if expected != size:
-                    where = ", ".join(f"{s} = {bound.dims[s]} from {bound.dim_origin[s]}" for s in dim.symbols)
-                    raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} is {dim.text} = {expected} ({where}), got {size}")
+                    where = ", ".join(f"{s} = {shown_size(bound.dims[s])} from {bound.dim_origin[s]}" for s in dim.symbols)
+                    raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} is {dim.text} = {shown_size(expected)} "
+                                     f"({where}), got {shown_size(size)}")
 
 
 def without_data(t: torch.Tensor) -> bool:

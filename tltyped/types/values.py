@@ -6,6 +6,9 @@ tensor or array its type, dtype and shape only, since formatting the
 elements of a large tensor allocates (for float8, gigabytes) and floods the
 message.
 
+`shown_size(size)` is how a message shows a size: a tracer's symbolic size
+as its symbol and the size it stands for in the call being traced.
+
 `typed_key(value)` is the value as a cache key that equal values of other
 types do not share: `2`, `2.0` and `True` compare (and hash) equal, but a
 kernel built for one is not the kernel of another. Containers are tagged
@@ -48,6 +51,13 @@ def shown(value: object) -> str:
         return _REPR.repr(value)
     except Exception as exc:  # noqa: BLE001 - reprlib calls the value's own __repr__
         return f"(its __repr__ raised {type(exc).__name__})"
+
+
+def shown_size(size: object) -> str:
+    """A size (or stride) for an error message: an int as it is, a tracer's symbolic one (torch's `SymInt`, printed
+    `s52`) as `s52 = 512`, the size it has in the call being traced (none for a size with no such value)."""
+    hint = None if type(size) is int else getattr(getattr(size, "node", None), "hint", None)
+    return str(size) if hint is None else f"{size} = {hint}"
 
 
 def typed_key(value: Hashable) -> Hashable:

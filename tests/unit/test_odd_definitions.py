@@ -72,6 +72,11 @@ REFUSED = {
     "A: tl.Tensor[tl.float16, M], Y: tl.Tensor[tl.float16, M] = None": "tensor parameter 'Y' has a default (None)",
     "A: tl.Tensor[tl.float16, M], alpha: tl.float32": "parameter 'alpha': tl.float32 is an element type",
     "A: tl.Tensor[tl.float16, M], scale: tl.bfloat16 = 1.0": "`scale: T.float32` for a scalar passed at run time",
+    # the tuner chooses a const's value by speed, never a tensor or a value the kernel computes with at run time
+    "A: tl.Tensor[tl.float16, M], s: tl.dyn[int] = tl.tune([1, 2])": "parameter 's': a dyn parameter cannot take a tl.tune default",
+    "A: tl.Tensor[tl.float16, M], s: T.float32 = tl.tune([1.0, 2.0])": "parameter 's': a dyn parameter cannot take a tl.tune",
+    "A: tl.Tensor[tl.float16, M], p: tl.ptr = tl.tune([0, 1])": "parameter 'p': a ptr parameter cannot take a tl.tune",
+    "A: tl.Tensor[tl.float16, M] = tl.tune([1, 2])": "parameter 'A': a tensor parameter cannot take a tl.tune default",
 }
 
 
@@ -93,6 +98,8 @@ ODD_BODIES = {  # the kernel's parameters and body, a call, what the error says
     "a dim dividing by zero": ("A, B", 'N = T.const("N")\n    A: T.Tensor[[N], T.float32]\n    B: T.Tensor[[N // 0], T.float32]',
                                "kernel(torch.empty(4, device='meta'), torch.empty(4, device='meta'))",
                                "argument 'B': dim 0 cannot be checked: `N // 0` divides by zero (N = 4)"),
+    "a tuned scalar annotated in the body": ("A, alpha=tl.tune([1.0, 2.0])", "N = T.dynamic('N')\n    A: T.Tensor[[N], T.float32]\n    alpha: T.float32",
+                                             "", "parameter 'alpha': a dyn parameter cannot take a tl.tune default"),
 }
 
 

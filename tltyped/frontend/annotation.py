@@ -51,8 +51,19 @@ def is_pointer(annotation: object) -> bool:
 
 
 def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str, bool]) -> Param:
-    """A Param from a signature annotation; `dim_kinds` collects the dims it declares."""
-    if isinstance(default, Tune) or annotation is inspect.Parameter.empty:
+    """A Param from a signature annotation; `dim_kinds` collects the dims it declares. A `tl.tune` default is a
+    const's: on a tensor or run-time scalar the tuner would choose the value the kernel computes with by speed."""
+    param = _parsed_param(name, annotation, default, dim_kinds)
+    if isinstance(default, Tune) and param.kind is not Kind.CONST:
+        raise DefinitionError(
+            f"parameter {name!r}: a {param.kind.value} parameter cannot take a tl.tune default; tune a const (a "
+            "parameter with a plain type, or none)"
+        )
+    return param
+
+
+def _parsed_param(name: str, annotation: object, default: Any, dim_kinds: dict[str, bool]) -> Param:
+    if annotation is inspect.Parameter.empty:
         return Param(name, Kind.CONST, default, annotation=annotation)
     if is_tensor_annotation(annotation):
         return Param(name, Kind.TENSOR, default, tensor=parse_tensor(name, get_args(annotation), dim_kinds))

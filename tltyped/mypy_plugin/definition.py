@@ -7,7 +7,8 @@ gives both the rules on buffers and returns and their wording):
   no tuple of one tensor (a call returns its one output itself);
 - no positional-only or variadic parameters, and no tensor parameter without
   its dtype and dims;
-- a `tl.tune([...])` default has candidates, each fitting the parameter's type;
+- a `tl.tune([...])` default is a const parameter's, and has candidates, each
+  fitting the parameter's type;
 - a `T.alloc_*` (or `T.empty`) result is assigned to a name, never passed
   straight into a call;
 - a kernel returns global buffers (names bound to `T.empty` / `T.alloc_global`
@@ -58,7 +59,7 @@ from mypy.types import (
 )
 
 from tltyped.abi import element_type_as_parameter
-from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin import names, runtime_params
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.annotation_hooks import tensor_parts
 from tltyped.mypy_plugin.callvalues import check_tune_candidates
@@ -188,12 +189,13 @@ def _check_tune_defaults(func: FuncDef, api: CheckerPluginInterface) -> None:
     signature = func.type if isinstance(func.type, CallableType) else None
     for index, arg in enumerate(func.arguments):
         default = arg.initializer
-        if not (isinstance(default, CallExpr) and isinstance(default.callee, RefExpr)):
-            continue
-        if default.callee.fullname != names.TUNE:
+        if not (runtime_params.is_tuned(func, index) and isinstance(default, CallExpr)):
             continue
         declared = signature.arg_types[index] if signature is not None else AnyType(TypeOfAny.special_form)
         check_tune_candidates(api, arg.variable.name, declared, default)
+        if runtime_params.annotated_runtime(func, index, declared, api):
+            api.fail(f'Parameter "{arg.variable.name}" is passed at run time (a tensor, dyn scalar or pointer): a '
+                     "tl.tune default is for a const", default, code=codes.TUNE)
 
 
 def _check_body(func: FuncDef, api: CheckerPluginInterface) -> None:

@@ -6,8 +6,8 @@ C. To mypy a `tl.dyn[int]` and a const `int` are both `int`, so the kinds are
 read here from the annotations as written, resolved in the kernel's module,
 as the runtime reads them (frontend/annotation.py's `parse_param`): a tensor,
 `tl.dyn[...]`, `tl.ptr` or a TileLang scalar (`T.int32`) is passed at run
-time; a `tl.tune` default, no annotation, or any other class or typing form
-is a const. Where an annotation cannot be resolved with certainty (a type
+time; a `tl.tune` default (refused on any of those), no annotation, or any
+other class or typing form is a const. Where an annotation cannot be resolved with certainty (a type
 alias of the user's, a name imported inside a function), C stays `...` and
 the compiled kernel's calls go unchecked: never a false error.
 """
@@ -56,16 +56,33 @@ def with_runtime_params(kernel: Type, func: FuncDef, api: CheckerPluginInterface
 
 def _is_runtime(func: FuncDef, name: str | None, analyzed: Type, scopes: list[MypyFile]) -> bool | None:
     """Whether the parameter is passed at run time; None where that is not certain."""
+    index = next((i for i, arg in enumerate(func.arguments) if arg.variable.name == name), None)
+    if index is not None and is_tuned(func, index):
+        return False  # a const (tl.tune on any other parameter is an error of the definition)
+    return _annotated_runtime(func, index, analyzed, scopes)
+
+
+def is_tuned(func: FuncDef, index: int) -> bool:
+    """Whether the index-th parameter's default is `tl.tune([...])`."""
+    default = func.arguments[index].initializer
+    return isinstance(default, CallExpr) and isinstance(default.callee, RefExpr) and default.callee.fullname == names.TUNE
+
+
+def annotated_runtime(func: FuncDef, index: int, analyzed: Type, api: CheckerPluginInterface) -> bool | None:
+    """Whether the index-th parameter's annotation makes it one passed at run time (a tensor, `tl.dyn[...]`,
+    `tl.ptr`, a TileLang scalar), whatever its default; None where that is not certain."""
+    if not isinstance(api, TypeChecker):
+        return None
+    return _annotated_runtime(func, index, analyzed, [api.tree, api.modules["builtins"]])
+
+
+def _annotated_runtime(func: FuncDef, index: int | None, analyzed: Type, scopes: list[MypyFile]) -> bool | None:
     if tensor_parts(get_proper_type(analyzed)) is not None:
         return True
     if is_unread(analyzed):
         return None  # an annotation the plugin could not read (a tensor's in the body, perhaps): not certain
-    index = next((i for i, arg in enumerate(func.arguments) if arg.variable.name == name), None)
     if index is None:
         return None
-    default = func.arguments[index].initializer
-    if isinstance(default, CallExpr) and isinstance(default.callee, RefExpr) and default.callee.fullname == names.TUNE:
-        return False
     written = func.unanalyzed_type.arg_types[index] if isinstance(func.unanalyzed_type, CallableType) else None
     if written is None:
         return False  # unannotated: a const

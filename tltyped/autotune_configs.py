@@ -91,7 +91,8 @@ def tuning_spaces(configs: Sequence[Mapping[str, Hashable]]) -> dict[str, Tune]:
     given = {tuple(config[name] for name in names) for config in configs}
     if len(given) == math.prod(len(candidates) for candidates in values.values()):  # every combination
         return {name: Tune(candidates) for name, candidates in values.items()}
-    return {name: Tune(tuple(config[name] for config in configs), names) for name in names}
+    rows = tuple(tuple(config[name] for name in names) for config in configs)
+    return {name: Tune(tuple(config[name] for config in configs), names, rows) for name in names}
 
 
 def with_defaults(fn: Callable[..., Any], defaults: Mapping[str, Any]) -> Callable[..., Any]:

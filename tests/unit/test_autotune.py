@@ -56,7 +56,7 @@ def test_configurations_that_are_not_every_combination_are_searched_as_listed(sm
     configs = [{"block_M": 64, "block_N": 64, "block_K": 32}, {"block_M": 128, "block_N": 64, "block_K": 32},
                {"block_M": 64, "block_N": 128, "block_K": 64}]
     kernel = tl.autotune(configs=configs)(ks.matmul)(256, 128, 64)
-    assert candidates(tuned(kernel.arguments)) == configs  # one group: its configurations, not their product
+    assert candidates(kernel.arguments) == configs  # one group: its configurations, not their product
     a, b = meta(256, 64, dtype=torch.float16), meta(64, 128, dtype=torch.float16)
     assert kernel(a, b).shape == (256, 128)
     assert kernel.lower().cuda_source == ks.matmul(256, 128, 64, 64, 64, 32).lower().cuda_source
@@ -65,6 +65,22 @@ def test_configurations_that_are_not_every_combination_are_searched_as_listed(sm
     spaces = tuned(tl.autotune(configs=product)(ks.matmul)(256, 128, 64, block_M=64).arguments)
     assert spaces == {"block_N": tl.Tune((64, 128)), "block_K": tl.Tune((32,))}
     assert candidates(spaces) == [{"block_N": 64, "block_K": 32}, {"block_N": 128, "block_K": 32}]
+
+
+def test_a_member_of_a_group_given_a_value_leaves_the_configurations_listed_with_it(sm90) -> None:
+    """Configurations that are not every combination: giving one member searches the others over the
+    configurations that have the given value, never a combination no configuration lists."""
+    configs = [{"block_M": 64, "block_N": 64}, {"block_M": 128, "block_N": 128}, {"block_M": 64, "block_N": 128}]
+    matmul = tl.autotune(configs=[{**c, "block_K": 32} for c in configs])(ks.matmul)
+    assert candidates(matmul(256, 256, 64, block_M=128).arguments) == [{"block_N": 128, "block_K": 32}]
+    assert candidates(matmul(256, 256, 64, block_M=64).arguments) == [{"block_N": 64, "block_K": 32},
+                                                                      {"block_N": 128, "block_K": 32}]
+    assert candidates(matmul(256, 256, 64, block_N=64).arguments) == [{"block_M": 64, "block_K": 32}]
+    # a value no configuration lists: the others' configurations as listed
+    assert candidates(matmul(256, 256, 64, block_M=32).arguments) == [{"block_N": 64, "block_K": 32},
+                                                                      {"block_N": 128, "block_K": 32}]
+    # given as another type than listed (1.0 is not 1): as one no configuration lists
+    assert candidates({"a": 1.0, "b": tl.Tune((2, 3), ("a", "b"), ((1, 2), (4, 3)))}) == [{"b": 2}, {"b": 3}]
 
 
 def test_what_autotune_refuses_it_names() -> None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from tltyped.errors import TuningError
 from tltyped.types.params import Tune
+from tltyped.types.values import typed_key
 
 if TYPE_CHECKING:
     import torch
@@ -40,18 +41,29 @@ def tuned(consts: Mapping[str, Any]) -> dict[str, Tune]:
     return {name: value for name, value in consts.items() if type(value) is Tune}
 
 
-def candidates(space: Mapping[str, Tune]) -> list[dict[str, Hashable]]:
-    """Every combination of the candidates, in declaration order: of each space's own, and of each group's
-    configurations (its members' candidates side by side; a member given a value is no longer in the space)."""
+def candidates(consts: Mapping[str, Any]) -> list[dict[str, Hashable]]:
+    """Every combination of the candidates of the tuning spaces among `consts`, in declaration order: of each
+    space's own, and of each group's configurations. A member of a group given a value is no longer in the space:
+    the group's configurations are then those listed with that value (all of them, where none is)."""
+    space = tuned(consts)
     units: dict[tuple[str, ...], list[tuple[Hashable, ...]]] = {}  # names -> their joint candidates
     for name, tune in space.items():
         names = tuple(n for n in tune.group if n in space) if tune.group else (name,)
         if names not in units:
-            units[names] = list(dict.fromkeys(zip(*(space[n].values for n in names))))
+            units[names] = _group_candidates(tune, names, consts) if tune.group else [(v,) for v in dict.fromkeys(tune.values)]
     return [
         {name: value for names, values in zip(units, combination) for name, value in zip(names, values)}
         for combination in itertools.product(*units.values())
     ]
+
+
+def _group_candidates(tune: Tune, searched: tuple[str, ...], consts: Mapping[str, Any]) -> list[tuple[Hashable, ...]]:
+    """A group's configurations, each once, over the members still `searched`: those that agree with the values
+    the other members were given (typed: a given `1.0` is not a listed `1`), or every one where none does."""
+    given = {i: typed_key(consts[n]) for i, n in enumerate(tune.group) if n not in searched}
+    agreeing = [row for row in tune.rows if all(typed_key(row[i]) == key for i, key in given.items())]
+    columns = [tune.group.index(n) for n in searched]
+    return list(dict.fromkeys(tuple(row[c] for c in columns) for row in agreeing or tune.rows))
 
 
 def first_candidates(consts: Mapping[str, Any]) -> dict[str, Any]:

@@ -211,7 +211,7 @@ class Dispatcher:
             elaborated = self.builder.checked_elaboration(self.specialization(bound, {**consts, **config}))
             return [(tuple(shape), dtype) for shape, dtype in returned_shapes(self.signature.name, elaborated, inputs, sizes, scalars)]
 
-        configs = candidates(tuned(consts))  # [{}] where nothing is tuned
+        configs = candidates(consts)  # [{}] where nothing is tuned
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
         seen = json.dumps(records.describe(space), sort_keys=True)
         verify = len(configs) > 1 and seen not in self.outputs_agree
@@ -264,7 +264,7 @@ class Dispatcher:
         device = bound.device
         assert device is not None and device.index is not None
         name = self.signature.name
-        configs = candidates(tuned(consts))
+        configs = candidates(consts)
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
         target = targets.resolve(self.target, device)
         gpu = torch.cuda.get_device_name(device)

@@ -167,7 +167,7 @@ class Reader:
         if isinstance(value, enum.Enum):
             return f"enum:{self.text(type(value))}.{value.name}={self.text(value.value)}"
         if isinstance(value, Tune):
-            return f"tune:{self.text(value.values)}" + (f":{self.text(value.group)}" if value.group else "")
+            return f"tune:{self.text(value.values)}" + (f":{self.text((value.group, value.rows))}" if value.group else "")
         key = id(value)
         if isinstance(value, (types.FunctionType, type, types.ModuleType)):  # the graph of the user's code: each
             if key in self._seen:  # read once (a module many others import, a cycle), then named by its number

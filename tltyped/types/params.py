@@ -81,11 +81,14 @@ class Tune:
     (`tune([2, 4])` is not `tune([2.0, 4.0])`): a space is part of a cache key.
     A space of a `group` (the names of parameters tuned jointly, `tl.autotune`'s
     configurations) gives its i-th candidate together with the other members'
-    i-th: the search runs over the group's configurations, not their product.
+    i-th: the search runs over the group's configurations (`rows`), not their
+    product. Each member holds them all, so a call giving one member a value
+    still searches only the configurations listed with it.
     """
 
     values: tuple[Hashable, ...]
     group: tuple[str, ...] = ()
+    rows: tuple[tuple[Hashable, ...], ...] = ()  # a group's configurations: its members' values, in `group`'s order
     _key: Hashable = field(init=False, repr=False)  # the typed values and their hash, computed once: a
     _hash: int = field(init=False, repr=False)  # default space is hashed in every call's cache key
 
@@ -99,7 +102,10 @@ class Tune:
                 raise ArgumentTypeError(
                     f"tl.tune(): candidate {describe(value)} is unhashable (each candidate keys the kernel cache)"
                 ) from None
-        object.__setattr__(self, "_key", (typed_key(self.values), self.group))
+        if self.group and (len(self.rows) != len(self.values) or {len(row) for row in self.rows} != {len(self.group)}):
+            raise ArgumentValueError(f"a tuning space over the group {self.group} needs one configuration of the group "
+                                     "per candidate")
+        object.__setattr__(self, "_key", (typed_key(self.values), self.group, typed_key(self.rows)))
         object.__setattr__(self, "_hash", hash(self._key))
 
     def __eq__(self, other: object) -> bool:

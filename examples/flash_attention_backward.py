@@ -59,7 +59,7 @@ S = TypeVar("S")
 H = TypeVar("H")
 D = TypeVar("D")
 
-ROWS, ROW_THREADS = 64, 128  # rows per block of the Delta and dQ-cast kernels, and its threads
+ROWS = 64  # rows per block of the Delta and dQ-cast kernels
 # block_M (keys: 64 per consumer warpgroup), block_N (queries), num_stages, ds_buffers (dS^T in shared
 # memory: 2 saves a barrier per block, 1 saves 16 KiB and keeps dS's stores as stmatrix). block_N = 128, or
 # 3 stages, would not fit shared memory at D = 128; block_M = 64 (one consumer warpgroup) runs at half speed.
@@ -94,7 +94,7 @@ def attention_backward(
     Delta = T.alloc_global((batch, heads, seq_len), tl.float32)
     dQ_accum = T.alloc_global((batch, seq_len, heads, dim), tl.float32)
 
-    with T.Kernel(T.ceildiv(seq_len, ROWS), heads, batch, threads=ROW_THREADS) as (bx, by, bz):
+    with T.Kernel(T.ceildiv(seq_len, ROWS), heads, batch, threads=128) as (bx, by, bz):
         o = T.alloc_fragment([ROWS, dim], tl.float32)
         do = T.alloc_fragment([ROWS, dim], tl.float32)
         delta = T.alloc_fragment([ROWS], tl.float32)
@@ -209,7 +209,7 @@ def attention_backward(
             T.copy(dk_shared, dK[bz, bx * block_M : (bx + 1) * block_M, by, :])
             T.copy(dv_shared, dV[bz, bx * block_M : (bx + 1) * block_M, by, :])
 
-    with T.Kernel(T.ceildiv(seq_len, ROWS), heads, batch, threads=ROW_THREADS) as (bx, by, bz):
+    with T.Kernel(T.ceildiv(seq_len, ROWS), heads, batch, threads=128) as (bx, by, bz):
         T.copy(dQ_accum[bz, bx * ROWS : (bx + 1) * ROWS, by, :], dQ[bz, bx * ROWS : (bx + 1) * ROWS, by, :])
     return dQ, dK, dV
 

@@ -34,3 +34,15 @@ def row_sum(X: tl.Tensor[tl.float32, R, C], block: int = tl.tune([32, 64])) -> t
         T.reduce_sum(tile, acc, dim=1)
         T.copy(acc, out[bx * block])
     return out
+
+
+@tl.jit
+def tuned_double(X: tl.Tensor[tl.float32, N], block: int = tl.tune([64, 128])) -> tl.Tensor[tl.float32, N]:
+    """2 X, its block tuned: tests/gpu/test_tuning.py registers its backward."""
+    (n,) = X.shape
+    Y = T.empty((n,), tl.float32)
+    with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < n:
+                Y[bx * block + i] = X[bx * block + i] * 2
+    return Y

@@ -132,3 +132,23 @@ def test_timing_an_in_place_kernel_leaves_its_tensors_as_one_call_does(tmp_path:
     result, log = run_process(tmp_path / "cache", IN_PLACE_PROBE)
     assert "axpy: tuned over 2 configurations" in log, log
     assert result["err"] < 1e-6, result
+
+
+def test_a_tuned_kernel_s_backward_sees_the_value_its_tuning_chose() -> None:
+    """A recorded call's `ctx.consts` hold what the call ran: a tuned const's chosen value, not its space."""
+    import tltyped as tl
+    from tests.gpu.kernels import tuned_double
+
+    seen: list[Any] = []
+
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        seen.append(ctx.consts["block"])
+        return grad * 2
+
+    tuned_double.register_autograd(backward)
+    x = torch.randn(1000, device="cuda", requires_grad=True)
+    out = tuned_double(x)
+    out.backward(torch.ones_like(out))
+    assert x.grad is not None and torch.equal(x.grad, torch.full_like(x, 2.0))
+    assert len(seen) == 1 and type(seen[0]) is int and seen[0] in (64, 128), seen
+    assert tl.Tune((64, 128)) not in seen

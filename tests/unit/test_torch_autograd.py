@@ -255,3 +255,17 @@ def test_forward_mode_over_reverse_mode_is_refused_too(scale_with_backward: Any)
         torch.func.hessian(lambda a: scale_with_backward(a, 3.0).sum())(a)
     with pytest.raises(tl.AutogradError, match=refused):
         torch.func.jacfwd(torch.func.jacrev(lambda a: scale_with_backward(a, 3.0).sum()))(a)
+
+
+def test_a_call_on_tensors_without_data_keeps_a_tuned_const_s_space_in_ctx_consts() -> None:
+    """A recorded call on meta tensors runs nothing, so nothing was tuned: `ctx.consts` has the space (on a GPU, the
+    value the tuning chose: tests/gpu/test_tuning.py)."""
+    from tests.gpu.kernels import tuned_double
+
+    seen: list[Any] = []
+    kernel = tl.jit(tuned_double.__wrapped__)  # a backward of its own
+    kernel.register_autograd(lambda ctx, grad: grad * 2, setup_context=lambda ctx, i, o: seen.append(ctx.consts))
+    a = torch.empty(256, device="meta", requires_grad=True)
+    kernel(a).sum().backward()
+    assert seen == [{"block": tl.Tune((64, 128))}]
+    assert a.grad is not None and tuple(a.grad.shape) == (256,)

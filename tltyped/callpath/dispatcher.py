@@ -36,7 +36,7 @@ from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, LaunchError
-from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced
+from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced, without_data
 from tltyped.frontend.signature import Difference, KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ class Dispatcher:
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
         self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
         self.outputs_agree: set[str] = set()  # tuning spaces (described) whose candidates were seen to return alike
+        self.chosen: dict[str, dict[str, Hashable]] = {}  # a tuning space (described), its GPU -> what won there
         self.autograd: Autograd | None = None  # the backward `register_autograd` gave
         self.target = target
         self.options = options
@@ -260,7 +261,8 @@ class Dispatcher:
         return self.kernel(bound, consts, device).launch
 
     def tune(self, bound: Bound, consts: dict[str, Any], stream: int) -> dict[str, Hashable]:
-        """The fastest configuration of the call's tuning spaces: saved on disk, or searched now."""
+        """The fastest configuration of the call's tuning spaces: chosen before in this process, saved on disk, or
+        searched now."""
         device = bound.device
         assert device is not None and device.index is not None
         name = self.signature.name
@@ -268,9 +270,13 @@ class Dispatcher:
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
         target = targets.resolve(self.target, device)
         gpu = torch.cuda.get_device_name(device)
+        memo = json.dumps([records.describe(space), target, gpu], sort_keys=True)
+        if memo in self.chosen:
+            return self.chosen[memo]
         saved = self.kernels.tuning(space, target, gpu)
         if saved is not None and len(saved.candidates) == len(configs) and 0 <= saved.winner < len(configs):
             logger.info("%s: tuning result from the disk cache: %s", name, configs[saved.winner])
+            self.chosen[memo] = configs[saved.winner]
             return configs[saved.winner]
         self.returned(bound, consts)  # every candidate returns alike, or the call is refused
         failed: dict[int, Exception] = {}  # candidate index -> why it could not be built
@@ -295,7 +301,19 @@ class Dispatcher:
 
         result = search(name, configs, prepare)
         self.kernels.save_tuning(space, target, gpu, result.as_record(configs))
+        self.chosen[memo] = configs[result.winner]
         return configs[result.winner]
+
+    def chosen_consts(self, args: list[Any], consts: dict[str, Any]) -> dict[str, Any]:
+        """The consts of a call of these arguments with each tuned one as the value its tuning chose (the call has
+        run, so the search has: `ctx.consts`); as they are where the call's tensors have no data (a tracer's)."""
+        if not tuned(consts):
+            return dict(consts)
+        bound = self.binder.bind(args, allow_meta=True)
+        if bound.device is None or bound.device.type != "cuda" or any(
+                without_data(bound.values[p.name]) for p in self.signature.tensors):
+            return dict(consts)
+        return {**consts, **self.tune(bound, consts, self.stream(bound))}
 
     def build_candidates(
         self, configs: list[dict[str, Hashable]], bound: Bound, consts: dict[str, Any], device: torch.device,

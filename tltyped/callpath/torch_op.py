@@ -315,7 +315,7 @@ def _define(dispatcher: Dispatcher, qualname: str, bound: Bound, consts: dict[st
     torch.library.register_fake(qualname, fake, lib=library)
     record = transformable = None
     if not written:
-        formula = _autograd_formula(dispatcher, consts)
+        formula = _autograd_formula(dispatcher, consts, full)
         torch.library.register_autograd(qualname, formula.backward, setup_context=formula.setup_context, lib=library)
         record = _recording(run, formula)
         transformable = _transformable(run, formula)
@@ -350,14 +350,17 @@ class Formula:
     jvp: Callable[..., Any]  # forward mode: refused, naming the argument whose tangent reached it
 
 
-def _autograd_formula(dispatcher: Dispatcher, consts: dict[str, Any]) -> Formula:
+def _autograd_formula(
+    dispatcher: Dispatcher, consts: dict[str, Any], full: Callable[[tuple[Any, ...]], list[Any]],
+) -> Formula:
     """The op's autograd formula: the backward the kernel has when a call is recorded, or an AutogradError at
     backward time (so one formula serves a backward given before or after the op is made); no forward mode, which
     a tangent reaching a recorded call (forward over reverse: `hessian`) meets. The op's inputs are the runtime
-    arguments only; its consts (fixed into the op) are `ctx.consts`."""
+    arguments only (`full` makes the call's arguments of them); its consts (fixed into the op) are `ctx.consts`,
+    a tuned one as the value its tuning chose."""
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        ctx.consts = dict(consts)
+        ctx.consts = dispatcher.chosen_consts(full(inputs), consts)
         ctx.tltyped_autograd = autograd = dispatcher.autograd
         if autograd is not None and autograd.setup_context is not None:
             autograd.setup_context(ctx, inputs, output)

@@ -51,6 +51,20 @@ def gridded(A: tl.Tensor[tl.float32, M], rows: int = 1, layers: int = 1):
         T.atomic_add(A[0], 1.0)
 
 
+R = TypeVar("R", bound=tl.dyn[int])
+
+
+@tl.jit
+def gridded_by_rows(A: tl.Tensor[tl.float32, R, Literal[32]]) -> tl.Tensor[tl.float32, R, Literal[32]]:
+    """A copy with a block per row along y: the grid's extent is the dyn dim R, known at each call only."""
+    (rows, width) = A.shape
+    B = T.empty((rows, width), tl.float32)
+    with T.Kernel(1, rows, threads=32) as (bx, by):
+        for i in T.Parallel(width):
+            B[by, i] = A[by, i]
+    return B
+
+
 @tl.jit
 def annotated(
     A: tl.Tensor[tl.float32, M],

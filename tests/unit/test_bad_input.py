@@ -626,6 +626,24 @@ def test_a_grid_beyond_cuda_s_limits_is_refused_before_nvcc_naming_the_consts(
     assert "__global__" in consts.gridded.lower(meta(8, dtype=torch.float32), rows=65535, layers=65535).cuda_source
 
 
+def test_a_grid_sized_by_a_dyn_dim_is_checked_at_a_call_on_meta_tensors() -> None:
+    """Such a call launches nothing that would refuse a grid CUDA cannot run: it is refused at the call's sizes,
+    and a tracer's symbolic size is left to the launch."""
+    assert consts.gridded_by_rows(meta(65535, 32, dtype=torch.float32)).shape == (65535, 32)
+    with pytest.raises(tl.ArgumentValueError, match=re.escape(
+            "gridded_by_rows: T.Kernel's grid would have 65536 blocks along y at this call's sizes; CUDA takes 0 to "
+            "65535")):
+        consts.gridded_by_rows(meta(65536, 32, dtype=torch.float32))
+    program = torch.export.export(ExportedRows(), (meta(70000, 32, dtype=torch.float32),),
+                                  dynamic_shapes=({0: torch.export.Dim("rows")},))
+    assert "gridded_by_rows" in str(program.graph)
+
+
+class ExportedRows(torch.nn.Module):
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        return consts.gridded_by_rows(a)
+
+
 # -- values shown in messages: never a whole tensor ---------------------------------------
 
 

@@ -42,6 +42,7 @@ from tilelang.language.eager import utils as tl_utils
 from tilelang.language.eager.utils import construct_strides
 
 from tltyped.errors import ArgumentValueError, ElaborationError
+from tltyped.frontend.extents import check_grid
 from tltyped.frontend.fingerprint import is_users_code
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
@@ -322,7 +323,8 @@ def returned_shapes(
     The outputs are the parameters after the `inputs` runtime ones; `tilelang_out_idx` says, from the end,
     which are returned (what the launcher returns, and a call with meta tensors gives back). A size is an
     int, or torch's symbolic size where the dyn dims' are (a traced call): each output's shape is evaluated
-    over them, so it stays symbolic. A negative size is refused as the launcher refuses it.
+    over them, so it stays symbolic. A negative size is refused as the launcher refuses it, and a grid beyond
+    CUDA's limits at these sizes as a launch would be.
     """
     prim_func = elaborated.prim_func
     params = list(prim_func.params)
@@ -339,6 +341,7 @@ def returned_shapes(
                                          f"(its shape is {tuple(buffer.shape)})")
         shapes.append((shape, str(buffer.dtype)))
     assert all(len(params) + i >= inputs for i in returned), "an input is never returned"
+    check_grid(name, prim_func, lambda extent: _evaluate(extent, values))
     return shapes
 
 

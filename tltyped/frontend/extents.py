@@ -9,16 +9,19 @@ memory), a negative grid becomes four billion blocks, and more than 1024
 threads per block (or a grid beyond CUDA's limits) only fails at the
 launch, on the GPU. Each becomes a `KernelBuildError` here, which the
 dispatcher completes with the const values the kernel was specialised on.
+A grid sized by dyn dims is checked at each call on tensors without data
+(`check_grid`), which no launch follows to refuse it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from tilelang import tvm
 
-from tltyped.errors import KernelBuildError
+from tltyped.errors import ArgumentValueError, KernelBuildError
 from tltyped.frontend.tir_nodes import tir_nodes
 
 MAX_THREADS = 1024  # per block, every CUDA architecture
@@ -59,6 +62,23 @@ def _loop(loop: Any) -> list[str]:
     if extent < 0:
         return [f"a loop over `{loop.loop_var.name}` has extent {extent}; a loop extent must be >= 0"]
     return []
+
+
+def check_grid(name: str, prim_func: Any, evaluate: Callable[[Any], Any]) -> None:
+    """Raise an ArgumentValueError where a grid extent over dyn dims is, at a call's sizes (`evaluate` gives an
+    extent's value: an int, or a tracer's symbolic size, left unchecked), beyond CUDA's limits."""
+    for node in tir_nodes(prim_func.body):
+        binding = node.thread_binding if isinstance(node, tirx.For) else None
+        tag = str(binding.thread_tag) if binding is not None else ""
+        if tag not in MAX_GRID or _constant(node.extent) is not None:
+            continue
+        try:
+            extent = evaluate(node.extent)
+        except (ArgumentValueError, KeyError):  # not arithmetic of the call's sizes: the launch checks it
+            continue
+        if type(extent) is int and not 0 <= extent <= MAX_GRID[tag]:
+            raise ArgumentValueError(f"{name}: T.Kernel's grid would have {extent} blocks along {tag[-1]} at this "
+                                     f"call's sizes; CUDA takes 0 to {MAX_GRID[tag]}")
 
 
 def _block(block: Any) -> list[str]:

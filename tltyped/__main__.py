@@ -57,7 +57,8 @@ def list_cache() -> None:
     for path, record in records.every():
         if isinstance(record, records.TuningRecord):
             winner = record.candidates[record.winner] if 0 <= record.winner < len(record.candidates) else {}
-            times = ", ".join(f"{c['ms']:.4f} ms" if c.get("ms") is not None else "failed" for c in record.candidates)
+            times = ", ".join(f"{c['ms']:.4f} ms" if c.get("ms") is not None else "failed" if c.get("error") else "not timed"
+                              for c in record.candidates)  # not timed: the only candidate
             detail = f"tuned on {record.gpu}: best {winner.get('config')} of [{times}]"
             rows.append((record.function, record.target, _consts(record), "", _age(path), detail))
         elif isinstance(record, records.LaunchRecord):

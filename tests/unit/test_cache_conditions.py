@@ -302,6 +302,9 @@ def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_
     assert re.fullmatch(r"mod\.softmax  sm_90a  block=128, N=4096  [1-9]\d* KiB  2 d ago", lines[1]), lines
     assert lines[0] == ("mod.softmax  sm_90a  block=128, N=4096    3 h ago  "
                         "tuned on NVIDIA H100 80GB HBM3: best {'block': '64'} of [0.0123 ms, failed]"), lines
+    only = [{"config": {"block": "64"}, "ms": None, "error": None}]  # a space of one candidate: nothing to time
+    records.write("b" * 32, records.TuningRecord("mod.softmax", "sm_90a", spec, "NVIDIA H100 80GB HBM3", only, 0))
+    assert cache_command("ls").splitlines()[0].endswith("best {'block': '64'} of [not timed]")
 
 
 def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:

@@ -152,3 +152,5 @@ def test_a_tuned_kernel_s_backward_sees_the_value_its_tuning_chose() -> None:
     assert x.grad is not None and torch.equal(x.grad, torch.full_like(x, 2.0))
     assert len(seen) == 1 and type(seen[0]) is int and seen[0] in (64, 128), seen
     assert tl.Tune((64, 128)) not in seen
+    grad = torch.func.grad(lambda a: tuned_double(a).sum())(x.detach())  # wrapped tensors: the same choice
+    assert torch.equal(grad, torch.full_like(x, 2.0)) and seen[1:] == seen[:1], seen

@@ -12,7 +12,7 @@ import tltyped.language as T
 from tests.conftest import meta
 from tests.kernels import eager_style as es
 from tests.kernels import lazy_style as ks
-from tltyped.autotuner import candidates, tuned
+from tltyped.autotuner import candidates, first_candidates, tuned
 
 
 @tl.autotune(configs=[{"block": 32}, {"block": 64}])
@@ -79,8 +79,14 @@ def test_a_member_of_a_group_given_a_value_leaves_the_configurations_listed_with
     # a value no configuration lists: the others' configurations as listed
     assert candidates(matmul(256, 256, 64, block_M=32).arguments) == [{"block_N": 64, "block_K": 32},
                                                                       {"block_N": 128, "block_K": 32}]
-    # given as another type than listed (1.0 is not 1): as one no configuration lists
-    assert candidates({"a": 1.0, "b": tl.Tune((2, 3), ("a", "b"), ((1, 2), (4, 3)))}) == [{"b": 2}, {"b": 3}]
+    # what inspection and the torch op stand on: the first configuration listed with the given value
+    assert first_candidates(matmul(256, 256, 64, block_M=128).arguments)["block_N"] == 128
+    # a value equal to a listed one agrees with it; a space given at the call is searched on its own
+    group = ("a", "b")
+    b = tl.Tune((2, 3), group, ((1, 2), (4, 3)))
+    assert candidates({"a": 1.0, "b": b}) == [{"b": 2}]
+    assert candidates({"a": tl.Tune((5, 6)), "b": b}) == [{"a": 5, "b": 2}, {"a": 5, "b": 3}, {"a": 6, "b": 2},
+                                                           {"a": 6, "b": 3}]
 
 
 def test_what_autotune_refuses_it_names() -> None:

@@ -269,3 +269,21 @@ def test_a_call_on_tensors_without_data_keeps_a_tuned_const_s_space_in_ctx_const
     kernel(a).sum().backward()
     assert seen == [{"block": tl.Tune((64, 128))}]
     assert a.grad is not None and tuple(a.grad.shape) == (256,)
+
+
+def test_a_tensor_a_torch_func_transform_wraps_is_the_kernel_s_call_s_once_unwrapped() -> None:
+    """What `ctx.consts` binds (`Dispatcher.chosen_consts`): under `torch.func.grad` the kernel ran on the tensor
+    torch unwraps, so its tuning chose for that one."""
+    from tltyped.frontend.binding import transformed, unwrapped
+
+    plain = torch.randn(3)
+    seen: list[torch.Tensor] = []
+
+    def f(a: torch.Tensor) -> torch.Tensor:
+        assert transformed(a)
+        seen.append(unwrapped(a))
+        return a.sum()
+
+    torch.func.grad(f)(plain)
+    assert not transformed(seen[0]) and type(seen[0]) is torch.Tensor and torch.equal(seen[0], plain)
+    assert unwrapped(3) == 3 and unwrapped(plain) is plain

@@ -48,7 +48,8 @@ def candidates(consts: Mapping[str, Any]) -> list[dict[str, Hashable]]:
     space = tuned(consts)
     units: dict[tuple[str, ...], list[tuple[Hashable, ...]]] = {}  # names -> their joint candidates
     for name, tune in space.items():
-        names = tuple(n for n in tune.group if n in space) if tune.group else (name,)
+        # a member the call gave a value, or a space of its own (`tl.tune` at the call), is no longer the group's
+        names = tuple(n for n in tune.group if n in space and space[n].group == tune.group) if tune.group else (name,)
         if names not in units:
             units[names] = _group_candidates(tune, names, consts) if tune.group else [(v,) for v in dict.fromkeys(tune.values)]
     return [
@@ -59,17 +60,28 @@ def candidates(consts: Mapping[str, Any]) -> list[dict[str, Hashable]]:
 
 def _group_candidates(tune: Tune, searched: tuple[str, ...], consts: Mapping[str, Any]) -> list[tuple[Hashable, ...]]:
     """A group's configurations, each once, over the members still `searched`: those that agree with the values
-    the other members were given (typed: a given `1.0` is not a listed `1`), or every one where none does."""
-    given = {i: typed_key(consts[n]) for i, n in enumerate(tune.group) if n not in searched}
-    agreeing = [row for row in tune.rows if all(typed_key(row[i]) == key for i, key in given.items())]
+    the other members were given (equal to them), or every one where none does."""
+    given = {i: consts[n] for i, n in enumerate(tune.group) if n not in searched and type(consts.get(n)) is not Tune}
+    agreeing = [row for row in tune.rows if all(_equal(row[i], value) for i, value in given.items())]
     columns = [tune.group.index(n) for n in searched]
-    return list(dict.fromkeys(tuple(row[c] for c in columns) for row in agreeing or tune.rows))
+    found: dict[Hashable, tuple[Hashable, ...]] = {}  # typed, as a cache key is: (1, 2) is not (1.0, 2)
+    for row in agreeing or tune.rows:
+        found.setdefault(typed_key(tuple(row[c] for c in columns)), tuple(row[c] for c in columns))
+    return list(found.values())
+
+
+def _equal(listed: Hashable, given: Any) -> bool:
+    try:
+        return bool(listed == given)
+    except Exception:  # noqa: BLE001 - a value whose comparison raises agrees with nothing
+        return False
 
 
 def first_candidates(consts: Mapping[str, Any]) -> dict[str, Any]:
-    """The consts with each tuning space as its first candidate: what inspection (`lower`, `compile`) and a
-    factory's signature stand on, for every candidate alike (a tuned value chooses a schedule, not a signature)."""
-    return {name: value.values[0] if type(value) is Tune else value for name, value in consts.items()}
+    """The consts with the tuning spaces at their first candidate (for a group, its first configuration that agrees
+    with its members given a value): what inspection (`lower`, `compile`) and a factory's signature stand on, for
+    every candidate alike (a tuned value chooses a schedule, not a signature)."""
+    return {**consts, **candidates(consts)[0]}
 
 
 ROUNDS = 5  # rounds of timing: each candidate runs for about 5 x (5 + 20) ms in all
@@ -137,6 +149,7 @@ def search(
                 except Exception as exc:  # nor is one that cannot run
                     errors[index] = _error(exc)
                     del timers[index]
+                    bar.total = (bar.total or 0) - (rounds - round_ - 1)
                 bar.update()
             medians = {index: statistics.median(rounds_ms[index]) for index in timers}
             if medians:

@@ -36,7 +36,7 @@ from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, LaunchError
-from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced, without_data
+from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced, unwrapped, without_data
 from tltyped.frontend.signature import Difference, KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
@@ -306,10 +306,9 @@ class Dispatcher:
 
     def chosen_consts(self, args: list[Any], consts: dict[str, Any]) -> dict[str, Any]:
         """The consts of a call of these arguments with each tuned one as the value its tuning chose (the call has
-        run, so the search has: `ctx.consts`); as they are where the call's tensors have no data (a tracer's)."""
-        if not tuned(consts):
-            return dict(consts)
-        bound = self.binder.bind(args, allow_meta=True)
+        run, so the search has: `ctx.consts`); as they are where the call's tensors have no data (a tracer's, meta).
+        A `torch.func` transform's tensors are the kernel's call's once unwrapped."""
+        bound = self.binder.bind([unwrapped(a) for a in args], allow_meta=True)
         if bound.device is None or bound.device.type != "cuda" or any(
                 without_data(bound.values[p.name]) for p in self.signature.tensors):
             return dict(consts)

@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.autograd import forward_ad
 
+from tltyped.autotuner import tuned
 from tltyped.callpath.dispatcher import unpack
 from tltyped.callpath.fastpath import call_in_order
 from tltyped.callpath.import_hook import when_imported
@@ -358,9 +359,23 @@ def _autograd_formula(
     a tangent reaching a recorded call (forward over reverse: `hessian`) meets. The op's inputs are the runtime
     arguments only (`full` makes the call's arguments of them); its consts (fixed into the op) are `ctx.consts`,
     a tuned one as the value its tuning chose."""
+    tuning = bool(tuned(consts))
+
+    chosen: dict[tuple[Any, ...], dict[str, Any]] = {}  # the inputs' sizes, strides, dtypes, devices -> ctx.consts
+
+    def tuned_consts(inputs: tuple[Any, ...]) -> dict[str, Any]:
+        """The consts with the tuned ones as chosen for inputs like these (remembered, once none is left a space:
+        a tracer's call, which runs nothing, leaves them spaces)."""
+        key = tuple((a.shape, a.stride(), a.dtype, a.device) if issubclass(type(a), torch.Tensor) else None for a in inputs)
+        if key in chosen:
+            return dict(chosen[key])
+        found = dispatcher.chosen_consts(full(inputs), consts)
+        if not tuned(found):
+            chosen[key] = found
+        return dict(found)
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        ctx.consts = dispatcher.chosen_consts(full(inputs), consts)
+        ctx.consts = tuned_consts(inputs) if tuning else dict(consts)
         ctx.tltyped_autograd = autograd = dispatcher.autograd
         if autograd is not None and autograd.setup_context is not None:
             autograd.setup_context(ctx, inputs, output)

@@ -320,6 +320,13 @@ def transformed(t: torch.Tensor) -> bool:
     return bool(torch._C._functorch.is_functorch_wrapped_tensor(t))
 
 
+def unwrapped(value: Any) -> Any:
+    """A value as the kernel's call sees it: a tensor a `torch.func` transform wraps, unwrapped."""
+    while issubclass(type(value), torch.Tensor) and transformed(value):
+        value = torch._C._functorch.get_unwrapped(value)
+    return value
+
+
 def _has_memory(t: torch.Tensor) -> bool:
     """Whether a tensor has data of its own: a wrapper subclass has a null data pointer, or none at all."""
     try:

@@ -74,7 +74,8 @@ def check_grid(name: str, prim_func: Any, evaluate: Callable[[Any], Any]) -> Non
             continue
         try:
             extent = evaluate(node.extent)
-        except (ArgumentValueError, KeyError):  # not arithmetic of the call's sizes: the launch checks it
+        except (ArgumentValueError, KeyError, ArithmeticError):  # not arithmetic of the call's sizes, or dividing
+            # by a size of 0: the launch checks it
             continue
         if type(extent) is int and not 0 <= extent <= MAX_GRID[tag]:
             raise ArgumentValueError(f"{name}: T.Kernel's grid would have {extent} blocks along {tag[-1]} at this "

@@ -91,7 +91,7 @@ from tltyped.callpath.dispatcher import unpack
 from tltyped.callpath.fastpath import call_in_order
 from tltyped.callpath.import_hook import when_imported
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
-from tltyped.frontend.binding import transformed
+from tltyped.frontend.binding import transformed, unwrapped
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import Kind, Param
 from tltyped.templates.names import identifier
@@ -366,7 +366,8 @@ def _autograd_formula(
     def tuned_consts(inputs: tuple[Any, ...]) -> dict[str, Any]:
         """The consts with the tuned ones as chosen for inputs like these (remembered, once none is left a space:
         a tracer's call, which runs nothing, leaves them spaces)."""
-        key = tuple((a.shape, a.stride(), a.dtype, a.device) if issubclass(type(a), torch.Tensor) else None for a in inputs)
+        tensors = [unwrapped(a) for a in inputs]  # a torch.func transform's wrappers may not tell their strides
+        key = tuple((t.shape, t.stride(), t.dtype, t.device) if issubclass(type(t), torch.Tensor) else None for t in tensors)
         if key in chosen:
             return dict(chosen[key])
         found = dispatcher.chosen_consts(full(inputs), consts)

@@ -65,8 +65,8 @@ def _group_candidates(tune: Tune, searched: tuple[str, ...], consts: Mapping[str
     agreeing = [row for row in tune.rows if all(_equal(row[i], value) for i, value in given.items())]
     columns = [tune.group.index(n) for n in searched]
     found: dict[Hashable, tuple[Hashable, ...]] = {}  # typed, as a cache key is: (1, 2) is not (1.0, 2)
-    for row in agreeing or tune.rows:
-        found.setdefault(typed_key(tuple(row[c] for c in columns)), tuple(row[c] for c in columns))
+    for values in (tuple(row[c] for c in columns) for row in agreeing or tune.rows):
+        found.setdefault(typed_key(values), values)
     return list(found.values())
 
 

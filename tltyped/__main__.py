@@ -2,7 +2,7 @@
 
     ls               one line per recorded kernel: function, target, consts, size, age (and tuning results)
     info             where the cache is; how many builds, kernel records, generated sources, compiler versions
-                     and stale records (of an older format or unknown kind) it holds; their size
+                     and stale records (of an older format or unknown kind, or unreadable) it holds; their size
     clear            remove everything in the cache folder: builds, records, locks, the leftovers of killed
                      builds and the sources kept of failed compiles; not what a build running right now in
                      another process uses (its staging folder and lock)
@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tltyped.backend import cache, records
 from tltyped.errors import UnusableCache
@@ -45,9 +47,58 @@ def _kib(size: int) -> str:
     return f"{size / 1024:.0f} KiB"
 
 
+_KIND = re.compile(r"enum:class:|tune:|[A-Za-z_][\w.]*:")  # what a const's key text (Reader.text) puts before a value
+
+
+def shown(text: str) -> str:
+    """A const's key text as a reader would write the value: `builtins.tuple:(int:64, str:'a')` -> `(64, 'a')`.
+
+    Each value's kind prefix is dropped (a list's parentheses become
+    brackets, a one-element tuple gets its comma back, a tuned const's space
+    reads `tune(...)`); quoted text (a str's or bytes' repr) is copied as it is.
+    """
+    out: list[str] = []
+    groups: list[list[Any]] = []  # per open parenthesis: what closes it, whether a comma was seen in it
+    at_value = True  # where a kind prefix may stand
+    i = 0
+    while i < len(text):
+        kind = _KIND.match(text, i) if at_value else None
+        if kind:
+            i = kind.end()
+            at_value = kind.group() in ("enum:class:", "tune:")  # a value follows with its own prefix
+            if kind.group() == "tune:":
+                out.append("tune")
+            if kind.group() == "builtins.list:" and text.startswith("(", i):
+                out.append("[")
+                groups.append(["]", True])
+                i += 1
+                at_value = True
+            continue
+        char = text[i]
+        if char in "'\"":
+            end = i + 1
+            while end < len(text) and text[end] != char:
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            i = end + 1
+            at_value = False
+            continue
+        if char == "(":
+            groups.append([")", text.startswith(")", i + 1)])  # () has no comma to add
+        elif char == "," and groups:
+            groups[-1][1] = True
+        elif char == ")" and groups:
+            closer, comma = groups.pop()
+            char = closer if comma else ",)"
+        out.append(char)
+        at_value = char in "([{ ="
+        i += 1
+    return "".join(out)
+
+
 def _consts(record: records.LaunchRecord | records.TuningRecord) -> str:
     consts, dims = record.spec.get("consts", {}), record.spec.get("dims", {})
-    parts = [f"{k}={str(v).split(':', 1)[-1]}" for k, v in consts.items()] + [f"{k}={v}" for k, v in dims.items()]
+    parts = [f"{k}={shown(str(v))}" for k, v in consts.items()] + [f"{k}={v}" for k, v in dims.items()]
     return ", ".join(parts)
 
 
@@ -74,14 +125,13 @@ def list_cache() -> None:
 
 def info() -> None:
     builds = list(cache.entries())
-    current = dict(records.every())
-    trusted = [path for path, _ in cache.records()]
-    stale = [path for path in trusted if path not in current]  # an older format, or a kind this version lacks
+    found = dict(records.every())
+    stale = [path for path, record in found.items() if record is None]
 
     def count(*kinds: type[records.Record]) -> int:
-        return sum(1 for record in current.values() if isinstance(record, kinds))
+        return sum(1 for record in found.values() if isinstance(record, kinds))
 
-    size = sum(cache.size(p) for p in builds) + sum(cache.size(p) for p in trusted)
+    size = sum(cache.size(p) for p in builds) + sum(cache.size(p) for p in found)
     print(f"cache: {cache.root()}")
     print(f"builds: {len(builds)}, records: {count(records.LaunchRecord, records.TuningRecord, records.FactoryRecord)}, "
           f"generated sources: {count(records.SourceRecord)}, compiler versions: {count(records.CompilerRecord)}, "

@@ -33,7 +33,9 @@ from tests.conftest import has_nvcc, needs_nvcc
 from tests.unit.test_disk_cache import (  # noqa: F401
     build_probe, cache_dir, compiles, fake_compiler, probe_step, replace_file,
 )
+from tltyped.__main__ import shown
 from tltyped.backend import build, cache, records
+from tltyped.frontend.fingerprint import Reader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -289,7 +291,7 @@ def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_
     """`cache ls`: a line per recorded kernel (function, target, consts and dims, its build's size, the record's
     age) and per tuning result (the GPU's name, the winner, each candidate's time or failure)."""
     folder, _ = build.build("probe", [probe_step(831)])
-    spec = {"consts": {"block": "int:128"}, "dims": {"N": 4096}, "dtypes": {}, "strides": {}}
+    spec = {"consts": {"block": "int:128", "tile": Reader().text((64, 1))}, "dims": {"N": 4096}, "dtypes": {}, "strides": {}}
     records.write("a" * 32, records.LaunchRecord("mod.softmax", "sm_90a", spec, folder.name))
     candidates = [{"config": {"block": "64"}, "ms": 0.01234, "error": None},
                   {"config": {"block": "128"}, "ms": None, "error": "RuntimeError: ptxas: too many resources requested"}]
@@ -299,12 +301,21 @@ def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_
         os.utime(cache_dir / "modules" / f"{key * 32}.json", (then, then))
     lines = cache_command("ls").splitlines()
     assert len(lines) == 2, lines
-    assert re.fullmatch(r"mod\.softmax  sm_90a  block=128, N=4096  [1-9]\d* KiB  2 d ago", lines[1]), lines
-    assert lines[0] == ("mod.softmax  sm_90a  block=128, N=4096    3 h ago  "
+    assert re.fullmatch(r"mod\.softmax  sm_90a  block=128, tile=\(64, 1\), N=4096  [1-9]\d* KiB  2 d ago", lines[1]), lines
+    assert lines[0] == ("mod.softmax  sm_90a  block=128, tile=(64, 1), N=4096    3 h ago  "
                         "tuned on NVIDIA H100 80GB HBM3: best {'block': '64'} of [0.0123 ms, failed]"), lines
     only = [{"config": {"block": "64"}, "ms": None, "error": None}]  # a space of one candidate: nothing to time
     records.write("b" * 32, records.TuningRecord("mod.softmax", "sm_90a", spec, "NVIDIA H100 80GB HBM3", only, 0))
     assert cache_command("ls").splitlines()[0].endswith("best {'block': '64'} of [not timed]")
+
+
+@pytest.mark.parametrize("value", [
+    64, -1.5, True, None, "it's a:b", b"q:\\'", (64, 128), (1,), (), [1, (2,), []], {"x": (1, [2.5])}, ((1,), "c,d"),
+])
+def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
+    """`cache ls` shows consts from their key text: the kind prefixes go, a list keeps its brackets, a tuple of
+    one its comma, quoted text its colons and commas."""
+    assert shown(Reader().text(value)) == repr(value)
 
 
 def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
@@ -323,6 +334,20 @@ def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
     assert "builds: 1, records: 1," in summary and "stale records: 3," in summary
     cache_command("clear")
     assert "builds: 0, records: 0, generated sources: 0, compiler versions: 0, stale records: 0," in cache_command("info")
+
+
+def test_info_counts_an_unreadable_record_as_stale_and_warns_of_it_once(cache_dir: Path) -> None:
+    """A record cut short (a full disk, a killed copy): `info` warns of it once and counts it stale."""
+    folder, _ = build.build("probe", [probe_step(822)])
+    spec = {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}
+    for key in ("a" * 32, "b" * 32):
+        records.write(key, records.LaunchRecord("mod.scale", "sm_90a", spec, folder.name))
+    cut = cache_dir / "modules" / f"{'b' * 32}.json"
+    cut.write_bytes(cut.read_bytes()[:20])
+    run = python("-m", "tltyped", "cache", "info")
+    assert run.returncode == 0, run.stderr
+    assert "records: 1," in run.stdout and "stale records: 1," in run.stdout, run.stdout
+    assert run.stderr.count(f"cache record {cut} is unusable") == 1, run.stderr
 
 
 # -- what a failed build says -----------------------------------------------------------------------------

@@ -371,12 +371,10 @@ def entries() -> Iterator[Path]:
             yield path
 
 
-def records() -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Every trusted record of the cache, with its path (for inspection)."""
+def records() -> Iterator[tuple[Path, dict[str, Any] | None]]:
+    """Every record file of the cache with what it holds, None where it cannot be trusted (for inspection)."""
     for path in sorted(root().glob("*.json")):
-        data = read_record(path.stem)
-        if data is not None:
-            yield path, data
+        yield path, read_record(path.stem)
 
 
 def size(path: Path) -> int:

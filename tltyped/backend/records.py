@@ -119,12 +119,15 @@ def write(key: str, record: Record) -> None:
         warnings.warn(f"tltyped: cannot save a cache record ({exc})", CacheWarning, stacklevel=3)
 
 
-def every() -> Iterator[tuple[Path, Record]]:
-    """Every trusted record of the current format in the cache, with its file (for `python -m tltyped cache`)."""
+def every() -> Iterator[tuple[Path, Record | None]]:
+    """Every record file in the cache with its record (for `python -m tltyped cache`), read once each.
+
+    None for a stale one: of an older format or a kind this version lacks,
+    or unusable (unreadable, not private, another key's: `cache.read_record`
+    warns of it).
+    """
     for path, data in cache.records():
-        record = _parse(data)
-        if record is not None:
-            yield path, record
+        yield path, _parse(data) if data is not None else None
 
 
 def _parse(data: Mapping[str, Any]) -> Record | None:

@@ -12,6 +12,7 @@ import abc
 import dataclasses
 import enum
 import functools
+import gc
 import json
 import logging
 import math
@@ -20,6 +21,7 @@ import re
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
@@ -274,6 +276,39 @@ def test_a_value_without_a_stable_text_is_never_recorded() -> None:
     assert not fingerprint(kernel.__wrapped__).stable
     assert record_key(kernel, vector(), vector()) is None
     assert stable_text(factories.Opaque(2.0)) is None and stable_text((1, factories.Opaque(2.0))) is None
+
+
+def test_a_tuning_winner_is_remembered_for_exactly_the_values_it_was_searched_with() -> None:
+    """The winner of a search is remembered under the kernel's whole identity: the function's values read now
+    (a rebound class attribute is another kernel, searched anew), the GPU, and a const with no stable text by that
+    very object, held alive so that no other object takes its identity (an equal-looking one is not it)."""
+    dispatcher = factories.scaled_by_settings._dispatcher
+    table = dispatcher.kernels
+    spec, target = dispatcher.bind_for_inspection((vector(), vector()), {})
+    opaque = factories.Opaque(2.0)
+    spec = dataclasses.replace(spec, consts={**spec.consts, "config": opaque})
+    configs: list[dict[str, Any]] = [{"block": 64}, {"block": 128}]
+    result = {"candidates": [{"config": {"block": "64"}, "ms": 2.0, "error": None},
+                             {"config": {"block": "128"}, "ms": 1.0, "error": None}], "winner": 1}
+    assert table.chosen(spec, target, "H100", configs) is None
+    assert table.choose(spec, target, "H100", configs, result) == {"block": 128}
+    assert table.chosen(spec, target, "H100", configs) == {"block": 128}
+    assert table.chosen(spec, target, "H200", configs) is None
+    lookalike = dataclasses.replace(spec, consts={**spec.consts, "config": factories.Opaque(2.0)})
+    assert table.chosen(lookalike, target, "H100", configs) is None
+    held = weakref.ref(opaque)
+    del opaque, spec
+    gc.collect()
+    assert held() is not None
+    spec = dataclasses.replace(lookalike, consts={**lookalike.consts, "config": held()})
+    assert table.chosen(spec, target, "H100", configs) == {"block": 128}
+    original = factories.Knobs.shift
+    try:
+        factories.Knobs.shift = original + 1.0
+        assert table.chosen(spec, target, "H100", configs) is None
+    finally:
+        factories.Knobs.shift = original
+    assert table.chosen(spec, target, "H100", configs) == {"block": 128}
 
 
 def test_value_texts_tell_apart_what_compiles_differently() -> None:

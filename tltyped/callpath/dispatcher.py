@@ -16,7 +16,6 @@ import dataclasses
 import functools
 import inspect
 import json
-import logging
 import sys
 import threading
 import weakref
@@ -43,8 +42,6 @@ if TYPE_CHECKING:
     from tltyped.backend.compiler import KernelBuilder
     from tltyped.backend.lower import LoweredKernel
     from tltyped.callpath.torch_op import Autograd, KernelOp
-
-logger = logging.getLogger(__name__)
 
 
 class CacheInfo(NamedTuple):
@@ -86,7 +83,6 @@ class Dispatcher:
         self.torch_ops: dict[str, KernelOp] = {}  # qualname -> the op of one set of const values
         self.recorders: dict[Any, Callable[..., Any]] = {}  # static key -> its op's eager recording (torch_op.py)
         self.outputs_agree: set[str] = set()  # tuning spaces (described) whose candidates were seen to return alike
-        self.chosen: dict[str, dict[str, Hashable]] = {}  # a tuning space (described), its GPU -> what won there
         self.autograd: Autograd | None = None  # the backward `register_autograd` gave
         self.target = target
         self.options = options
@@ -270,14 +266,9 @@ class Dispatcher:
         space = self.specialization(bound, consts)  # the tuned consts are still `Tune`s here
         target = targets.resolve(self.target, device)
         gpu = torch.cuda.get_device_name(device)
-        memo = json.dumps([records.describe(space), target, gpu], sort_keys=True)
-        if memo in self.chosen:
-            return self.chosen[memo]
-        saved = self.kernels.tuning(space, target, gpu)
-        if saved is not None and len(saved.candidates) == len(configs) and 0 <= saved.winner < len(configs):
-            logger.info("%s: tuning result from the disk cache: %s", name, configs[saved.winner])
-            self.chosen[memo] = configs[saved.winner]
-            return configs[saved.winner]
+        chosen = self.kernels.chosen(space, target, gpu, configs)
+        if chosen is not None:
+            return chosen
         self.returned(bound, consts)  # every candidate returns alike, or the call is refused
         failed: dict[int, Exception] = {}  # candidate index -> why it could not be built
         self.build_candidates(configs, bound, consts, device, failed)
@@ -299,10 +290,7 @@ class Dispatcher:
             args = self.launch_args(bound, copies)
             return lambda: time_call(lambda: kernel.launch(*args, stream, device.index), device.index)
 
-        result = search(name, configs, prepare)
-        self.kernels.save_tuning(space, target, gpu, result.as_record(configs))
-        self.chosen[memo] = configs[result.winner]
-        return configs[result.winner]
+        return self.kernels.choose(space, target, gpu, configs, search(name, configs, prepare).as_record(configs))
 
     def chosen_consts(self, args: list[Any], consts: dict[str, Any]) -> dict[str, Any]:
         """The consts of a call of these arguments with each tuned one as the value its tuning chose (the call has

@@ -28,7 +28,7 @@ import json
 import logging
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +67,7 @@ class KernelTable:
         self._options = options  # how the kernels are built besides their specialisation (`BuildOptions.describe`)
         self._name = f"{fn.__module__}.{fn.__qualname__}"
         self._kernels: dict[str, tuple[CompiledKernel[..., Any], tuple[object, ...]]] = {}
+        self._chosen: dict[str, tuple[dict[str, Hashable], tuple[object, ...]]] = {}  # tuning winners, as _kernels
         self._lock = threading.Lock()
         self.compiles = 0  # kernels built (elaborated and lowered) in this process
         self.disk_hits = 0  # kernels loaded from the disk cache without building them
@@ -142,16 +143,37 @@ class KernelTable:
 
     # -- tuning results ------------------------------------------------------------
 
-    def tuning(self, spec: Specialization, target: Mapping[str, Any], gpu: str) -> records.TuningRecord | None:
-        """The saved tuning result of a specialisation whose consts include `Tune` spaces, for this GPU."""
-        key = self.identity(spec, target, "tuning", gpu).record
-        return None if key is None else records.read(records.TuningRecord, key)
+    def chosen(
+        self, spec: Specialization, target: Mapping[str, Any], gpu: str, configs: list[dict[str, Hashable]],
+    ) -> dict[str, Hashable] | None:
+        """What won the search of a specialisation whose consts include `Tune` spaces (`configs`, in order) on this
+        GPU: remembered from this process, or saved on disk; None where it was never searched."""
+        identity = self.identity(spec, target, "tuning", gpu)
+        with self._lock:
+            known = self._chosen.get(identity.memory)
+        if known is not None:
+            return known[0]
+        saved = records.read(records.TuningRecord, identity.record) if identity.record is not None else None
+        if saved is None or len(saved.candidates) != len(configs) or not 0 <= saved.winner < len(configs):
+            return None
+        logger.info("%s: tuning result from the disk cache: %s", self._kernel_name, configs[saved.winner])
+        with self._lock:
+            return self._chosen.setdefault(identity.memory, (configs[saved.winner], identity.held))[0]
 
-    def save_tuning(self, spec: Specialization, target: Mapping[str, Any], gpu: str, result: Mapping[str, Any]) -> None:
+    def choose(
+        self, spec: Specialization, target: Mapping[str, Any], gpu: str, configs: list[dict[str, Hashable]],
+        result: Mapping[str, Any],
+    ) -> dict[str, Hashable]:
+        """Remember a search's result (`SearchResult.as_record`), on disk where every value has stable text; the
+        winner."""
         identity = self.identity(spec, target, "tuning", gpu)
         if identity.record is not None:
             records.write(identity.record, records.TuningRecord(
                 self._name, target["arch"], identity.about, gpu, result["candidates"], result["winner"]))
+        winner = configs[int(result["winner"])]
+        with self._lock:
+            self._chosen[identity.memory] = (winner, identity.held)
+        return winner
 
 
 def allocating(kernel: CompiledKernel[..., Any]) -> CompiledKernel[..., Any]:

@@ -15,6 +15,8 @@ import tltyped as tl
 import tltyped.language as T
 from tests.conftest import meta, needs_nvcc
 from tests.kernels import eager_style as ks
+from tests.kernels import tilelang_signatures as tk
+from tests.kernels import tilelang_signatures_postponed as tp
 from tltyped.backend.launcher import describe_abi
 from tltyped.frontend.signature import Kind
 from tltyped.types.params import Tune
@@ -53,6 +55,43 @@ def test_call_form_in_the_signature_is_the_subscription() -> None:
     assert T.Tensor(7) == T.Tensor[[7], "float32"]  # TileLang's defaults: one dim, float32
     assert specs(ks.signature_call_form) == {"A": "Tensor[float32, 128, 64]", "out": "Tensor[float32, 128]"}
     assert ks.signature_call_form.signature.param("n").kind is Kind.DYN
+
+
+def test_tilelang_s_own_tensor_in_the_signature_is_a_tensor() -> None:
+    """`import tilelang.language as T` and `A: T.Tensor[(64,), T.float32]` in the def: a TVM buffer once evaluated,
+    read from source as the body's annotations are (literal sizes, a module's int, TileLang's strided form)."""
+    assert specs(tk.subscripted) == {"A": "Tensor[float32, 64]"}
+    assert specs(tk.module_sizes) == {"A": "Tensor[float16, 64, 2]", "B": "Tensor[float32, 128]"}
+    assert tk.module_sizes.signature.param("s").kind is Kind.DYN
+    assert specs(tk.strided) == {"A": "StridedTensor[[64, 64], [128, 1], float32]"}
+    tk.module_sizes.lower(meta(64, 2), meta(128, dtype=torch.float32), 2.0)
+    with pytest.raises(TypeError, match="argument 'A' expects dtype float16, got float32"):
+        tk.module_sizes.lower(meta(64, 2, dtype=torch.float32), meta(128, dtype=torch.float32), 2.0)
+    with pytest.raises(ValueError, match="argument 'A': dim 0 must be 64, got 32"):
+        tk.subscripted.lower(meta(32, dtype=torch.float32))
+
+
+def test_tilelang_s_own_tensor_in_a_postponed_signature_may_name_consts_and_body_dims() -> None:
+    """Under `from __future__ import annotations` the def's `T.Tensor[(N, block), ...]` names a const and a dim the
+    body declares: resolved per value of the const, as an in-body annotation is."""
+    fn = tp.blocked
+    assert fn.signature.depends_on == ("block",)
+    assert str(resolved(fn, block=32).param("A").tensor) == "Tensor[float16, N, 32]"
+    fn.lower(meta(100, 32), meta(100, dtype=torch.float32), block=32)
+    with pytest.raises(ValueError, match="argument 'A': dim 1 must be 64, got 32"):
+        fn.lower(meta(100, 32), meta(100, dtype=torch.float32))
+
+
+def test_a_parameter_annotated_in_the_def_and_in_the_body_is_refused_with_tilelang_s_tensor_too() -> None:
+    import tilelang.language as TL
+
+    def both(A: TL.Tensor[(64,), TL.float32]):
+        A: TL.Tensor[(64,), TL.float32]  # noqa: F842
+        with TL.Kernel(1, threads=32) as bx:  # noqa: F841
+            A[0] = 1.0
+
+    with pytest.raises(tl.DefinitionError, match="parameter 'A' is annotated both in the signature and in the body"):
+        tl.jit(both)
 
 
 def test_tensor_descriptions_and_named_dims_stand_for_tensors_in_lower() -> None:

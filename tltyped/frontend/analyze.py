@@ -97,7 +97,13 @@ class Analysis:
         self.body = analyze_body(fn, self.parameters)
         self.module_names = module_names(self.body.filename)
         self.env = environment(fn)
-        self.hints = _signature_hints(fn, self.env)
+        # TileLang's own `T.Tensor[...]` in the signature is read from source, as an in-body annotation is: evaluated
+        # it is a TVM buffer that no longer says which names are dims, consts or literals (and under `from __future__
+        # import annotations` it may name the kernel's consts, which have no value yet)
+        tilelang_tensors = {name: annotation for name, annotation in self.body.signature.items()
+                            if self._tensor_kind(annotation.node) not in (None, Tensor)}
+        self.hints = _signature_hints(fn, self.env, set(tilelang_tensors))
+        self.source_annotations = {**tilelang_tensors, **self.body.annotations}  # those read from source
         self.returns = _return_annotation(fn, self.env)
         self.out_idx = _outputs(self.name, list(self.parameters), out_idx, self.body)
         self.signature = self._read(None)
@@ -135,7 +141,7 @@ class Analysis:
         """Parameters an annotation may read as values: the consts (neither annotated in the body nor tensors or scalars)."""
         consts = []
         for p in self.parameters.values():
-            if p.name in self.body.annotations:
+            if p.name in self.source_annotations:
                 continue
             try:
                 kind = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, {}).kind
@@ -151,13 +157,13 @@ class Analysis:
         read: dict[str, Param] = {}
         tensors: list[tuple[inspect.Parameter, BodyAnnotation]] = []
         for p in self.parameters.values():
-            in_body = self.body.annotations.get(p.name)
+            in_body = self.source_annotations.get(p.name)
             if in_body is None:
                 try:
                     read[p.name] = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, state.dim_kinds)
                 except DefinitionError as exc:
                     raise DefinitionError(f"{self.name}: {exc}") from None
-            elif p.name in self.hints:
+            elif p.name in self.body.signature and p.name in self.body.annotations:
                 raise DefinitionError(
                     f"{self.body.where(in_body.line)}: parameter {p.name!r} is annotated both in the signature and in the body"
                 )
@@ -232,17 +238,11 @@ class Analysis:
 
     def _tensor_form(self, node: ast.expr) -> _TensorForm | None:
         """`T.Tensor[[M, K], dt]`, `T.Tensor[dt, M, K]`, `T.Tensor((M, K), dt)`, `T.StridedTensor[[..], [..], dt]`/(...)."""
-        head = node.value if isinstance(node, ast.Subscript) else node.func if isinstance(node, ast.Call) else None
-        if head is None:
+        kind = self._tensor_kind(node)
+        if kind is None:
             return None
-        try:
-            kind = eval(compile(ast.Expression(head), "<annotation>", "eval"), dict(self.env))  # noqa: S307
-        except Exception:
-            return None
-        proxy = sys.modules.get("tilelang.language.proxy")  # TileLang's own T.Tensor, if anything imported it
+        proxy = sys.modules.get("tilelang.language.proxy")
         strided = proxy is not None and isinstance(kind, proxy.StridedTensorProxy)
-        if not (strided or kind is Tensor or (proxy is not None and isinstance(kind, proxy.TensorProxy))):
-            return None
         name = "T.StridedTensor" if strided else "T.Tensor"
         if isinstance(node, ast.Call):
             names = ("shape", "strides", "dtype") if strided else ("shape", "dtype")
@@ -264,6 +264,21 @@ class Analysis:
         if len(elts) == 2:
             return _TensorForm(elts[0], None, elts[1], either_order=True)
         return _TensorForm(ast.Tuple(elts=elts[1:], ctx=ast.Load()), None, elts[0])
+
+    def _tensor_kind(self, node: ast.expr) -> object | None:
+        """What `node`'s head (`T.Tensor` of `T.Tensor[...]` or `T.Tensor(...)`) is where it is a tensor annotation's:
+        tltyped's `Tensor`, or TileLang's own `T.Tensor` or `T.StridedTensor` (if anything imported TileLang)."""
+        head = node.value if isinstance(node, ast.Subscript) else node.func if isinstance(node, ast.Call) else None
+        if head is None:
+            return None
+        try:
+            kind = eval(compile(ast.Expression(head), "<annotation>", "eval"), dict(self.env))  # noqa: S307
+        except Exception:
+            return None
+        proxy = sys.modules.get("tilelang.language.proxy")
+        if kind is Tensor or (proxy is not None and isinstance(kind, (proxy.TensorProxy, proxy.StridedTensorProxy))):
+            return kind
+        return None
 
     def _in_order(self, form: _TensorForm, line: int, state: _State) -> _TensorForm:
         """`T.Tensor[x, y]` as TileLang's `[shape, dtype]` or as tltyped's `[dtype, dim]`, by the grammar's rule
@@ -386,8 +401,9 @@ def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyIn
     return ShapeCheck(sides[0], sides[1], " == ".join(written), relation.line, written, relation.message)
 
 
-def _signature_hints(fn: Callable[..., Any], env: dict[str, Any]) -> dict[str, Any]:
-    """The evaluated annotations of the parameters (strings under `from __future__ import annotations`).
+def _signature_hints(fn: Callable[..., Any], env: dict[str, Any], from_source: set[str]) -> dict[str, Any]:
+    """The evaluated annotations of the parameters (strings under `from __future__ import annotations`) but those
+    read `from_source`.
 
     Evaluated here rather than by `typing.get_type_hints`, which would read a
     TileLang dtype (a `str` subclass such as `T.float32`) as another forward
@@ -395,7 +411,7 @@ def _signature_hints(fn: Callable[..., Any], env: dict[str, Any]) -> dict[str, A
     """
     hints = {}
     for name, annotation in getattr(fn, "__annotations__", {}).items():
-        if name == "return":
+        if name == "return" or name in from_source:
             continue
         if type(annotation) is str:
             try:

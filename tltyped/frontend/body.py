@@ -62,6 +62,7 @@ class BodyInfo:
     dim_vars: dict[str, str] = field(default_factory=dict)  # variable bound by T.const/T.dynamic -> its dim symbol
     dim_lines: dict[str, int] = field(default_factory=dict)  # declared symbol -> the line declaring it
     annotations: dict[str, BodyAnnotation] = field(default_factory=dict)
+    signature: dict[str, BodyAnnotation] = field(default_factory=dict)  # the parameters' annotations in the def
     shape_asserts: list[ShapeAssert] = field(default_factory=list)
     statements: list[ast.stmt] = field(default_factory=list)  # the other top-level statements, in order
     returns: bool = False  # the kernel `return`s something (its T.empty outputs)
@@ -73,6 +74,9 @@ class BodyInfo:
 def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyInfo:
     node, filename = function_ast(fn)
     info = BodyInfo(filename)
+    for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
+        if arg.annotation is not None:
+            info.signature[arg.arg] = BodyAnnotation(arg.arg, arg.annotation, arg.annotation.lineno)
     for stmt in node.body:
         _declaration(stmt, params, info)
     _check_rules(node, info)

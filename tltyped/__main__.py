@@ -47,7 +47,8 @@ def _kib(size: int) -> str:
     return f"{size / 1024:.0f} KiB"
 
 
-_KIND = re.compile(r"enum:class:|tune:|[A-Za-z_][\w.]*:")  # what a const's key text (Reader.text) puts before a value
+# what a const's key text (Reader.text) puts before a value; a dtype's names how it was spelled (`str:'half'`)
+_KIND = re.compile(r"dtype:(?:str:|[\w.]+\.dtype:)?|enum:class:|tune:|[A-Za-z_][\w.]*:")
 
 
 def shown(text: str) -> str:

@@ -4,10 +4,15 @@ the values its body reads (closure cells, globals, helpers), as TileLang's own t
 No `from __future__ import annotations`: most users' modules have none.
 """
 
+import codecs
 import importlib
+import io
 import os
 import pathlib
+import random
+import subprocess
 import sys
+import time
 
 import torch
 from torch.cuda import get_device_properties
@@ -34,6 +39,22 @@ def make_map(op, scale, threads=128, dtype=T.float32):
                 B[i] = op(A[i], scale)
 
     return apply
+
+
+def make_by_spelling(dtype):
+    """A kernel branching on how its dtype is spelled, as TileLang's examples do (`accum_dtype == "float"`):
+    `"float16"` doubles, `torch.float16` triples."""
+
+    @tl.jit
+    def by_spelling(A, B, acc="float"):
+        N = T.const("N")
+        A: T.Tensor[[N], T.float32]
+        B: T.Tensor[[N], T.float32]
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(N):
+                B[i] = A[i] * (2.0 if dtype == "float16" else 3.0) * (5.0 if acc == "float" else 7.0)
+
+    return by_spelling
 
 
 def make_shifted(offset):
@@ -365,6 +386,42 @@ def offset_through_os_read():
         return float(os.read(fd, 64) or OFFSET)
     finally:
         os.close(fd)
+
+
+def offset_from_a_path_opened():
+    with pathlib.Path(OFFSET_FILE).open() as file:
+        return float(file.read() or OFFSET)
+
+
+def offset_through_io_open():
+    with io.open(OFFSET_FILE) as file:
+        return float(file.read() or OFFSET)
+
+
+def offset_through_codecs():
+    with codecs.open(OFFSET_FILE, encoding="utf-8") as file:
+        return float(file.read() or OFFSET)
+
+
+def offset_through_fdopen():
+    with os.fdopen(os.open(OFFSET_FILE, os.O_RDONLY)) as file:
+        return float(file.read() or OFFSET)
+
+
+def offset_from_a_process():
+    return float(subprocess.run(["cat", OFFSET_FILE], capture_output=True, text=True).stdout or OFFSET)
+
+
+def offset_from_a_file_s_size():
+    return float(os.path.getsize(OFFSET_FILE)) + OFFSET
+
+
+def offset_at_random():
+    return random.random() + OFFSET
+
+
+def offset_from_the_clock():
+    return time.time() % 1 + OFFSET
 
 
 def offset_from_a_string():

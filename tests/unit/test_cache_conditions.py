@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 import tltyped as tl
 from tests.conftest import has_nvcc, needs_nvcc
@@ -311,6 +312,7 @@ def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_
 
 @pytest.mark.parametrize("value", [
     64, -1.5, True, None, "it's a:b", b"q:\\'", (64, 128), (1,), (), [1, (2,), []], {"x": (1, [2.5])}, ((1,), "c,d"),
+    "half", torch.float16, ("float", torch.bfloat16),
 ])
 def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
     """`cache ls` shows consts from their key text: the kind prefixes go, a list keeps its brackets, a tuple of

@@ -29,6 +29,7 @@ import pytest
 import torch
 
 import tltyped as tl
+import tltyped.language as T
 from tests.conftest import meta, needs_nvcc
 from tests.kernels import factories, settings, shapes
 from tests.unit.hostile import RaisingClass, RaisingEverything, RaisingRepr
@@ -259,6 +260,10 @@ def test_a_kernel_calling_getenv_in_its_body_is_never_recorded() -> None:
 @pytest.mark.parametrize("read", [factories.offset_by_name, factories.offset_through_the_module_table,
                                   factories.offset_through_importlib, factories.offset_from_a_file,
                                   factories.offset_from_a_path, factories.offset_through_os_read,
+                                  factories.offset_from_a_path_opened, factories.offset_through_io_open,
+                                  factories.offset_through_codecs, factories.offset_through_fdopen,
+                                  factories.offset_from_a_process, factories.offset_from_a_file_s_size,
+                                  factories.offset_at_random, factories.offset_from_the_clock,
                                   factories.offset_from_a_string, factories.offset_through_its_own_import,
                                   factories.offset_through_a_frame], ids=lambda read: read.__name__)
 def test_a_kernel_reading_what_no_code_names_is_never_recorded(read: Any) -> None:
@@ -313,10 +318,25 @@ def test_a_tuning_winner_is_remembered_for_exactly_the_values_it_was_searched_wi
 
 def test_value_texts_tell_apart_what_compiles_differently() -> None:
     values = [2, 2.0, True, 1, "2", (2,), (2.0,), None, 0.0, -0.0, float("inf"), math.nan, -math.nan, [2], frozenset({2}),
-              tl.float16, tl.float32, add, mul, factories.make_map]
+              tl.float16, tl.float32, add, mul, factories.make_map, torch.float16, "float16", "half", "float", "float32",
+              torch.float32, T.float16, T.float32]
     texts = [stable_text(v) for v in values]
     assert None not in texts and len(set(texts)) == len(texts)
-    assert stable_text(tl.float16) == stable_text(torch.float16) == stable_text("float16")
+
+
+def test_each_spelling_of_a_dtype_is_its_own_kernel() -> None:
+    """A body may branch on how a dtype is spelled (`dtype == "float16"` is false for `torch.float16`, `acc ==
+    "float"` for `"float32"`): a closure or a const of another spelling is another kernel, in memory and on disk."""
+    as_str, as_torch = factories.make_by_spelling("float16"), factories.make_by_spelling(torch.float16)
+    assert record_key(as_str, vector(), vector()) != record_key(as_torch, vector(), vector())
+    dispatcher = as_str._dispatcher
+    keys = set()
+    for acc in ("float", "float32", torch.float32, T.float32):
+        spec, target = dispatcher.bind_for_inspection((vector(), vector()), {"acc": acc})
+        identity = dispatcher.kernels.identity(spec, target)
+        keys.add((identity.memory, identity.record))
+    assert len(keys) == 4
+    assert as_str.lower(vector(), vector()).cuda_source != as_torch.lower(vector(), vector()).cuda_source
 
 
 @pytest.mark.parametrize("hostile", [RaisingClass, RaisingRepr, RaisingEverything], ids=lambda c: c.__name__)

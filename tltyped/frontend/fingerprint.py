@@ -30,10 +30,12 @@ on the function's name and file would serve one kernel's binary to the other.
 - the process environment (`os.environ`, `os.getenv`) and other state no
   code names: a global read by its name as a string (`globals()`), a module
   looked up at run time (`sys.modules`, `importlib.import_module`), a file
-  (`open`, `os.read`, a path's `read_text` or `read_bytes`), code in a string
-  (`eval`, `exec`): no text, as it may differ between processes (a file read
-  through another library's reader, `numpy.load`, is library code, read by
-  name);
+  or folder (`open`, `os.read`, `os.path.getsize`, a path's `read_text` or
+  `open`), code in a string (`eval`, `exec`), and whatever the standard
+  modules of files, processes, the clock and randomness give (`io`,
+  `subprocess`, `time`, `random`, ...): no text, as it may differ between
+  processes (a file read through another library's reader, `numpy.load`, is
+  library code, read by name);
 - library code: the standard library and tltyped by name (the Python version
   and tltyped's own digest are in every record's key), installed packages by
   name and their top-level package's `__version__` (by source without one);
@@ -81,7 +83,7 @@ from pathlib import Path
 from typing import Any
 
 from tltyped.templates import GENERATED
-from tltyped.types.dtypes import BY_NAME, DType, as_dtype, is_dtype_like
+from tltyped.types.dtypes import BY_NAME, DType, is_dtype_like
 from tltyped.types.params import Tune
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -90,26 +92,36 @@ _STDLIB_DIR = Path(sysconfig.get_paths()["stdlib"]).resolve()
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_OS_READERS = ("environ", "environb", "getenv", "getenvb", "read", "pread", "open", "fdopen", "popen", "listdir",
+               "scandir", "walk", "stat", "lstat", "urandom", "getcwd", "readlink")
+_PATH_READERS = ("exists", "lexists", "isfile", "isdir", "islink", "getsize", "getmtime", "getatime", "getctime",
+                 "realpath", "samefile")
 _OUTSIDE_STATE: tuple[object, ...] = (
-    *(getattr(os, name) for name in ("environ", "environb", "getenv", "getenvb", "read", "pread") if hasattr(os, name)),
+    *(getattr(os, name) for name in _OS_READERS if hasattr(os, name)),
+    *(getattr(os.path, name) for name in _PATH_READERS if hasattr(os.path, name)),
     builtins.globals, builtins.eval, builtins.exec, builtins.open, builtins.__import__,
     sys.modules, importlib.import_module, importlib.reload,
 )
 """The process environment, the module table and the readers of what no code names (a global by its name as a
-string, a module looked up at run time, a file, code in a string): what a body reads through them is not in the
-code, and may differ between processes."""
-_STATE_MODULES: tuple[types.ModuleType, ...] = (os, sys, importlib, builtins)
+string, a module looked up at run time, a file or the file system, code in a string): what a body reads through
+them is not in the code, and may differ between processes."""
+_STATE_MODULES: tuple[types.ModuleType, ...] = (os, os.path, sys, importlib, builtins)
 """The modules whose attributes hold some of it (asked only these: another module's attribute may import on first
 use, as `tltyped.language`'s import TileLang)."""
+_OUTSIDE_MODULES = frozenset({"io", "codecs", "subprocess", "random", "secrets", "time", "glob", "shutil", "tempfile",
+                              "socket", "uuid", "fileinput"})
+"""Standard modules whose every use may read such state (files, other processes, the clock, randomness): a body
+using any of their functions or classes is read by identity."""
 _STATE_MODULE_NAMES = frozenset(module.__name__ for module in _STATE_MODULES)
 _OUTSIDE_ATTRIBUTES = frozenset(
     name for module in _STATE_MODULES for name in dir(module)
     if any(getattr(module, name) is reader for reader in _OUTSIDE_STATE)
 )
 """Their attributes' names for it (`modules`, `environ`, `import_module`, `open`), where a function imports them."""
-_READ_BY_NAME = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "read_text", "read_bytes"})
+_READ_BY_NAME = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "read_text", "read_bytes", "open",
+                           "iterdir", "glob", "rglob", "stat", "exists", "is_file", "is_dir"})
 """Attributes that read what no code names whatever object has them: a frame's or a function's namespaces (read
-by name as strings), a path's file (`pathlib.Path.read_text`)."""
+by name as strings), a path's file or folder (`pathlib.Path.read_text`, `.open()`, `.iterdir()`)."""
 
 
 @dataclass(frozen=True)
@@ -154,8 +166,8 @@ class Reader:
             return f"unreadable:{type(value).__qualname__}@{id(value):x}"
 
     def _text(self, value: object) -> str:
-        if _is_dtype(value):
-            return f"dtype:{as_dtype(value).name}"  # TileLang's dtype objects, their names, DType classes, torch dtypes
+        if _is_dtype(value):  # TileLang's dtype objects, their names, DType classes, torch dtypes: each as spelled,
+            return f"dtype:{_spelling(value)}"  # since a body may tell "float" from "float32", or a str from torch's
         if type(value) is int and value.bit_length() > 2048:  # past what repr may print at the lowest limit
             return f"int:{value:#x}"  # (sys.set_int_max_str_digits(640)); one cutoff, so one text in every process
         if type(value) in (type(None), bool, int, str, bytes, complex):
@@ -201,6 +213,8 @@ class Reader:
             return f"method:{self.text(value.__func__)} of {self.text(value.__self__)}"
         if isinstance(value, functools.partial):
             return f"partial:{self.text(value.func)}({self.text(value.args)}, {self.text(value.keywords)})"
+        if _of_outside_module(value):
+            return self._unstable(value, "outside")
         if isinstance(value, types.ModuleType):
             text = f"module:{value.__name__}{_origin(getattr(value, '__file__', None), value.__name__)}"
             return f"{text}({self.text(_attributes(value))})" if _is_user(value) else text + _on_device(value.__name__)
@@ -288,6 +302,8 @@ class Reader:
             top = name.partition(".")[0]
             loaded = sys.modules.get(top)
             origin = getattr(loaded, "__file__", None) if loaded is not None else getattr(importlib.util.find_spec(top), "origin", None)
+            if top in _OUTSIDE_MODULES:
+                return self._unstable(written, f"import:{name}")
             if top in _LIBRARY_PACKAGES or (origin is not None and not is_users_code(origin, top)):
                 return f"import:{name}{_origin(origin, top)}"
             module = importlib.import_module(name)
@@ -333,6 +349,27 @@ def _is_dtype(value: object) -> bool:
         return issubclass(value, DType) and value is not DType
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.dtype) and is_dtype_like(value)
+
+
+def _spelling(dtype: object) -> str:
+    """A dtype as written: `str:'half'`, `torch.dtype:torch.float16`, `tvm_ffi._dtype.dtype:float16` (TileLang's
+    `T.float16`), `tl.float16` (tltyped's class)."""
+    if isinstance(dtype, type):
+        return f"tl.{dtype.__name__}"
+    kind = type(dtype)
+    return f"str:{dtype!r}" if kind is str else f"{kind.__module__}.{kind.__qualname__}:{dtype}"
+
+
+def _of_outside_module(value: object) -> bool:
+    """Whether `value` is one of `_OUTSIDE_MODULES`, or a function, class or bound method of one (`subprocess.run`,
+    `time.time`, `random.random`, `io.StringIO`)."""
+    if isinstance(value, types.ModuleType):
+        module: object = value.__name__
+    else:
+        owner = getattr(value, "__self__", None)
+        module = getattr(value, "__module__", None) if owner is None or isinstance(owner, types.ModuleType) else (
+            type(owner).__module__)
+    return isinstance(module, str) and module.partition(".")[0].lstrip("_") in _OUTSIDE_MODULES
 
 
 def _is_tir_expr(value: object) -> bool:
@@ -488,8 +525,11 @@ def _read(value: object, attributes: tuple[str, ...]) -> object:
     """The value a global's attribute path reads, followed while it runs through the user's modules and classes
     (whose source file alone does not fix their attributes' values); library code stops it (named by version)."""
     for attribute in attributes:
-        if any(value is module for module in _STATE_MODULES) and any(getattr(value, attribute, None) is e for e in _OUTSIDE_STATE):
-            return getattr(value, attribute)  # `os.environ`, `sys.modules`: state outside the code, which has no text
+        if any(value is module for module in _STATE_MODULES):
+            found = getattr(value, attribute, None)
+            if any(found is e for e in _OUTSIDE_STATE) or any(found is module for module in _STATE_MODULES):
+                value = found  # `os.environ`, `sys.modules`: state outside the code, which has no text; `os.path`
+                continue
         if not (isinstance(value, (types.ModuleType, type)) and _is_user(value)):
             break
         try:

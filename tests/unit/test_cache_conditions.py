@@ -221,6 +221,37 @@ def test_an_unusable_cache_builds_in_a_private_folder_gone_at_exit_and_the_comma
     assert "There is no kernel cache to list" in listing.stderr
 
 
+@pytest.fixture
+def noexec(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a file system mounted noexec (as Docker mounts /dev/shm), where this host lets us mount one."""
+    folder = tmp_path / "noexec"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m", "none", str(folder)],
+                             capture_output=True, text=True, check=False) if shutil.which("mount") else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip(f"cannot mount a noexec file system here ({mounted.stderr.strip() if mounted else 'no mount'})")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_cache_on_a_noexec_file_system_builds_in_a_private_folder(tmp_path: Path, noexec: Path) -> None:
+    """Kernels built on a noexec mount could not be loaded (`failed to map segment from shared object`): the
+    process warns once, naming the mount, and builds in its private folder; where TMPDIR is noexec too, the first
+    build says which settings to change."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    script = "from tests.unit.test_disk_cache import build_probe; print(build_probe(842)[0])"
+    run = python("-c", script, env={cache.ENV_CACHE_DIR: str(noexec / "cache"), "TMPDIR": str(temporary)})
+    assert run.returncode == 0 and run.stdout.strip() == "842", run.stderr
+    assert run.stderr.count("CacheWarning") == 1 and "is on a file system mounted noexec" in run.stderr, run.stderr
+    (noexec / "tmp").mkdir()
+    run = python("-c", script, env={cache.ENV_CACHE_DIR: str(noexec / "cache"), "TMPDIR": str(noexec / "tmp")})
+    assert run.returncode != 0 and "UnusableCache" in run.stderr, run.stderr
+    assert f"set {cache.ENV_CACHE_DIR} (or TMPDIR) to a private, writable directory on another file system" in run.stderr
+
+
 # -- cache clear ----------------------------------------------------------------------------------------
 
 

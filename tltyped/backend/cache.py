@@ -124,9 +124,20 @@ def _checked_root(settings: Settings) -> Path:
         _check_private(wanted, follow_symlinks=True)
         probe = tempfile.mkdtemp(prefix=".probe-", dir=wanted)  # writable, not only by its mode
         os.rmdir(probe)
-        return wanted
+        noexec = _noexec(wanted)
     except OSError as exc:
         raise UnusableCache(f"the kernel cache {wanted} cannot be used ({exc})") from None
+    if noexec:
+        raise UnusableCache(f"the kernel cache {wanted} {noexec}")
+    return wanted
+
+
+def _noexec(folder: Path) -> str | None:
+    """Why the kernels built in `folder` could not be loaded, None where they can: a file system mounted noexec (as
+    Docker mounts /dev/shm, and hardened hosts /tmp) refuses to map a shared library."""
+    if os.statvfs(folder).f_flag & getattr(os, "ST_NOEXEC", 0):
+        return "is on a file system mounted noexec, which cannot load the kernels built there"
+    return None
 
 
 def _not_a_folder(wanted: Path, settings: Settings) -> str | None:
@@ -153,6 +164,12 @@ def _private_fallback(reason: str) -> Path:
     """A temporary directory only this user can reach, removed at exit; warns with `reason`."""
     fallback = Path(tempfile.mkdtemp(prefix=FALLBACK_PREFIX))
     atexit.register(shutil.rmtree, fallback, ignore_errors=True)
+    noexec = _noexec(fallback)
+    if noexec:
+        raise UnusableCache(
+            f"{reason}, and the temporary folder {fallback} {noexec}: set {ENV_CACHE_DIR} (or TMPDIR) to a private, "
+            "writable directory on another file system"
+        )
     warnings.warn(
         f"tltyped: {reason}; kernels are built in {fallback} for this process only. "
         f"Set {ENV_CACHE_DIR} to a private, writable directory to keep them.",

@@ -2,7 +2,7 @@
 
     ls               one line per recorded kernel: function, target, consts, size, age (and tuning results)
     info             where the cache is; how many builds, kernel records, generated sources, compiler versions
-                     and stale records (of an older format or unknown kind, or unreadable) it holds; their size
+                     and stale records (of an older format, kind or tltyped, or unreadable) it holds; their size
     clear            remove everything in the cache folder: builds, records, locks, the leftovers of killed
                      builds and the sources kept of failed compiles; not what a build running right now in
                      another process uses (its staging folder and lock)

@@ -352,8 +352,8 @@ def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
 
 
 def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
-    """Records an older tltyped wrote, or of a kind this one does not know: never listed as kernels,
-    counted as stale by `info`, removed by `clear`."""
+    """Records an older tltyped wrote (of an older format, or keyed by other code), or of a kind this one does not
+    know: never listed as kernels, counted as stale by `info`, removed by `clear`."""
     folder, _ = build.build("probe", [probe_step(821)])
     spec = {"consts": {"block": "int:256"}, "dims": {}, "dtypes": {}, "strides": {}}
     records.write("a" * 32, records.LaunchRecord("mod.scale", "sm_90a", spec, folder.name))
@@ -361,10 +361,13 @@ def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
     cache.write_record("b" * 32, {"kind": "launch", "format": records.FORMAT - 1, **old})
     cache.write_record("c" * 32, old)  # from before records had a kind
     cache.write_record("d" * 32, {"kind": "benchmark", "format": records.FORMAT, **old})
+    package = records.package_digest()
+    cache.write_record("e" * 32, {"kind": "launch", "format": records.FORMAT, "package": "0" * 64, **old})  # upgraded
+    cache.write_record("f" * 32, {"kind": "launch", "format": records.FORMAT, "package": package, **old})  # control
     listing = cache_command("ls")
-    assert "mod.scale  sm_90a  block=256" in listing and "mod.old" not in listing
+    assert "mod.scale  sm_90a  block=256" in listing and listing.count("mod.old") == 1, listing
     summary = cache_command("info")
-    assert "builds: 1, records: 1," in summary and "stale records: 3," in summary
+    assert "builds: 1, records: 2," in summary and "stale records: 4," in summary
     cache_command("clear")
     assert "builds: 0, records: 0, generated sources: 0, compiler versions: 0, stale records: 0," in cache_command("info")
 

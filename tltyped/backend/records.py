@@ -9,9 +9,11 @@ are the small JSON documents beside them that say what a build is for:
     SourceRecord    generated Python (a fast path), so a warm process renders nothing
     CompilerRecord  a compiler binary -> its `--version`, so a warm process spawns no compiler
 
-Each is stored with its `kind` and the `FORMAT` it was written in; a record of
-another kind or format, or one that does not parse into its class, reads as
-absent (and is overwritten by the next build). The keys of the records that
+Each is stored with its `kind`, the `FORMAT` it was written in and the digest
+of the tltyped that wrote it; a record of another kind or format, or one that
+does not parse into its class, reads as absent (and is overwritten by the next
+build). Every key covers tltyped's own code, so a record another version wrote
+is never read again: `python -m tltyped cache` counts it stale. The keys of the records that
 name kernels are made here only (`kernel_key`): a kernel's key covers what
 its elaboration reads (frontend/fingerprint.py), the signature it was read
 with, its specialisation, the target, the decorator's build options, and
@@ -114,7 +116,8 @@ def read(kind: type[R], key: str) -> R | None:
 def write(key: str, record: Record) -> None:
     """Save a record; a cache that cannot take it (full, read-only) costs the next process a rebuild, after a warning."""
     try:
-        cache.write_record(key, {"kind": record.KIND, "format": FORMAT, **dataclasses.asdict(record)})
+        cache.write_record(key, {"kind": record.KIND, "format": FORMAT, "package": package_digest(),
+                                 **dataclasses.asdict(record)})
     except OSError as exc:
         warnings.warn(f"tltyped: cannot save a cache record ({exc})", CacheWarning, stacklevel=3)
 
@@ -123,11 +126,12 @@ def every() -> Iterator[tuple[Path, Record | None]]:
     """Every record file in the cache with its record (for `python -m tltyped cache`), read once each.
 
     None for a stale one: of an older format or a kind this version lacks,
+    written by another version of tltyped (whose keys this one never makes),
     or unusable (unreadable, not private, another key's: `cache.read_record`
     warns of it).
     """
     for path, data in cache.records():
-        yield path, _parse(data) if data is not None else None
+        yield path, _parse(data) if data is not None and data.get("package") == package_digest() else None
 
 
 def _parse(data: Mapping[str, Any]) -> Record | None:

@@ -15,7 +15,10 @@ where the `def` gives it no default. So:
 The configured names are read from the autotune call's source: `configs` a
 list or tuple of dict literals with string-literal keys. Any other `configs`
 (`configs=get_configs()`) names its parameters only at run time: the kernel
-is left as `@tl.jit` typed it.
+is left as `@tl.jit` typed it. What the runtime refuses of literal configs is
+reported as a `tl.tune` default's is: a name that is no parameter of the
+kernel, a parameter passed at run time, a value that does not fit the
+parameter's type.
 """
 
 from __future__ import annotations
@@ -30,15 +33,20 @@ from mypy.nodes import (
     Decorator,
     DictExpr,
     Expression,
+    FuncDef,
     ListExpr,
     RefExpr,
     StrExpr,
     TupleExpr,
 )
-from mypy.plugin import FunctionContext
-from mypy.types import CallableType, Instance, Parameters, Type, get_proper_type
+from mypy.messages import format_type
+from mypy.plugin import CheckerPluginInterface, FunctionContext
+from mypy.subtypes import is_subtype
+from mypy.types import AnyType, CallableType, Instance, Parameters, Type, TypeOfAny, get_proper_type
 
-from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin import errorcodes as codes
+from tltyped.mypy_plugin import names, runtime_params
+from tltyped.mypy_plugin.typeops import expression_type
 
 _OPTIONAL = {ARG_POS: ARG_OPT, ARG_NAMED: ARG_NAMED_OPT}
 
@@ -51,7 +59,11 @@ def named_decorator(ctx: FunctionContext) -> Type:
 
 def with_configured_defaults(ctx: FunctionContext) -> Type:
     """The autotuned kernel: its `JitFunction[P, R, C]` with the configured parameters optional in P and not in C."""
-    configured = _configured(ctx.context)
+    configs = _configs(ctx.context)
+    func = _kernel_def(ctx.context)
+    if func is not None:
+        _check_configs(ctx.api, func, configs)
+    configured = {name for config in configs for name, _ in config}
     kernel = get_proper_type(ctx.default_return_type)
     if not configured or not (isinstance(kernel, Instance) and len(kernel.args) == 3):
         return ctx.default_return_type
@@ -71,10 +83,10 @@ def with_configured_defaults(ctx: FunctionContext) -> Type:
     return kernel.copy_modified(args=[params, kernel.args[1], runtime])
 
 
-def _configured(context: Context) -> set[str]:
-    """The parameters the autotune call applied here configures: the keys of its literal `configs`; none when they
-    are not written literally. The call is one of the decorators (`@tl.autotune(configs=...)`), or the callee of
-    the application (`tl.autotune(configs=...)(fn)`)."""
+def _configs(context: Context) -> list[list[tuple[str, Expression]]]:
+    """The configurations of the autotune call applied here, each as (parameter, value expression) pairs; none when
+    they are not written literally. The call is one of the decorators (`@tl.autotune(configs=...)`), or the callee
+    of the application (`tl.autotune(configs=...)(fn)`)."""
     calls = context.decorators if isinstance(context, Decorator) else [context.callee] if isinstance(
         context, CallExpr) else []
     call = next((c for c in calls if isinstance(c, CallExpr) and isinstance(c.callee, RefExpr)
@@ -82,11 +94,43 @@ def _configured(context: Context) -> set[str]:
     configs = None if call is None else next(
         (arg for arg, name in zip(call.args, call.arg_names) if name == "configs"), None)
     if not isinstance(configs, (ListExpr, TupleExpr)):
-        return set()
-    keys: list[Expression | None] = []
+        return []
+    found = []
     for config in configs.items:
-        if not isinstance(config, DictExpr):
-            return set()
-        keys += [key for key, _ in config.items]  # a `**spread` has no key
-    strings = [key.value for key in keys if isinstance(key, StrExpr)]
-    return set(strings) if len(strings) == len(keys) else set()
+        if not isinstance(config, DictExpr) or not all(isinstance(key, StrExpr) for key, _ in config.items):
+            return []  # a `**spread` has no key
+        found.append([(key.value, value) for key, value in config.items if isinstance(key, StrExpr)])
+    return found
+
+
+def _kernel_def(context: Context) -> FuncDef | None:
+    """The function the autotune call is applied to, where the source shows it (`tl.autotune(...)(tl.jit(fn))` too)."""
+    if isinstance(context, Decorator):
+        return context.func
+    target = context.args[0] if isinstance(context, CallExpr) and context.args else None
+    while isinstance(target, CallExpr) and target.args:  # jit applied by a call
+        target = target.args[0]
+    node = target.node if isinstance(target, RefExpr) else None
+    return node.func if isinstance(node, Decorator) else node if isinstance(node, FuncDef) else None
+
+
+def _check_configs(api: CheckerPluginInterface, func: FuncDef, configs: list[list[tuple[str, Expression]]]) -> None:
+    """What the runtime refuses of literal configurations: a name that is no parameter, a parameter passed at run
+    time (a tensor, dyn scalar or pointer: configurations set consts), a value of the wrong type."""
+    signature = func.type if isinstance(func.type, CallableType) else None
+    parameters = [arg.variable.name for arg in func.arguments]
+    for config in configs:
+        for name, value in config:
+            if name not in parameters:
+                api.fail(f'autotune: "{func.name}" has no parameter "{name}"', value, code=codes.TUNE)
+                continue
+            index = parameters.index(name)
+            declared = signature.arg_types[index] if signature is not None else AnyType(TypeOfAny.special_form)
+            if runtime_params.annotated_runtime(func, index, declared, api):
+                api.fail(f'Parameter "{name}" is passed at run time (a tensor, dyn scalar or pointer): an autotune '
+                         "configuration sets consts", value, code=codes.TUNE)
+                continue
+            found = expression_type(api, value)
+            if not isinstance(get_proper_type(declared), AnyType) and not is_subtype(found, declared):
+                api.fail(f'Autotune value for "{name}" has type {format_type(found, api.options)}; expected '
+                         f"{format_type(declared, api.options)}", value, code=codes.TUNE)

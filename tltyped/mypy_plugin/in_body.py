@@ -11,9 +11,13 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
   of dims M, N to callers; its stride dims are each call's);
 - a const parameter or a name the body computes, used as a dim, is `Any`:
   its value is known per call only; so is a name of the function around a
-  kernel that a factory makes (its closure), used as a dim or a dtype;
+  kernel that a factory makes (its closure), used as a dim or a dtype; so is
+  a dim expression that uses one (`n * 4`, `T.ceildiv(N, block)`);
 - a module-level name bound once to an int or a dtype (`dtype = T.float16`,
-  `accum = "float32"`) is that size or dtype;
+  `accum = "float32"`) is that size or dtype; any other module name used as
+  a dim (imported, computed, `consts.WIDTH`) is left to the annotation hook,
+  which reads it as mypy types it: an int of unknown size is `Any`, as the
+  runtime reads its value only at decoration;
 - an unannotated parameter is a const (any hashable value): `Any` here, its
   hashability is checked at call sites; a tensor dtype that names one
   (`C: T.Tensor[[M, N], out_dtype]`) is the dtype each call gives it;
@@ -26,6 +30,7 @@ Dims become PEP 695 type parameters of the kernel. Problems are recorded as
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Literal
 
 from mypy.errorcodes import ErrorCode
@@ -57,7 +62,7 @@ from mypy.types import (
     UnboundType,
 )
 
-from tltyped.errors import DimSyntaxError
+from tltyped.errors import DimSyntaxError, UndeclaredDim
 from tltyped.mypy_plugin import call_form, dimexpr
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import is_dtype_parameter, parameter_dtype
@@ -416,12 +421,12 @@ class KernelRewrite:
                 return UnboundType(alias, line=typ.line, column=typ.column)
             if typ.name in self.aliases:
                 return derived_dim(self.aliases[typ.name], typ.line, typ.column)
-            if typ.name in self.params or typ.name in self.bindings or typ.name in self.closure:  # a const
-                # parameter's value (`def gemm(A, B, M, N, K)`), a name the body computes from them (`head_kv =
-                # heads // groups`), or the factory's around the kernel: known per call
+            if self.is_per_call(typ.name):
                 return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim
                 return RawExpressionType(self.found.int_constants[typ.name], "builtins.int", line=typ.line, column=typ.column)
+            if self.is_module_name(typ.name):  # imported, or computed (`int(os.environ[...])`): the annotation hook
+                return typ  # reads it as mypy types it, a `Final` int's size or an int of unknown size
             self.fail(
                 typ.line, typ.column,
                 codes.sentence(grammar.undeclared_dim(typ.name)),
@@ -432,7 +437,25 @@ class KernelRewrite:
             return typ
         if isinstance(typ, UnboundType) and typ.name in ("Literal", "typing.Literal", "typing_extensions.Literal"):
             return typ
+        if _is_dotted_name(typ):  # `consts.WIDTH`, `cfg.block`
+            assert isinstance(typ, UnboundType)
+            head = typ.name.partition(".")[0]
+            if self.is_per_call(head):
+                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
+            if self.is_module_name(head):  # another module's int: the annotation hook reads it, as a bare name
+                return typ
         return self.expression_dim(typ)
+
+    def is_per_call(self, name: str) -> bool:
+        """A name whose value each call gives, so a dim it is in is unknown statically: a const or scalar
+        parameter (`def gemm(A, B, M, N, K)`), a name the body computes from them (`head_kv = heads // groups`),
+        or the factory's around the kernel."""
+        return name in self.params or name in self.bindings or name in self.closure
+
+    def is_module_name(self, name: str) -> bool:
+        """A name the module's own scope binds (an import, an assignment), which the runtime reads at decoration;
+        not a TypeVar, which is no size to the runtime (an in-body dim is declared in the body)."""
+        return (self.found.top_level is None or name in self.found.top_level) and name not in self.found.typevars
 
     def expression_dim(self, typ: Type) -> Type:
         """A dim written as an expression (`N * 2`), read back from the source."""
@@ -442,11 +465,19 @@ class KernelRewrite:
             return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
         problem = ""
         for text in candidates:
+            unknown: set[str] = set()
             try:
-                normalised = dim_grammar.normalise_source(text, self.resolve_dim)
+                normalised = dim_grammar.normalise_source(text, functools.partial(self.resolve_in_expression, unknown))
+            except UndeclaredDim as exc:
+                problem = problem or grammar.undeclared_dim(exc.name)
+                continue
             except DimSyntaxError as exc:
                 problem = problem or str(exc)
                 continue
+            if unknown:  # `n * 4`, `T.ceildiv(N, block)`: a size known per call (or at decoration), as at run time;
+                # its dims may be what a call determines
+                self.determined.update(set(dim_grammar.symbols(normalised)) & set(self.dims))
+                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             if normalised.isdigit():
                 return RawExpressionType(int(normalised), "builtins.int", typ.line, typ.column)
             if normalised in self.dims:
@@ -458,6 +489,20 @@ class KernelRewrite:
             return derived_dim(normalised, typ.line, typ.column)
         self.fail(typ.line, typ.column, codes.sentence(problem), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
+
+    def resolve_in_expression(self, unknown: set[str], name: str) -> str | None:
+        """`resolve_dim` inside a dim expression, where the names `body_dim` reads also count: a module's int
+        literal is its value; a name whose value is known only per call or to the runtime (`is_per_call`,
+        `is_module_name`) is kept and added to `unknown`."""
+        resolved = self.resolve_dim(name)
+        if resolved is not None:
+            return resolved
+        if not self.is_per_call(name) and name in self.found.int_constants:
+            return str(self.found.int_constants[name])
+        if self.is_per_call(name) or self.is_module_name(name):
+            unknown.add(name)
+            return name
+        return None
 
     # -- the new signature ---------------------------------------------------------------------------
 
@@ -503,6 +548,10 @@ def derived_dim(text: str, line: int, column: int) -> Type:
 
 def _is_bare_name(typ: Type) -> bool:
     return isinstance(typ, UnboundType) and not typ.args and "." not in typ.name and typ.original_str_expr is None
+
+
+def _is_dotted_name(typ: Type) -> bool:
+    return isinstance(typ, UnboundType) and not typ.args and "." in typ.name and typ.original_str_expr is None
 
 
 def _is_tensor_spelling(name: str) -> bool:

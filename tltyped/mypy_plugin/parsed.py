@@ -68,6 +68,8 @@ class ModuleNames:
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
     # dotted spellings of the language's prim_func beyond `<language>.prim_func` (`from ... import prim_func`, `tilelang.language.prim_func`)
     prim_func: set[str] = field(default_factory=set)
+    # names the module's own scope binds (imports, assignments, defs, in its blocks too); None after a star import
+    top_level: set[str] | None = field(default_factory=set)
 
     def is_prim_func(self, decorator: Decorator) -> bool:
         """Whether one of the function's decorators is the kernel language's prim_func (bare or called)."""
@@ -113,6 +115,11 @@ def imports_kernel_modules(file: MypyFile) -> bool:
 def module_names(file: MypyFile) -> ModuleNames:
     """Read the module's imports (the nodes in its tree: `file.imports` may hold copies) and top-level names."""
     found = ModuleNames()
+    for stmt in _statements(file.defs, into_scopes=False):
+        if isinstance(stmt, ImportAll) or found.top_level is None:
+            found.top_level = None
+        else:
+            found.top_level.update(_names_bound_by(stmt))
     for imp in _statements(file.defs):
         if isinstance(imp, Import):
             _read_import(imp, found)

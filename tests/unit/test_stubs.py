@@ -463,3 +463,55 @@ def test_jit_applied_by_a_call_is_stubbed_under_the_name_it_is_bound_to(
     assert "matmul: _matmul_factory" in stub
     assert "def __call__(self, M: Hashable, N: Hashable, dtype: Hashable=...) -> _matmul_kernel: ..." in stub
     assert "def _scale(" not in stub and "def _copy(" not in stub
+
+
+UNANNOTATED_MODULE = '''\
+# pyright: reportRedeclaration=false
+import tltyped as tl
+import tltyped.language as T
+
+
+@tl.jit
+def copy(A, B, dtype="float16", block_N=128, block: int = 64):
+    N = T.const("N")
+    A: T.Tensor[[N], dtype]
+    B: T.Tensor[[N], dtype]
+'''
+
+UNANNOTATED_CALLER = '''\
+import torch
+
+import tilelang.language as T
+from unannotated_consts import copy
+
+
+def use(a: torch.Tensor, b: torch.Tensor) -> None:
+    copy(a, b)
+    copy(a, b, T.bfloat16)
+    copy(a, b, dtype=torch.bfloat16, block_N=(64, 2))
+    copy(a, b, block=32)
+    copy(a, b, block_N=[64])  # mistake
+    copy(a, b, block="32")  # mistake
+'''
+
+
+def test_an_unannotated_const_takes_any_hashable_value_whatever_its_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dtype="float16"` takes `T.bfloat16` and torch's dtypes at run time: its default says nothing of its type.
+    An annotated const keeps its annotation. mypy and pyright with the stub read the calls as the plugin reads the
+    source."""
+    (tmp_path / "unannotated_consts.py").write_text(UNANNOTATED_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stub = render_stub(importlib.import_module("unannotated_consts"))
+    assert "dtype: Hashable = ...,\n    block_N: Hashable = ...,\n    block: int = ...," in stub
+    caller = tmp_path / "caller.py"
+    caller.write_text(UNANNOTATED_CALLER)
+    mistakes = [f"caller.py:{n}" for n, line in enumerate(UNANNOTATED_CALLER.splitlines(), start=1) if line.endswith("# mistake")]
+    assert mypy_lines(tmp_path, "plugins = tltyped.mypy_plugin")[1] == mistakes
+    (tmp_path / "typings").mkdir()
+    (tmp_path / "typings" / "unannotated_consts.pyi").write_text(stub)
+    assert mypy_lines(tmp_path, "mypy_path = typings")[1] == mistakes
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")]}))
+    found = pyright(caller, config=tmp_path / "pyrightconfig.json")
+    assert sorted({f"caller.py:{d.line}" for d in found if d.severity == "error"}) == mistakes, found

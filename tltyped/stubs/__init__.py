@@ -119,13 +119,15 @@ def _param_type(p: Param, typevars: Mapping[str, str]) -> str:
 
 
 def _const_type(p: Param) -> str:
-    """A const's annotation where a stub can spell it (`Literal["row", "col"]`, `int`), else its default's type."""
+    """A const's annotation where a stub can spell it (`Literal["row", "col"]`, `int`), else Any. An unannotated
+    const takes any hashable value, whatever its default (`dtype="float16"` takes `T.bfloat16`, a torch dtype):
+    `Hashable`, as a lazy-style factory's parameters, and as the plugin checks such a const at call sites."""
+    if p.annotation is inspect.Parameter.empty:
+        return "Hashable"
     if get_origin(p.annotation) is Literal and all(type(v) in _CONST_TYPES for v in get_args(p.annotation)):
         return f"Literal[{', '.join(map(repr, get_args(p.annotation)))}]"
     if p.annotation in _CONST_TYPES:
         return str(p.annotation.__name__)
-    if p.has_default and type(p.default) in _CONST_TYPES:
-        return type(p.default).__name__
     return "Any"
 
 

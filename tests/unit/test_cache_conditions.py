@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,19 @@ def test_everything_the_cache_makes_is_private(cache_dir: Path, usual_umask: Non
     for path in made:
         mode = stat.S_IMODE(os.stat(path).st_mode)
         assert mode == (0o700 if path.is_dir() else 0o600), f"{path} is {stat.filemode(os.stat(path).st_mode)}"
+
+
+def test_a_record_written_after_the_cache_was_removed_makes_it_again(cache_dir: Path) -> None:
+    """`rm -rf` of the cache under a running process: its next record is written, with no warning, in a folder
+    made again as private as the first."""
+    folder, _ = build.build("probe", [probe_step(714)])
+    shutil.rmtree(cache_dir)
+    record = records.LaunchRecord("mod.scale", "sm_90a", {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}, folder.name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        records.write("a" * 32, record)
+    assert records.read(records.LaunchRecord, "a" * 32) == record
+    assert stat.S_IMODE(os.stat(cache_dir / "modules").st_mode) == 0o700
 
 
 NO_HOME = """
@@ -221,19 +235,23 @@ def test_an_unusable_cache_builds_in_a_private_folder_gone_at_exit_and_the_comma
     assert "There is no kernel cache to list" in listing.stderr
 
 
-@pytest.fixture
-def noexec(tmp_path: Path) -> Iterator[Path]:
-    """A folder on a file system mounted noexec (as Docker mounts /dev/shm), where this host lets us mount one."""
-    folder = tmp_path / "noexec"
+def tmpfs(folder: Path, options: str) -> Iterator[Path]:
+    """`folder` as a tmpfs mounted with these options, where this host lets us mount one (root, in most CI)."""
     folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m", "none", str(folder)],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "none", str(folder)],
                              capture_output=True, text=True, check=False) if shutil.which("mount") else None
     if mounted is None or mounted.returncode != 0:
-        pytest.skip(f"cannot mount a noexec file system here ({mounted.stderr.strip() if mounted else 'no mount'})")
+        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip() if mounted else 'no mount'})")
     try:
         yield folder
     finally:
         subprocess.run(["umount", str(folder)], check=False)
+
+
+@pytest.fixture
+def noexec(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a file system mounted noexec (as Docker mounts /dev/shm)."""
+    yield from tmpfs(tmp_path / "noexec", "noexec,size=64m")
 
 
 def test_a_cache_on_a_noexec_file_system_builds_in_a_private_folder(tmp_path: Path, noexec: Path) -> None:
@@ -352,8 +370,9 @@ def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
 
 
 def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
-    """Records an older tltyped wrote (of an older format, or keyed by other code), or of a kind this one does not
-    know: never listed as kernels, counted as stale by `info`, removed by `clear`."""
+    """Records an older tltyped wrote (of an older format, or keyed by other code), of a kind this one does not
+    know, or with a field edited into another type: never listed as kernels, counted as stale by `info`, removed
+    by `clear`."""
     folder, _ = build.build("probe", [probe_step(821)])
     spec = {"consts": {"block": "int:256"}, "dims": {}, "dtypes": {}, "strides": {}}
     records.write("a" * 32, records.LaunchRecord("mod.scale", "sm_90a", spec, folder.name))
@@ -364,10 +383,12 @@ def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
     package = records.package_digest()
     cache.write_record("e" * 32, {"kind": "launch", "format": records.FORMAT, "package": "0" * 64, **old})  # upgraded
     cache.write_record("f" * 32, {"kind": "launch", "format": records.FORMAT, "package": package, **old})  # control
+    edited = {"kind": "launch", "format": records.FORMAT, "package": package, **old, "spec": []}  # a field retyped
+    cache.write_record("0" * 32, edited)
     listing = cache_command("ls")
     assert "mod.scale  sm_90a  block=256" in listing and listing.count("mod.old") == 1, listing
     summary = cache_command("info")
-    assert "builds: 1, records: 2," in summary and "stale records: 4," in summary
+    assert "builds: 1, records: 2," in summary and "stale records: 5," in summary
     cache_command("clear")
     assert "builds: 0, records: 0, generated sources: 0, compiler versions: 0, stale records: 0," in cache_command("info")
 
@@ -400,6 +421,31 @@ try:
 except tl.CompileError as exc:
     print(exc)
 """
+
+
+BUILD_AND_SAY = """
+import tltyped as tl
+from tests.unit.test_disk_cache import build_probe
+try:
+    build_probe(902)
+except tl.CompileError as exc:
+    print(exc)
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a file system with room for a build's sources, not for the compiler's products."""
+    yield from tmpfs(tmp_path / "small", "size=12k")
+
+
+def test_a_compiler_that_fills_the_disk_is_a_full_cache_not_a_failed_compile(small_disk: Path) -> None:
+    """The linker's `No space left on device` is the cache's trouble, said as a full disk is, not a compile
+    failure with its source kept."""
+    run = python("-c", BUILD_AND_SAY, env={cache.ENV_CACHE_DIR: str(small_disk / "cache")})
+    assert run.returncode == 0 and "cannot write the build into the kernel cache" in run.stdout, run.stdout + run.stderr
+    assert "No space left on device" in run.stdout and "source kept" not in run.stdout, run.stdout
+    assert f"free space or set {cache.ENV_CACHE_DIR} to another folder" in run.stdout
 
 
 def test_a_build_that_cannot_be_written_says_where_and_what_to_do(cache_dir: Path) -> None:

@@ -13,6 +13,7 @@ kernels build on machines without a GPU.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import importlib.machinery
@@ -190,6 +191,9 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
             failures.append((step, run.returncode, output))
     if failures:
         step, returncode, output = failures[0]
+        full = next((sign for sign in _FULL_DISK if sign in output), None)
+        if full is not None:  # the compiler could not write its products: the cache's trouble, not the source's
+            raise OSError(errno.ENOSPC, f"{full}: {Path(step.command[0]).name} could not write {step.output}")
         kept = folder.parent / "failed" / f"{folder.name.lstrip('.')}-{step.source_name}"
         kept.parent.mkdir(mode=0o700, exist_ok=True)
         shutil.copyfile(folder / step.source_name, kept)
@@ -198,6 +202,10 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
             f"{name_hint}: {Path(step.command[0]).name} failed on {step.source_name} (exit {returncode}); "
             f"source kept at {kept}\n{output.strip()[-4000:]}"
         )
+
+
+_FULL_DISK = ("No space left on device", "Disk quota exceeded", "File too large")
+"""What a compiler prints (strerror) when the cache's file system cannot take its output."""
 
 
 def _start(name_hint: str, command: list[str]) -> subprocess.Popen[str]:

@@ -370,6 +370,7 @@ def remove_record(key: str) -> None:
 def write_record(key: str, data: Mapping[str, Any]) -> None:
     """Write (or replace) record `key` atomically: readers see the old record or the new one, whole."""
     where = root()
+    _make_private_dirs(where)  # removed while the process ran (`rm -rf` of the cache): made again, as a build's is
     handle, staging = tempfile.mkstemp(prefix=f".{key}.", suffix=".json", dir=where)  # created 0600
     try:
         with os.fdopen(handle, "w") as out:

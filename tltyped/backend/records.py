@@ -28,6 +28,7 @@ import hashlib
 import importlib.metadata
 import json
 import sys
+import typing
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -138,11 +139,24 @@ def _parse(data: Mapping[str, Any]) -> Record | None:
     kind = KINDS.get(str(data.get("kind")))
     if kind is None or data.get("format") != FORMAT:
         return None
-    fields = {f.name for f in dataclasses.fields(kind)}
-    try:
-        return kind(**{name: data[name] for name in fields})
-    except (KeyError, TypeError):
-        return None
+    fields = _FIELDS[kind]
+    values: dict[str, Any] = {name: data.get(name) for name in fields}
+    if not all(isinstance(values[name], shape) for name, shape in fields.items()):
+        return None  # a field missing, or edited into another type
+    return kind(**values)
+
+
+def _shape(hint: Any) -> type:
+    """The class a field's value must be an instance of (`dict` for `dict[str, Any]`)."""
+    origin = typing.get_origin(hint)
+    return origin if isinstance(origin, type) else hint if isinstance(hint, type) else object
+
+
+_FIELDS: dict[type[Record], dict[str, type]] = {
+    kind: {f.name: _shape(typing.get_type_hints(kind)[f.name]) for f in dataclasses.fields(kind)}
+    for kind in KINDS.values()
+}
+"""Each record class's fields, with the class each one's value must be an instance of."""
 
 
 # -- keys ------------------------------------------------------------------------------

@@ -53,8 +53,10 @@ from mypy.types import (
     TupleType,
     Type,
     TypeOfAny,
+    TypeVarTupleType,
     UnboundType,
     UnionType,
+    UnpackType,
     get_proper_type,
 )
 
@@ -141,6 +143,9 @@ def _signature_problems(func: FuncDef, options: Options) -> list[tuple[str, Cont
         if index < len(written) and _is_bare_tensor(written[index], typ):  # a kernel's tensor needs its spec
             problems.append((f'Kernel parameter "{name}" needs a dtype and dims: Tensor[dtype, *dims] or '
                              "Tensor[[dims...], dtype]", arg, codes.ANNOTATION))
+        elif (pack := _dim_pack(typ)) is not None:
+            problems.append((f'Kernel parameter "{name}" has a dim pack (*{pack}): a kernel\'s tensor has a fixed '
+                             "rank, each dim a dim name, an int or Literal[int]", arg, codes.ANNOTATION))
         elif (element_type := _element_type(typ)) is not None:
             problems.append((codes.sentence(element_type_as_parameter(name, element_type)), arg, codes.ANNOTATION))
         elif _holds_a_tensor(typ):
@@ -154,6 +159,17 @@ def _is_bare_tensor(written: Type, analyzed: Type) -> bool:
     typ = get_proper_type(analyzed)
     return (isinstance(written, UnboundType) and not written.args and isinstance(typ, Instance)
             and typ.type.fullname == names.PLUGIN_TENSOR)
+
+
+def _dim_pack(typ: Type) -> str | None:
+    """The TypeVarTuple of `Tensor[dtype, *Ns]`: a rank of any length, which a caller's function may have and a
+    kernel's parameter may not (the runtime specialises on the rank)."""
+    proper = get_proper_type(typ)
+    if not (isinstance(proper, Instance) and proper.type.fullname == names.PLUGIN_TENSOR):
+        return None
+    packs = [pack.name for arg in proper.args if isinstance(arg, UnpackType)
+             and isinstance(pack := get_proper_type(arg.type), TypeVarTupleType)]
+    return packs[0] if packs else None
 
 
 def _element_type(typ: Type) -> type[dtypes.DType] | None:

@@ -48,7 +48,7 @@ def _kib(size: int) -> str:
 
 
 # what a const's key text (Reader.text) puts before a value; a dtype's names how it was spelled (`str:'half'`)
-_KIND = re.compile(r"dtype:(?:str:|[\w.]+\.dtype:)?|enum:class:|tune:|[A-Za-z_][\w.]*:")
+_KIND = re.compile(r"dtype:(?:str:)?|enum:class:|tune:|[A-Za-z_][\w.]*:")
 
 
 def shown(text: str) -> str:
@@ -56,17 +56,21 @@ def shown(text: str) -> str:
 
     Each value's kind prefix is dropped (a list's parentheses become
     brackets, a one-element tuple gets its comma back, a tuned const's space
-    reads `tune(...)`); quoted text (a str's or bytes' repr) is copied as it is.
+    reads `tune(...)`); quoted text (a str's or bytes' repr) and a complex
+    number's parentheses are copied as they are. (An enum shows its class's
+    key text, a NaN its bits.)
     """
     out: list[str] = []
-    groups: list[list[Any]] = []  # per open parenthesis: what closes it, whether a comma was seen in it
+    groups: list[list[Any]] = []  # per open parenthesis: what closes it, whether it needs no comma added
     at_value = True  # where a kind prefix may stand
+    container = False  # a tuple's (or list's) parenthesis comes next: the kind before it was one
     i = 0
     while i < len(text):
         kind = _KIND.match(text, i) if at_value else None
         if kind:
             i = kind.end()
             at_value = kind.group() in ("enum:class:", "tune:")  # a value follows with its own prefix
+            container = kind.group() != "complex:"
             if kind.group() == "tune:":
                 out.append("tune")
             if kind.group() == "builtins.list:" and text.startswith("(", i):
@@ -84,8 +88,8 @@ def shown(text: str) -> str:
             i = end + 1
             at_value = False
             continue
-        if char == "(":
-            groups.append([")", text.startswith(")", i + 1)])  # () has no comma to add
+        if char == "(":  # () has no comma to add, nor does anything but a tuple
+            groups.append([")", not container or text.startswith(")", i + 1)])
         elif char == "," and groups:
             groups[-1][1] = True
         elif char == ")" and groups:
@@ -93,6 +97,7 @@ def shown(text: str) -> str:
             char = closer if comma else ",)"
         out.append(char)
         at_value = char in "([{ ="
+        container = False
         i += 1
     return "".join(out)
 

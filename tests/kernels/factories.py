@@ -5,6 +5,7 @@ No `from __future__ import annotations`: most users' modules have none.
 """
 
 import codecs
+import datetime
 import importlib
 import io
 import os
@@ -13,6 +14,8 @@ import random
 import subprocess
 import sys
 import time
+from glob import glob as listing
+from subprocess import check_output
 
 import torch
 from torch.cuda import get_device_properties
@@ -422,6 +425,18 @@ def offset_at_random():
 
 def offset_from_the_clock():
     return time.time() % 1 + OFFSET
+
+
+def offset_from_a_listing():
+    return float(len(listing(OFFSET_FILE))) + OFFSET
+
+
+def offset_from_a_process_s_output():
+    return float(check_output(["cat", OFFSET_FILE], text=True) or OFFSET)
+
+
+def offset_from_the_date():
+    return datetime.date.today().day + OFFSET
 
 
 def offset_from_a_string():

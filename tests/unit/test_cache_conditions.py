@@ -268,6 +268,7 @@ def test_a_cache_on_a_noexec_file_system_builds_in_a_private_folder(tmp_path: Pa
     run = python("-c", script, env={cache.ENV_CACHE_DIR: str(noexec / "cache"), "TMPDIR": str(noexec / "tmp")})
     assert run.returncode != 0 and "UnusableCache" in run.stderr, run.stderr
     assert f"set {cache.ENV_CACHE_DIR} (or TMPDIR) to a private, writable directory on another file system" in run.stderr
+    assert list((noexec / "tmp").iterdir()) == []  # no private folder made where none could serve
 
 
 # -- cache clear ----------------------------------------------------------------------------------------
@@ -361,7 +362,7 @@ def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_
 
 @pytest.mark.parametrize("value", [
     64, -1.5, True, None, "it's a:b", b"q:\\'", (64, 128), (1,), (), [1, (2,), []], {"x": (1, [2.5])}, ((1,), "c,d"),
-    "half", torch.float16, ("float", torch.bfloat16),
+    "half", torch.float16, ("float", torch.bfloat16), 1 + 2j, (1 + 2j,), [-0.5j],
 ])
 def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
     """`cache ls` shows consts from their key text: the kind prefixes go, a list keeps its brackets, a tuple of

@@ -82,6 +82,22 @@ def test_tilelang_s_own_tensor_in_a_postponed_signature_may_name_consts_and_body
         fn.lower(meta(100, 32), meta(100, dtype=torch.float32))
 
 
+def test_tilelang_s_tensor_in_a_factory_kernel_s_signature_naming_the_factory_s_values_says_what_to_do() -> None:
+    """The def's annotation is read from source, where a factory's values the kernel does not otherwise use are
+    unknown: refused at decoration, saying to annotate in the body (which works), never read as a const."""
+    import tilelang.language as TL
+
+    def make(M):
+        def k(A: TL.Tensor((M, 32), "float16")):
+            with TL.Kernel(1, threads=32) as bx:  # noqa: F841
+                A[0, 0] = 1.0
+
+        return k
+
+    with pytest.raises(tl.DefinitionError, match="annotate 'A' in the body instead"):
+        tl.jit(make(64))
+
+
 def test_a_parameter_annotated_in_the_def_and_in_the_body_is_refused_with_tilelang_s_tensor_too() -> None:
     import tilelang.language as TL
 

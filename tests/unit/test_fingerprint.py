@@ -35,6 +35,7 @@ from tests.kernels import factories, settings, shapes
 from tests.unit.hostile import RaisingClass, RaisingEverything, RaisingRepr
 from tltyped.frontend import fingerprint as fingerprint_module
 from tltyped.frontend.fingerprint import Reader, _origin, fingerprint, is_users_code, stable_text
+from tltyped.types.dtypes import DTypeName
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -264,6 +265,8 @@ def test_a_kernel_calling_getenv_in_its_body_is_never_recorded() -> None:
                                   factories.offset_through_codecs, factories.offset_through_fdopen,
                                   factories.offset_from_a_process, factories.offset_from_a_file_s_size,
                                   factories.offset_at_random, factories.offset_from_the_clock,
+                                  factories.offset_from_a_listing, factories.offset_from_a_process_s_output,
+                                  factories.offset_from_the_date,
                                   factories.offset_from_a_string, factories.offset_through_its_own_import,
                                   factories.offset_through_a_frame], ids=lambda read: read.__name__)
 def test_a_kernel_reading_what_no_code_names_is_never_recorded(read: Any) -> None:
@@ -322,6 +325,15 @@ def test_value_texts_tell_apart_what_compiles_differently() -> None:
               torch.float32, T.float16, T.float32]
     texts = [stable_text(v) for v in values]
     assert None not in texts and len(set(texts)) == len(texts)
+
+
+def test_a_dtype_named_before_tilelang_is_imported_is_tilelang_s_dtype() -> None:
+    """`tltyped.language` hands out `DTypeName`s until TileLang is imported, and elaboration makes them TileLang's
+    dtype objects: one value, one text, so a kernel keeps its key (in memory and on disk) across that moment."""
+    import tilelang.language as TL
+
+    assert stable_text(DTypeName("float16")) == stable_text(TL.float16) == stable_text(T.float16)
+    assert stable_text(DTypeName("float16")) != stable_text("float16")
 
 
 def test_each_spelling_of_a_dtype_is_its_own_kernel() -> None:

@@ -191,9 +191,9 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
             failures.append((step, run.returncode, output))
     if failures:
         step, returncode, output = failures[0]
-        full = next((sign for sign in _FULL_DISK if sign in output), None)
-        if full is not None:  # the compiler could not write its products: the cache's trouble, not the source's
-            raise OSError(errno.ENOSPC, f"{full}: {Path(step.command[0]).name} could not write {step.output}")
+        if _FULL_DISK in output and shutil.disk_usage(folder).free < _NEARLY_FULL:  # the compiler could not write
+            # its products into the cache: the cache's trouble, not the source's (a full TMPDIR is the compiler's)
+            raise OSError(errno.ENOSPC, f"{_FULL_DISK}: {Path(step.command[0]).name} could not write {step.output}")
         kept = folder.parent / "failed" / f"{folder.name.lstrip('.')}-{step.source_name}"
         kept.parent.mkdir(mode=0o700, exist_ok=True)
         shutil.copyfile(folder / step.source_name, kept)
@@ -204,8 +204,10 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
         )
 
 
-_FULL_DISK = ("No space left on device", "Disk quota exceeded", "File too large")
-"""What a compiler prints (strerror) when the cache's file system cannot take its output."""
+_FULL_DISK = "No space left on device"
+"""What a compiler prints (ENOSPC's strerror) when a file system cannot take its output."""
+_NEARLY_FULL = 64 << 20
+"""Free bytes below which the cache's file system is the one that was full (a build's products take a few MB)."""
 
 
 def _start(name_hint: str, command: list[str]) -> subprocess.Popen[str]:

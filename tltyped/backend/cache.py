@@ -72,7 +72,7 @@ def _configured_root(explicit: str | None, xdg: str | None) -> Path:
     return Path(os.path.abspath(home)) / ".cache" / "tltyped"
 
 
-_roots: dict[Settings, Path] = {}  # where the environment says the cache is -> the folder builds go to
+_roots: dict[Settings, Path | UnusableCache] = {}  # where the environment says the cache is -> the folder builds go to
 _roots_lock = threading.Lock()
 
 
@@ -86,8 +86,14 @@ def root() -> Path:
     settings = _settings()
     with _roots_lock:
         if settings not in _roots:
-            _roots[settings] = _usable_root(settings)
-        return _roots[settings]
+            try:
+                _roots[settings] = _usable_root(settings)
+            except UnusableCache as exc:  # no folder at all: said once, then raised alike at every use
+                _roots[settings] = exc
+        found = _roots[settings]
+    if isinstance(found, UnusableCache):
+        raise UnusableCache(str(found))
+    return found
 
 
 def configured_folder() -> Path:
@@ -162,14 +168,15 @@ FALLBACK_PREFIX = "tltyped-cache-"
 
 def _private_fallback(reason: str) -> Path:
     """A temporary directory only this user can reach, removed at exit; warns with `reason`."""
-    fallback = Path(tempfile.mkdtemp(prefix=FALLBACK_PREFIX))
-    atexit.register(shutil.rmtree, fallback, ignore_errors=True)
-    noexec = _noexec(fallback)
+    temporary = Path(tempfile.gettempdir())
+    noexec = _noexec(temporary)
     if noexec:
         raise UnusableCache(
-            f"{reason}, and the temporary folder {fallback} {noexec}: set {ENV_CACHE_DIR} (or TMPDIR) to a private, "
-            "writable directory on another file system"
+            f"{reason}, and the temporary folder {temporary} {noexec}: set {ENV_CACHE_DIR} (or TMPDIR) to a "
+            "private, writable directory on another file system"
         )
+    fallback = Path(tempfile.mkdtemp(prefix=FALLBACK_PREFIX))
+    atexit.register(shutil.rmtree, fallback, ignore_errors=True)
     warnings.warn(
         f"tltyped: {reason}; kernels are built in {fallback} for this process only. "
         f"Set {ENV_CACHE_DIR} to a private, writable directory to keep them.",

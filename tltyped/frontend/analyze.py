@@ -179,6 +179,14 @@ class Analysis:
             except Deferred as deferred:
                 read[p.name] = Param(p.name, Kind.TENSOR, p.default)
                 state.depends |= deferred.consts
+            except DefinitionError as exc:
+                if p.name in self.body.annotations:
+                    raise
+                raise DefinitionError(
+                    f"{exc} (TileLang's T.Tensor in a kernel's signature is read from its source, with the names of "
+                    "the kernel's module, its closure, its parameters and its body; a factory's names the kernel "
+                    f"does not use are not among them: annotate {p.name!r} in the body instead)"
+                ) from None
         params = [dataclasses.replace(read[name], keyword_only=True) if p.kind is p.KEYWORD_ONLY else read[name]
                   for name, p in self.parameters.items()]
         outputs = tuple(params[i] for i in self.out_idx)

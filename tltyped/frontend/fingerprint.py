@@ -93,7 +93,8 @@ _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _OS_READERS = ("environ", "environb", "getenv", "getenvb", "read", "pread", "open", "fdopen", "popen", "listdir",
-               "scandir", "walk", "stat", "lstat", "urandom", "getcwd", "readlink")
+               "scandir", "walk", "stat", "lstat", "urandom", "getcwd", "readlink", "getpid", "cpu_count", "times",
+               "uname", "getlogin")
 _PATH_READERS = ("exists", "lexists", "isfile", "isdir", "islink", "getsize", "getmtime", "getatime", "getctime",
                  "realpath", "samefile")
 _OUTSIDE_STATE: tuple[object, ...] = (
@@ -108,8 +109,8 @@ them is not in the code, and may differ between processes."""
 _STATE_MODULES: tuple[types.ModuleType, ...] = (os, os.path, sys, importlib, builtins)
 """The modules whose attributes hold some of it (asked only these: another module's attribute may import on first
 use, as `tltyped.language`'s import TileLang)."""
-_OUTSIDE_MODULES = frozenset({"io", "codecs", "subprocess", "random", "secrets", "time", "glob", "shutil", "tempfile",
-                              "socket", "uuid", "fileinput"})
+_OUTSIDE_MODULES = frozenset({"io", "codecs", "subprocess", "random", "secrets", "time", "datetime", "glob", "shutil",
+                              "tempfile", "socket", "uuid", "fileinput", "platform", "getpass", "timeit"})
 """Standard modules whose every use may read such state (files, other processes, the clock, randomness): a body
 using any of their functions or classes is read by identity."""
 _STATE_MODULE_NAMES = frozenset(module.__name__ for module in _STATE_MODULES)
@@ -197,7 +198,7 @@ class Reader:
 
     def _compound(self, value: object) -> str:
         kind = type(value)
-        if any(value is reader for reader in _OUTSIDE_STATE):
+        if any(value is reader for reader in _OUTSIDE_STATE) or _of_outside_module(value):
             return self._unstable(value, "outside")
         if kind in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields"):
             items = ", ".join(self.text(v) for v in value)  # type: ignore[attr-defined]
@@ -213,8 +214,6 @@ class Reader:
             return f"method:{self.text(value.__func__)} of {self.text(value.__self__)}"
         if isinstance(value, functools.partial):
             return f"partial:{self.text(value.func)}({self.text(value.args)}, {self.text(value.keywords)})"
-        if _of_outside_module(value):
-            return self._unstable(value, "outside")
         if isinstance(value, types.ModuleType):
             text = f"module:{value.__name__}{_origin(getattr(value, '__file__', None), value.__name__)}"
             return f"{text}({self.text(_attributes(value))})" if _is_user(value) else text + _on_device(value.__name__)
@@ -302,7 +301,7 @@ class Reader:
             top = name.partition(".")[0]
             loaded = sys.modules.get(top)
             origin = getattr(loaded, "__file__", None) if loaded is not None else getattr(importlib.util.find_spec(top), "origin", None)
-            if top in _OUTSIDE_MODULES:
+            if _is_outside_module(top):
                 return self._unstable(written, f"import:{name}")
             if top in _LIBRARY_PACKAGES or (origin is not None and not is_users_code(origin, top)):
                 return f"import:{name}{_origin(origin, top)}"
@@ -352,24 +351,31 @@ def _is_dtype(value: object) -> bool:
 
 
 def _spelling(dtype: object) -> str:
-    """A dtype as written: `str:'half'`, `torch.dtype:torch.float16`, `tvm_ffi._dtype.dtype:float16` (TileLang's
-    `T.float16`), `tl.float16` (tltyped's class)."""
+    """A dtype as written: `str:'half'`, `torch.float16`, `tl.float16` (tltyped's class), `T.float16` (TileLang's
+    dtype object, or the `DTypeName` `tltyped.language` hands out before TileLang is imported, which elaboration
+    makes that object: one value)."""
     if isinstance(dtype, type):
         return f"tl.{dtype.__name__}"
-    kind = type(dtype)
-    return f"str:{dtype!r}" if kind is str else f"{kind.__module__}.{kind.__qualname__}:{dtype}"
+    if type(dtype) is str:
+        return f"str:{dtype!r}"
+    return str(dtype) if not isinstance(dtype, str) else f"T.{str.__str__(dtype)}"
+
+
+def _is_outside_module(name: object) -> bool:
+    """Whether a module's name is one of `_OUTSIDE_MODULES` (or their C parts, `_io`, `_random`)."""
+    return isinstance(name, str) and name.partition(".")[0].lstrip("_") in _OUTSIDE_MODULES
 
 
 def _of_outside_module(value: object) -> bool:
-    """Whether `value` is one of `_OUTSIDE_MODULES`, or a function, class or bound method of one (`subprocess.run`,
-    `time.time`, `random.random`, `io.StringIO`)."""
+    """Whether `value` is a function, class or bound method of one of `_OUTSIDE_MODULES` (`subprocess.run`,
+    `time.time`, `random.random`, `io.StringIO`). The module itself is not: a user's module that imports `time`
+    for its own use, read whole, reads none of it; code reading through it (`time.time()`) reads its function."""
     if isinstance(value, types.ModuleType):
-        module: object = value.__name__
-    else:
-        owner = getattr(value, "__self__", None)
-        module = getattr(value, "__module__", None) if owner is None or isinstance(owner, types.ModuleType) else (
-            type(owner).__module__)
-    return isinstance(module, str) and module.partition(".")[0].lstrip("_") in _OUTSIDE_MODULES
+        return False
+    owner = getattr(value, "__self__", None)
+    module = getattr(value, "__module__", None) if owner is None or isinstance(owner, types.ModuleType) else (
+        type(owner).__module__)
+    return _is_outside_module(module)
 
 
 def _is_tir_expr(value: object) -> bool:
@@ -530,6 +536,8 @@ def _read(value: object, attributes: tuple[str, ...]) -> object:
             if any(found is e for e in _OUTSIDE_STATE) or any(found is module for module in _STATE_MODULES):
                 value = found  # `os.environ`, `sys.modules`: state outside the code, which has no text; `os.path`
                 continue
+        if isinstance(value, types.ModuleType) and _is_outside_module(value.__name__):
+            return getattr(value, attribute, _MISSING)  # `time.time`, `random.random`: what the code reads
         if not (isinstance(value, (types.ModuleType, type)) and _is_user(value)):
             break
         try:

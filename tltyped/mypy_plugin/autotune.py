@@ -39,14 +39,12 @@ from mypy.nodes import (
     StrExpr,
     TupleExpr,
 )
-from mypy.messages import format_type
 from mypy.plugin import CheckerPluginInterface, FunctionContext
-from mypy.subtypes import is_subtype
 from mypy.types import AnyType, CallableType, Instance, Parameters, Type, TypeOfAny, get_proper_type
 
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin import names, runtime_params
-from tltyped.mypy_plugin.typeops import expression_type
+from tltyped.mypy_plugin.callvalues import check_tuned_value
 
 _OPTIONAL = {ARG_POS: ARG_OPT, ARG_NAMED: ARG_NAMED_OPT}
 
@@ -130,7 +128,4 @@ def _check_configs(api: CheckerPluginInterface, func: FuncDef, configs: list[lis
                 api.fail(f'Parameter "{name}" is passed at run time (a tensor, dyn scalar or pointer): an autotune '
                          "configuration sets consts", value, code=codes.TUNE)
                 continue
-            found = expression_type(api, value)
-            if not isinstance(get_proper_type(declared), AnyType) and not is_subtype(found, declared):
-                api.fail(f'Autotune value for "{name}" has type {format_type(found, api.options)}; expected '
-                         f"{format_type(declared, api.options)}", value, code=codes.TUNE)
+            check_tuned_value(api, "Autotune value", name, declared, value)

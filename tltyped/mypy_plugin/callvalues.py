@@ -104,13 +104,16 @@ def check_tune_candidates(api: CheckerPluginInterface, name: str, declared: Type
     if not candidates:
         api.fail("tl.tune() needs at least one candidate", call, code=codes.TUNE)
         return
+    for item in candidates:
+        check_tuned_value(api, "Tune candidate", name, declared, item)
+
+
+def check_tuned_value(api: CheckerPluginInterface, what: str, name: str, declared: Type, item: Expression) -> None:
+    """A value the tuner may give const `name` (a `tl.tune` candidate, an autotune configuration's) must fit its
+    declared type."""
     if isinstance(get_proper_type(declared), AnyType):
         return
-    for item in candidates:
-        found = expression_type(api, item)
-        if not is_subtype(found, declared):
-            api.fail(
-                f'Tune candidate for "{name}" has type {format_type(found, api.options)}; '
-                f"expected {format_type(declared, api.options)}",
-                item, code=codes.TUNE,
-            )
+    found = expression_type(api, item)
+    if not is_subtype(found, declared):
+        api.fail(f'{what} for "{name}" has type {format_type(found, api.options)}; expected '
+                 f"{format_type(declared, api.options)}", item, code=codes.TUNE)

@@ -13,7 +13,6 @@ kernels build on machines without a GPU.
 
 from __future__ import annotations
 
-import errno
 import functools
 import hashlib
 import importlib.machinery
@@ -164,10 +163,15 @@ def build(name_hint: str, steps: list[Step]) -> tuple[Path, bool]:
     try:
         return cache.get_or_build(key, {"name": name_hint, **about}, lambda staging: _compile(name_hint, steps, staging))
     except OSError as exc:  # a full disk, a file-size limit or quota: the sources, products or manifest cannot be written
-        raise CompileError(
-            f"{name_hint}: cannot write the build into the kernel cache {cache.root()} ({exc.strerror or exc}): "
-            f"free space or set {cache.ENV_CACHE_DIR} to another folder"
-        ) from exc
+        raise _unwritable(name_hint, exc.strerror or str(exc)) from exc
+
+
+def _unwritable(name_hint: str, reason: str) -> CompileError:
+    """The build could not be written into the cache: what to do about it."""
+    return CompileError(
+        f"{name_hint}: cannot write the build into the kernel cache {cache.root()} ({reason}): "
+        f"free space or set {cache.ENV_CACHE_DIR} to another folder"
+    )
 
 
 def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
@@ -193,7 +197,7 @@ def _compile(name_hint: str, steps: list[Step], folder: Path) -> None:
         step, returncode, output = failures[0]
         if _FULL_DISK in output and shutil.disk_usage(folder).free < _NEARLY_FULL:  # the compiler could not write
             # its products into the cache: the cache's trouble, not the source's (a full TMPDIR is the compiler's)
-            raise OSError(errno.ENOSPC, f"{_FULL_DISK}: {Path(step.command[0]).name} could not write {step.output}")
+            raise _unwritable(name_hint, f"{_FULL_DISK}: {Path(step.command[0]).name} could not write {step.output}")
         kept = folder.parent / "failed" / f"{folder.name.lstrip('.')}-{step.source_name}"
         kept.parent.mkdir(mode=0o700, exist_ok=True)
         shutil.copyfile(folder / step.source_name, kept)

@@ -3,7 +3,8 @@
 `Tensor[dtype, *dims]` (and TileLang's order `Tensor[[dims], dtype]`) becomes
 an instance of `MypyPlugin.Tensor[dtype, *dims]`, which mypy shows as users
 write it (tltyped/types/tensor.py), where the dtype is one of tltyped's dtype
-classes (TileLang's `T.float16` and torch's `torch.float16` are read as `tl.float16`), a dtype variable or
+classes (TileLang's `T.float16` and `"float16"`, and torch's `torch.float16`, are read as `tl.float16`; a
+signature's string dtype comes as a string literal, see rewrite.py), a dtype variable or
 Any, and each dim is a TypeVar (a declared dim), `Literal[n]` (a bare `128`
 means the same), or a string `Literal` holding a derived dim's expression
 (only the in-body rewrite writes those: in_body.py, dimexpr.py). Anything else is an
@@ -103,11 +104,11 @@ class _TensorAnnotation:
     def dtype(self, arg: Type) -> Type:
         if isinstance(arg, AnyType):
             return arg
-        if isinstance(arg, RawExpressionType) and isinstance(arg.literal_value, str):  # see dtype_params.py
-            if dtype_params.is_marker(arg.literal_value):
-                return LiteralType(arg.literal_value, self.api.named_type("builtins.str", []), line=arg.line)
-        if isinstance(arg, UnboundType) and arg.original_str_expr in names.LANGUAGE_DTYPE_CLASS:  # `"float16"`
-            class_name = names.LANGUAGE_DTYPE_CLASS[arg.original_str_expr]
+        written = _string(arg)
+        if written is not None and dtype_params.is_marker(written):  # see dtype_params.py
+            return LiteralType(written, self.api.named_type("builtins.str", []), line=arg.line)
+        if written in names.LANGUAGE_DTYPE_CLASS:  # `"float16"`
+            class_name = names.LANGUAGE_DTYPE_CLASS[written]
             info = self.api.lookup_fully_qualified(names.dtype_class_fullname(class_name)).node
             assert isinstance(info, TypeInfo)
             return Instance(info, [], line=arg.line, column=arg.column)
@@ -244,9 +245,20 @@ def _is_literal_key(arg: Type) -> bool:
     return isinstance(arg, RawExpressionType) or (isinstance(arg, UnboundType) and arg.original_str_expr is not None)
 
 
+def _string(typ: Type) -> str | None:
+    """The text of a string in an annotation: a string literal (a signature's string dtype, see rewrite.py, or a
+    marker of the in-body rewrite), or a name in quotes elsewhere, which mypy parses as a forward reference."""
+    if isinstance(typ, RawExpressionType) and typ.base_type_name == "builtins.str":
+        return typ.literal_value if isinstance(typ.literal_value, str) else None
+    return typ.original_str_expr if isinstance(typ, UnboundType) else None
+
+
 def _spelling(typ: Type) -> str:
+    written = _string(typ)
+    if written is not None:
+        return written
     if isinstance(typ, UnboundType):
-        return typ.original_str_expr if typ.original_str_expr is not None else typ.name
+        return typ.name
     if isinstance(typ, RawExpressionType):
         return "expression" if typ.literal_value is None else repr(typ.literal_value)
     return str(typ)

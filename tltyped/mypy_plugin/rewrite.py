@@ -38,7 +38,9 @@ Also done here, for every module that defines kernels:
 And in every module importing tltyped or TileLang: the call-form annotations
 (`A: T.Tensor((M, K), "float16")`, a description no type checker reads) of
 each `@T.prim_func` (a lazy factory's, a plain one at any depth) become Any, and its in-body parameter
-annotations (TileLang's other spelling) are dropped, as no-redef to mypy.
+annotations (TileLang's other spelling) are dropped, as no-redef to mypy; and a string dtype in a
+Tensor annotation of any signature (`A: T.Tensor[(M, K), "float16"]`) becomes a string literal
+(`_read_dtype_strings`).
 """
 
 from __future__ import annotations
@@ -53,10 +55,11 @@ from mypy.nodes import (
 )
 from mypy.options import Options
 from mypy.parse import parse
-from mypy.types import AnyType, CallableType, Type, TypeOfAny
+from mypy.type_visitor import TypeQuery
+from mypy.types import AnyType, CallableType, RawExpressionType, Type, TypeOfAny, UnboundType
 
 from tltyped.mypy_plugin import call_form, out_idx
-from tltyped.mypy_plugin.in_body import KernelRewrite
+from tltyped.mypy_plugin.in_body import KernelRewrite, is_tensor_spelling, written_tensor_parts
 from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.lazy import factory_kernel
 from tltyped.mypy_plugin.parsed import (
@@ -92,6 +95,7 @@ def rewrite_module(
     records, stored = _rewrite_kernels(file, found, done, options) if found.jit else ({}, set())
     factories = [record.func for record in records.values() if record.factory_kernel is not None]
     _untype_call_forms(file, found, factories)
+    _read_dtype_strings(file)
     return records, stored
 
 
@@ -235,6 +239,42 @@ def _prim_funcs(file: MypyFile, found: ModuleNames, factories: list[FuncDef]) ->
         for stmt in own_nodes(factory.body):
             if isinstance(stmt, (Decorator, FuncDef)):
                 yield stmt.func if isinstance(stmt, Decorator) else stmt
+
+
+def _read_dtype_strings(file: MypyFile) -> None:
+    """A string where a Tensor annotation's dtype goes (`A: T.Tensor[(M, K), "float16"]`) is a dtype name, as
+    TileLang reads it, and becomes a string literal in every signature of the module (its kernels' signatures as
+    the rewrite left them, in-body annotations moved there included).
+
+    mypy parses a string in an annotation as a forward reference, a name in quotes. Before it analyses a
+    function's signature (where the annotation hook reads each Tensor) it looks every name of the signature up to
+    find the function's type variables (`FindTypeVarVisitor`, for a function without PEP 695 type parameters), and
+    there `"float16"` is an undefined name. A string literal is looked up
+    nowhere; the hook reads it through the dtype table, and says a misspelt one is an unknown dtype
+    (annotation_hooks.py). The Tensor is changed in place, as `func.type` and the copy mypy keeps of it to analyse
+    again (`func.unanalyzed_type`) both hold it.
+    """
+    for func in defined_functions(file):
+        if not isinstance(func.type, CallableType):
+            continue
+        for typ in [*func.type.arg_types, func.type.ret_type]:
+            for tensor in typ.accept(_TensorAnnotations()):
+                dtype, _ = written_tensor_parts(tensor)
+                if isinstance(dtype, UnboundType) and dtype.original_str_expr is not None:
+                    literal = RawExpressionType(dtype.original_str_expr, "builtins.str", dtype.line, dtype.column)
+                    tensor.args = tuple(literal if arg is dtype else arg for arg in tensor.args)
+
+
+class _TensorAnnotations(TypeQuery[list[UnboundType]]):
+    """The Tensor annotations (`T.Tensor[...]`, `tl.Tensor[...]`) in an unanalysed type, at any depth
+    (`Optional[T.Tensor[...]]`); a new one for each type, as mypy's queries are."""
+
+    def strategy(self, items: list[list[UnboundType]]) -> list[UnboundType]:
+        return [tensor for found in items for tensor in found]
+
+    def visit_unbound_type(self, t: UnboundType, /) -> list[UnboundType]:
+        inner = super().visit_unbound_type(t)
+        return [t, *inner] if is_tensor_spelling(t.name) else inner
 
 
 def _call_jit(application: JitApplication) -> None:

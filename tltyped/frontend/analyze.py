@@ -197,7 +197,7 @@ class Analysis:
             stated = ", ".join(str(spec) for spec in self.returns) or "None"
             raise DefinitionError(f"{self.name}: {grammar.out_idx_against_return([o.name for o in outputs], stated)}")
         signature = KernelSignature(
-            self.name, tuple(p for p in params if p not in outputs), state.dim_kinds, frozenset(self.body.annotations),
+            self.name, tuple(p for p in params if p not in outputs), state.dim_kinds,
             outputs=outputs, depends_on=tuple(sorted(state.depends)), dim_vars=dict(self.body.dim_vars),
             scalar_dims=tuple(sorted(state.scalar_dims)), returns=self.returns,
         )

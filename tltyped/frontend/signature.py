@@ -117,7 +117,6 @@ class KernelSignature:
     name: str
     params: tuple[Param, ...]
     dims: Mapping[str, bool]  # each declared dim symbol -> is it dyn
-    in_body: frozenset[str] = field(default_factory=frozenset)  # params annotated in the body
     checks: tuple[ShapeCheck, ...] = ()
     outputs: tuple[Param, ...] = ()  # `jit(out_idx=...)` tensors: not passed, allocated and returned, in that order
     depends_on: tuple[str, ...] = ()  # const parameters the deferred annotations are computed from

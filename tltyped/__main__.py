@@ -103,8 +103,8 @@ def shown(text: str) -> str:
 
 
 def _consts(record: records.LaunchRecord | records.TuningRecord) -> str:
-    consts, dims = record.spec.get("consts", {}), record.spec.get("dims", {})
-    parts = [f"{k}={shown(str(v))}" for k, v in consts.items()] + [f"{k}={v}" for k, v in dims.items()]
+    consts, dims = record.spec["consts"], record.spec["dims"]
+    parts = [f"{k}={shown(v)}" for k, v in consts.items()] + [f"{k}={v}" for k, v in dims.items()]
     return ", ".join(parts)
 
 
@@ -113,10 +113,10 @@ def list_cache() -> None:
     rows = []
     for path, record in records.every():
         if isinstance(record, records.TuningRecord):
-            winner = record.candidates[record.winner] if 0 <= record.winner < len(record.candidates) else {}
-            times = ", ".join(f"{c['ms']:.4f} ms" if c.get("ms") is not None else "failed" if c.get("error") else "not timed"
+            winner = record.candidates[record.winner]["config"] if 0 <= record.winner < len(record.candidates) else None
+            times = ", ".join(f"{c['ms']:.4f} ms" if c["ms"] is not None else "failed" if c["error"] else "not timed"
                               for c in record.candidates)  # not timed: the only candidate
-            detail = f"tuned on {record.gpu}: best {winner.get('config')} of [{times}]"
+            detail = f"tuned on {record.gpu}: best {winner} of [{times}]"
             rows.append((record.function, record.target, _consts(record), "", _age(path), detail))
         elif isinstance(record, records.LaunchRecord):
             build = builds.get(record.build)

@@ -15,12 +15,12 @@ import functools
 import inspect
 import math
 import types
-import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from tltyped.errors import ArgumentTypeError, DefinitionError
 from tltyped.jit_function import Decoration
+from tltyped.log import warn
 from tltyped.types.params import Tune
 from tltyped.types.values import describe
 
@@ -52,15 +52,14 @@ def autotune(
             isinstance(config, Mapping) for config in configs):
         raise ArgumentTypeError(f"autotune: configs must be a non-empty list of dicts, got {describe(configs)}")
     if any("pass_configs" in config for config in configs):
-        warnings.warn("autotune: the configurations' pass_configs are not tuned (a kernel builds with its "
-                      "@tl.jit(pass_configs=...)); configurations that differ only in them are one candidate",
-                      UserWarning, stacklevel=2)
+        warn("autotune: the configurations' pass_configs are not tuned (a kernel builds with its "
+             "@tl.jit(pass_configs=...)); configurations that differ only in them are one candidate", UserWarning)
         configs = [{k: v for k, v in config.items() if k != "pass_configs"} for config in configs]
     spaces = tuning_spaces(configs)
     unchecked = [name for name in ("ref_prog", "manual_check_prog") if tilelang_options.get(name) is not None]
     if unchecked:
-        warnings.warn(f"autotune: {' and '.join(unchecked)} is not run; tltyped checks no candidate against a "
-                      "reference (check the tuned kernel's result yourself)", UserWarning, stacklevel=2)
+        warn(f"autotune: {' and '.join(unchecked)} is not run; tltyped checks no candidate against a "
+             "reference (check the tuned kernel's result yourself)", UserWarning)
 
     def remake(kernel: J) -> J:
         decoration = getattr(kernel, "_decoration", None)

@@ -130,6 +130,7 @@ def test_tilelang_s_reference_check_is_not_run_and_says_so() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tl.autotune(configs=[{"block": 32}], ref_prog=lambda x: x, warmup=3, rep=20, cache_input_tensors=True)
+    assert [w.filename for w in caught] == [__file__]
     assert [str(w.message) for w in caught] == [
         "autotune: ref_prog is not run; tltyped checks no candidate against a reference (check the tuned kernel's "
         "result yourself)"

@@ -319,7 +319,7 @@ def test_clear_function_removes_its_records_and_the_builds_only_they_name(cache_
     launches = {"a" * 32: ("mod.gemm", own), "b" * 32: ("mod.gemm", shared), "c" * 32: ("mod.softmax", shared)}
     for key, (function, folder) in launches.items():
         records.write(key, records.LaunchRecord(function, "sm_90a", spec, folder.name))
-    records.write("d" * 32, records.TuningRecord("mod.gemm", "sm_90a", spec, "NVIDIA H100", [{"config": {}, "ms": 1.0}], 0))
+    records.write("d" * 32, records.TuningRecord("mod.gemm", "sm_90a", spec, "NVIDIA H100", [{"config": {}, "ms": 1.0, "error": None}], 0))
     output = cache_command("clear", "gemm")
     left = {path.stem: record for path, record in records.every()}
     assert {key for key, record in left.items() if not isinstance(record, records.CompilerRecord)} == {"c" * 32}
@@ -392,6 +392,44 @@ def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:
     assert "builds: 1, records: 2," in summary and "stale records: 5," in summary
     cache_command("clear")
     assert "builds: 0, records: 0, generated sources: 0, compiler versions: 0, stale records: 0," in cache_command("info")
+
+
+SPEC = {"consts": {"block": "int:256"}, "dims": {"N": 64}, "dtypes": {"X": "float16"}, "strides": {"X": [64, 1], "Y": None}}
+CANDIDATE = {"config": {"block": "64"}, "ms": 0.5, "error": None}
+NESTED_EDITS = [  # (kind, field, value): each breaks the declared type below the top level
+    ("launch", "spec", {**SPEC, "consts": ["int:256"]}),
+    ("launch", "spec", {**SPEC, "consts": {"block": 256}}),
+    ("launch", "spec", {**SPEC, "dims": {"N": "64"}}),
+    ("launch", "spec", {**SPEC, "dims": {"N": True}}),
+    ("launch", "spec", {**SPEC, "strides": {"X": [64, "1"]}}),
+    ("launch", "spec", {k: v for k, v in SPEC.items() if k != "dtypes"}),
+    ("launch", "spec", {**SPEC, "extra": {}}),
+    ("tuning", "candidates", [{**CANDIDATE, "ms": "fast"}]),
+    ("tuning", "candidates", [{**CANDIDATE, "config": [["block", "64"]]}]),
+    ("tuning", "candidates", [{k: v for k, v in CANDIDATE.items() if k != "error"}]),
+    ("tuning", "candidates", [CANDIDATE, None]),
+]
+
+
+def test_a_record_edited_below_its_top_level_is_stale(cache_dir: Path) -> None:
+    """A record whose fields hold values of other types inside (edited by hand, written by a bug) reads as absent,
+    as a field retyped at the top does: the process that would load it rebuilds, and `cache ls` and `info` run
+    (counting it stale) instead of failing on it."""
+    folder, _ = build.build("probe", [probe_step(823)])
+    whole = {"launch": records.LaunchRecord("mod.scale", "sm_90a", SPEC, folder.name),  # type: ignore[arg-type]
+             "tuning": records.TuningRecord("mod.scale", "sm_90a", SPEC, "H100", [CANDIDATE], 0)}  # type: ignore[list-item]
+    saved = {"launch": "a" * 32, "tuning": "b" * 32}
+    for kind, record in whole.items():  # the control: each record whole is read back
+        records.write(saved[kind], record)
+        assert records.read(type(record), saved[kind]) == record
+    keys = []
+    for i, (kind, field, value) in enumerate(NESTED_EDITS):
+        key = f"{i:032x}"
+        cache.write_record(key, {**json.loads((cache_dir / "modules" / f"{saved[kind]}.json").read_text()), field: value})
+        assert records.read(type(whole[kind]), key) is None, (kind, field, value)
+        keys.append(key)
+    assert len(cache_command("ls").splitlines()) == 2
+    assert "records: 2," in cache_command("info") and f"stale records: {len(keys)}," in cache_command("info")
 
 
 def test_info_counts_an_unreadable_record_as_stale_and_warns_of_it_once(cache_dir: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import warnings
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 import tltyped as tl
 from tests.conftest import meta, needs_nvcc
 from tests.kernels import consts, dispatch, eager_style, elementwise
-from tltyped.backend import records
+from tltyped.backend import cache, records
 from tltyped.callpath import tensors as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.analyze import analyze
@@ -536,7 +537,30 @@ def test_a_launch_record_naming_another_kernel_s_build_is_not_loaded(
     assert record is not None and record.build == compiled_seed_gemm.folder.name
     records.write(key, replace(record, build=compiled_outputs.folder.name))
     fresh = Dispatcher(gemm.fn, gemm.signature, None)  # as a process that has not loaded it yet
-    with pytest.warns(tl.CacheWarning, match=r"names the build of another kernel \('two_outputs'"):
+    with pytest.warns(tl.CacheWarning, match=r"names the build of another kernel \('two_outputs'") as caught:
         kernel = fresh.kernels.load_or_build(spec, target)
+    assert [w.filename for w in caught] == [__file__]  # the caller's line, not tltyped's
     assert kernel.folder == compiled_seed_gemm.folder  # rebuilt: its own build, found again by its content
     assert records.read(records.LaunchRecord, key) == record
+
+
+@needs_nvcc
+def test_a_launch_record_cut_short_warns_once_at_the_caller_s_line(sm90, seed_gemm, compiled_seed_gemm) -> None:
+    """A record that does not parse (a full disk, a killed copy) is read twice by a call that loads (before and
+    under the build's lock): one warning, at the line that called, even where every warning is shown."""
+    gemm = seed_gemm.gemm._dispatcher
+    spec, target = gemm.bind_for_inspection((meta(1024, 512), meta(512, 256)), {})
+    key = gemm.kernels.identity(spec, target).record
+    path = cache.root() / f"{key}.json"
+    whole = path.read_bytes()
+    try:
+        path.write_bytes(whole[:20])
+        fresh = Dispatcher(gemm.fn, gemm.signature, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kernel = fresh.kernels.load_or_build(spec, target)
+        assert [(w.category, w.filename) for w in caught] == [(tl.CacheWarning, __file__)], [str(w.message) for w in caught]
+        assert f"cache record {path} is unusable" in str(caught[0].message)
+        assert kernel.folder == compiled_seed_gemm.folder  # rebuilt: the same build, found by its content
+    finally:
+        path.write_bytes(whole)

@@ -37,12 +37,12 @@ import shutil
 import stat
 import tempfile
 import threading
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tltyped.errors import CacheWarning, UnusableCache
+from tltyped.log import warn, warn_once
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -177,11 +177,8 @@ def _private_fallback(reason: str) -> Path:
         )
     fallback = Path(tempfile.mkdtemp(prefix=FALLBACK_PREFIX))
     atexit.register(shutil.rmtree, fallback, ignore_errors=True)
-    warnings.warn(
-        f"tltyped: {reason}; kernels are built in {fallback} for this process only. "
-        f"Set {ENV_CACHE_DIR} to a private, writable directory to keep them.",
-        CacheWarning, stacklevel=5,
-    )
+    warn(f"tltyped: {reason}; kernels are built in {fallback} for this process only. "
+         f"Set {ENV_CACHE_DIR} to a private, writable directory to keep them.", CacheWarning)
     return fallback
 
 
@@ -281,7 +278,7 @@ def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Call
             problem = _verify(folder, key)
             if problem is None:
                 return folder, False
-            warnings.warn(f"tltyped: cache entry {folder} is unusable ({problem}); rebuilding it", CacheWarning, stacklevel=4)
+            warn(f"tltyped: cache entry {folder} is unusable ({problem}); rebuilding it", CacheWarning)
             _discard(folder)
         staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=where))
         try:
@@ -357,13 +354,13 @@ def read_record(key: str) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        warnings.warn(f"tltyped: cache record {path} is unusable ({exc}); ignoring it", CacheWarning, stacklevel=3)
+        warn_once(f"tltyped: cache record {path} is unusable ({exc}); ignoring it", CacheWarning)
         return None
     if not isinstance(data, dict):
         return None
     if data.get("key") != key:  # copied or renamed onto another record's file
-        warnings.warn(f"tltyped: cache record {path} holds the record of another key ({data.get('key')!r}); ignoring it",
-                      CacheWarning, stacklevel=3)
+        warn_once(f"tltyped: cache record {path} holds the record of another key ({data.get('key')!r}); ignoring it",
+                  CacheWarning)
         return None
     return data
 

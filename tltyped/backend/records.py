@@ -10,9 +10,9 @@ are the small JSON documents beside them that say what a build is for:
     CompilerRecord  a compiler binary -> its `--version`, so a warm process spawns no compiler
 
 Each is stored with its `kind`, the `FORMAT` it was written in and the digest
-of the tltyped that wrote it; a record of another kind or format, or one that
-does not parse into its class, reads as absent (and is overwritten by the next
-build). Every key covers tltyped's own code, so a record another version wrote
+of the tltyped that wrote it; a record of another kind or format, or one whose
+fields are not of their declared types all the way down (cut short, edited by
+hand), reads as absent (and is overwritten by the next build). Every key covers tltyped's own code, so a record another version wrote
 is never read again: `python -m tltyped cache` counts it stale. The keys of the records that
 name kernels are made here only (`kernel_key`): a kernel's key covers what
 its elaboration reads (frontend/fingerprint.py), the signature it was read
@@ -28,19 +28,37 @@ import hashlib
 import importlib.metadata
 import json
 import sys
+import types
 import typing
-import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar, Union
+from typing import Any, ClassVar, TypedDict, TypeVar, Union
 
 from tltyped.backend import cache
 from tltyped.errors import CacheWarning
 from tltyped.frontend.fingerprint import Reader
 from tltyped.frontend.signature import Specialization
+from tltyped.log import warn
 
 FORMAT = 2
+
+
+class SpecText(TypedDict):
+    """A specialisation as records show it (`describe`)."""
+
+    consts: dict[str, str]  # `Reader.text` of each const
+    dims: dict[str, int]
+    dtypes: dict[str, str]
+    strides: dict[str, list[int] | None]
+
+
+class Candidate(TypedDict):
+    """One tuning candidate as `SearchResult.as_record` writes it."""
+
+    config: dict[str, str]  # each tuned const's repr
+    ms: float | None
+    error: str | None
 
 
 @dataclass(frozen=True)
@@ -50,7 +68,7 @@ class LaunchRecord:
     KIND: ClassVar[str] = "launch"
     function: str  # module.qualname, for `cache ls` and `cache clear FUNCTION`
     target: str  # the arch
-    spec: dict[str, Any]  # `describe(spec)`
+    spec: SpecText
     build: str  # the key of the build folder (cache.find)
 
 
@@ -61,9 +79,9 @@ class TuningRecord:
     KIND: ClassVar[str] = "tuning"
     function: str
     target: str
-    spec: dict[str, Any]  # with each tuned const as its `Tune` space
+    spec: SpecText  # with each tuned const as its `Tune` space
     gpu: str
-    candidates: list[dict[str, Any]]  # {"config": {name: repr}, "ms": float | None, "error": str | None}
+    candidates: list[Candidate]
     winner: int
 
 
@@ -120,7 +138,7 @@ def write(key: str, record: Record) -> None:
         cache.write_record(key, {"kind": record.KIND, "format": FORMAT, "package": package_digest(),
                                  **dataclasses.asdict(record)})
     except OSError as exc:
-        warnings.warn(f"tltyped: cannot save a cache record ({exc})", CacheWarning, stacklevel=3)
+        warn(f"tltyped: cannot save a cache record ({exc})", CacheWarning)
 
 
 def every() -> Iterator[tuple[Path, Record | None]]:
@@ -141,22 +159,35 @@ def _parse(data: Mapping[str, Any]) -> Record | None:
         return None
     fields = _FIELDS[kind]
     values: dict[str, Any] = {name: data.get(name) for name in fields}
-    if not all(isinstance(values[name], shape) for name, shape in fields.items()):
-        return None  # a field missing, or edited into another type
+    if not all(_fits(values[name], hint) for name, hint in fields.items()):
+        return None  # a field missing, or edited into another type at any depth
     return kind(**values)
 
 
-def _shape(hint: Any) -> type:
-    """The class a field's value must be an instance of (`dict` for `dict[str, Any]`)."""
-    origin = typing.get_origin(hint)
-    return origin if isinstance(origin, type) else hint if isinstance(hint, type) else object
+def _fits(value: object, hint: Any) -> bool:
+    """Whether a value read from JSON is of the type `hint` declares, all the way down, so that no reader of a
+    record meets a value of another type."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (Union, types.UnionType):
+        return any(_fits(value, arg) for arg in args)
+    if typing.is_typeddict(hint):
+        fields = typing.get_type_hints(hint)
+        return isinstance(value, dict) and value.keys() == fields.keys() and all(_fits(value[k], fields[k]) for k in fields)
+    if origin is dict:
+        return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
+    if origin is list:
+        return isinstance(value, list) and all(_fits(item, args[0]) for item in value)
+    if isinstance(value, bool):  # JSON's true is not a number
+        return hint is bool
+    return isinstance(value, (int, float) if hint is float else hint)
 
 
-_FIELDS: dict[type[Record], dict[str, type]] = {
-    kind: {f.name: _shape(typing.get_type_hints(kind)[f.name]) for f in dataclasses.fields(kind)}
-    for kind in KINDS.values()
+_FIELDS: dict[type[Record], dict[str, Any]] = {
+    kind: {f.name: typing.get_type_hints(kind)[f.name] for f in dataclasses.fields(kind)} for kind in KINDS.values()
 }
-"""Each record class's fields, with the class each one's value must be an instance of."""
+"""Each record class's fields, with their declared types."""
 
 
 # -- keys ------------------------------------------------------------------------------
@@ -172,7 +203,7 @@ def package_digest() -> str:
     return digest.hexdigest()
 
 
-def describe(spec: Specialization, reader: Reader | None = None) -> dict[str, Any]:
+def describe(spec: Specialization, reader: Reader | None = None) -> SpecText:
     """The specialisation as text (each const by `Reader.text`, which says whether it was stable)."""
     reader = reader or Reader()
     return {

@@ -27,7 +27,6 @@ import hashlib
 import json
 import logging
 import threading
-import warnings
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +38,7 @@ from tltyped.callpath import torch_direct
 from tltyped.errors import CacheWarning
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import KernelSignature, Specialization
+from tltyped.log import warn_once
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class _Identity:
 
     memory: str  # tells apart, in this process, every kernel the table may hold
     record: str | None  # the launch record's key; None where some value has no stable text
-    about: dict[str, Any]  # the specialisation as the records show it
+    about: records.SpecText
     held: tuple[object, ...]  # the values `memory` names by identity, kept alive with the kernel
 
 
@@ -127,8 +127,8 @@ class KernelTable:
         folder = cache.find(record.build)
         manifest = cache.manifest(folder) if folder is not None else {}
         if folder is not None and manifest.get("name") != self._kernel_name:  # a record edited, or written by a bug
-            warnings.warn(f"tltyped: cache record {key} of {self._name} names the build of another kernel "
-                          f"({manifest.get('name')!r}, {folder}); rebuilding", CacheWarning, stacklevel=2)
+            warn_once(f"tltyped: cache record {key} of {self._name} names the build of another kernel "
+                      f"({manifest.get('name')!r}, {folder}); rebuilding", CacheWarning)
             return None
         toolchain = manifest.get("toolchain_files", {})
         if folder is None or not all(builds.file_identity(path) == identity for path, identity in toolchain.items()):
@@ -189,6 +189,6 @@ def _brief(spec: Specialization) -> str:
     return "; ".join(p for p in (consts, dims) if p) or "its only specialisation"
 
 
-def _brief_record(spec: Mapping[str, Any]) -> str:
-    consts = ", ".join(f"{k}={str(v).split(':', 1)[-1]}" for k, v in spec.get("consts", {}).items())
+def _brief_record(spec: records.SpecText) -> str:
+    consts = ", ".join(f"{k}={v.split(':', 1)[-1]}" for k, v in spec["consts"].items())
     return consts or "its only specialisation"

@@ -35,7 +35,7 @@ from tltyped.abi import check_host_scalar
 from tltyped.autotuner import first_candidates, tuned
 from tltyped.errors import ArgumentValueError, DefinitionError, DimSyntaxError, ElaborationError
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.elaborate import Elaborated, failure_site, failure_text, outputs_last
+from tltyped.frontend.elaborate import Elaborated, failure_site, failure_text, outputs_last, surviving_ast_race
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
@@ -64,7 +64,7 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     quiet = _WithoutTheBuildersDump()
     _BUILDER_LOG.addFilter(quiet)
     try:
-        result = fn(**arguments)
+        result = surviving_ast_race(lambda: fn(**arguments))
     except Exception as exc:
         file = fn.__code__.co_filename
         lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == file]

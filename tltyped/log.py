@@ -17,9 +17,10 @@ import logging
 import os
 import sys
 import warnings
+from types import FrameType
 
 from tltyped.errors import ArgumentValueError
-from tltyped.templates import GENERATED
+from tltyped.provenance import is_tltyped_code, is_users_code
 
 ENV_VAR = "TLTYPED_LOG"
 
@@ -38,15 +39,21 @@ def configure_from_environment() -> None:
         logger.addHandler(handler)
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
 def warn(message: str, category: type[Warning]) -> None:
-    """Warn, attributed to the first frame outside tltyped and the code it generates: the program's call."""
-    level, frame = 2, sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith((_PACKAGE, GENERATED)):
-        level, frame = level + 1, frame.f_back
-    warnings.warn(message, category, stacklevel=level)
+    """Warn at the program's line that called into tltyped: the first frame of the user's own code outside the
+    outermost of tltyped's (a library's between, as torch's autograd or Dynamo, are passed over). A thread that
+    runs a build (the tuner's candidates, `par_compile`) and `python -m tltyped` have no frame of the user's: there
+    the warning names tltyped's outermost frame."""
+    stack = []
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        stack.append(frame)
+        frame = frame.f_back
+    ours = [i for i, f in enumerate(stack) if is_tltyped_code(f.f_code.co_filename)]
+    outermost = ours[-1] if ours else 0
+    users = (i for i in range(outermost + 1, len(stack))
+             if is_users_code(stack[i].f_code.co_filename, str(stack[i].f_globals.get("__name__", ""))))
+    warnings.warn(message, category, stacklevel=next(users, outermost) + 2)  # 1 is this line, 2 stack[0]
 
 
 @functools.cache

@@ -74,21 +74,17 @@ import os
 import re
 import struct
 import sys
-import sysconfig
 import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from tltyped.provenance import INSTALLED_DIRS, LIBRARY_PACKAGES, PACKAGE, STDLIB_DIR, is_users_code, under
 from tltyped.templates import GENERATED
 from tltyped.types.dtypes import BY_NAME, DType, is_dtype_like
 from tltyped.types.params import Tune
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-_INSTALLED_DIRS = tuple({Path(sysconfig.get_paths()[name]).resolve() for name in ("purelib", "platlib")})
-_STDLIB_DIR = Path(sysconfig.get_paths()["stdlib"]).resolve()
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
@@ -303,7 +299,7 @@ class Reader:
             origin = getattr(loaded, "__file__", None) if loaded is not None else getattr(importlib.util.find_spec(top), "origin", None)
             if _is_outside_module(top):
                 return self._unstable(written, f"import:{name}")
-            if top in _LIBRARY_PACKAGES or (origin is not None and not is_users_code(origin, top)):
+            if top in LIBRARY_PACKAGES or (origin is not None and not is_users_code(origin, top)):
                 return f"import:{name}{_origin(origin, top)}"
             module = importlib.import_module(name)
             # a name not yet bound in the package is a submodule the import will load
@@ -427,35 +423,18 @@ def _device(index: int) -> str:
             f"{properties.total_memory} bytes)")
 
 
-_LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # wherever they are installed from
-
-
-def is_users_code(path: str, module: str) -> bool:
-    """Whether a Python file (of module `module`) is the user's own code: not the standard library's, tltyped's,
-    an installed package's, nor TileLang's, TVM's or torch's from any path."""
-    return (path.endswith(".py") and module.partition(".")[0] not in _LIBRARY_PACKAGES
-            and not _under(path, _PACKAGE, _STDLIB_DIR, *_INSTALLED_DIRS))
-
-
-def _under(path: str, *folders: Path) -> bool:
-    """Whether the file is inside one of the folders (by whole path components: `tltyped_kernels.py` beside the
-    package is not inside `tltyped`)."""
-    resolved = Path(path).resolve()
-    return any(resolved.is_relative_to(folder) for folder in folders)
-
-
 def _origin(path: str | None, module: str) -> str:
     """Where code comes from, as a key needs it: nothing for the standard library and tltyped, an installed
     package's version, else ` source <sha256>` of the file's content (as this process read it)."""
     if not path or path.startswith("<frozen"):  # builtin and frozen modules
         return ""
-    if _under(path, _PACKAGE):
+    if under(path, PACKAGE):
         return ""
-    if _under(path, *_INSTALLED_DIRS):
+    if under(path, *INSTALLED_DIRS):
         version = getattr(sys.modules.get(module.partition(".")[0]), "__version__", None)
         if isinstance(version, str):
             return f" version {version}"
-    elif _under(path, _STDLIB_DIR):
+    elif under(path, STDLIB_DIR):
         return ""
     return f" source {_file_digest(path)}"
 

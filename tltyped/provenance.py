@@ -1,0 +1,38 @@
+"""Whose code a Python file is: the user's own, or tltyped's, the standard library's, an installed package's.
+
+The fingerprint keys what a kernel reads from the user's code by its source,
+and a library's by its version (frontend/fingerprint.py); a failed build names
+the user's line it passed through (frontend/elaborate.py); a warning names the
+user's line that called into tltyped (log.py).
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+from tltyped.templates import GENERATED
+
+PACKAGE = Path(__file__).resolve().parent
+INSTALLED_DIRS = tuple({Path(sysconfig.get_paths()[name]).resolve() for name in ("purelib", "platlib")})
+STDLIB_DIR = Path(sysconfig.get_paths()["stdlib"]).resolve()
+LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # wherever they are installed from
+
+
+def is_users_code(path: str, module: str) -> bool:
+    """Whether a Python file (of module `module`) is the user's own code: not the standard library's, tltyped's,
+    an installed package's, nor TileLang's, TVM's or torch's from any path."""
+    return (path.endswith(".py") and module.partition(".")[0] not in LIBRARY_PACKAGES
+            and not under(path, PACKAGE, STDLIB_DIR, *INSTALLED_DIRS))
+
+
+def is_tltyped_code(path: str) -> bool:
+    """Whether a file is tltyped's: its package's, or Python it generated (a fast path, a router)."""
+    return path.startswith(GENERATED) or under(path, PACKAGE)
+
+
+def under(path: str, *folders: Path) -> bool:
+    """Whether the file is inside one of the folders (by whole path components: `tltyped_kernels.py` beside the
+    package is not inside `tltyped`)."""
+    resolved = Path(path).resolve()
+    return any(resolved.is_relative_to(folder) for folder in folders)

@@ -98,6 +98,15 @@ def interleaved(timers: Mapping[K, Callable[[], float]], rounds: int) -> dict[K,
     return {key: failed[key] if key in failed else statistics.median(samples[key]) for key in timers}
 
 
+HBM_NOMINAL = {"H200": 4.8e12, "H100 NVL": 3.9e12, "H100 80GB HBM3": 3.35e12, "H100 PCIe": 2.0e12}
+"""Datasheet HBM bandwidth (bytes/s) by a part of the device's name, first match wins."""
+
+
+def hbm_bytes_per_s(device_name: str) -> float | None:
+    """The HBM bandwidth the GPU's datasheet gives, in bytes/s; None for a GPU not in HBM_NOMINAL."""
+    return next((rate for part, rate in HBM_NOMINAL.items() if part in device_name), None)
+
+
 def relative_error(got: Any, want: Any) -> float:
     """||got - want|| / ||want|| (Frobenius) of two torch tensors, computed in float64."""
     return float((got.double() - want.double()).norm() / want.double().norm())

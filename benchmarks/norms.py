@@ -2,7 +2,8 @@
 
 Each example holds whole rows on chip, so it reads X once and writes Y once:
 the roofline is that traffic (RMSNorm also reads W and writes one fp32 per
-row) at the H200's 4.8 TB/s. What HBM gives in practice is measured in the
+row) at the GPU's datasheet bandwidth (`_timing.HBM_NOMINAL`: 4.8 TB/s on an H200, 3.35 on an H100 SXM).
+What HBM gives in practice is measured in the
 same run: two copies of X (torch's `copy_` and a row-copy kernel) move the
 same bytes, and "of copy" is each row's bandwidth over the faster copy's. Each example is run at a few of its consts
 (rows per block, threads per block), and the softmax of a dyn width
@@ -27,7 +28,7 @@ from typing import Any, TypeVar
 import torch
 import torch.nn.functional as F
 
-from _timing import NotLaunched, cuda_batch, interleaved, relative_error, short
+from _timing import NotLaunched, cuda_batch, hbm_bytes_per_s, interleaved, relative_error, short
 
 from examples.rms_norm import rms_norm
 from examples.softmax import softmax, softmax_dyn
@@ -35,7 +36,6 @@ from examples.softmax import softmax, softmax_dyn
 import tltyped as tl
 import tltyped.language as T
 
-HBM_BYTES_PER_S = 4.8e12  # H200
 VARIANTS = "1x64,1x128,1x256,2x256,4x128,1x512"  # rows per block x threads, the default of --variants
 DT = TypeVar("DT")
 M = TypeVar("M", bound=tl.dyn[int])
@@ -129,8 +129,10 @@ def main() -> None:
         except Exception as exc:
             notes[name] = short(exc)
     times = interleaved(timers, opts.rounds)
-    head = ["case", "op", "ms", "% of 4.8 TB/s", "of copy", "vs torch", "note"]
-    lines = [f"norms: {m} x {n} fp16, {'dry run' if dry else torch.cuda.get_device_name()}, torch {torch.__version__}",
+    device = "dry run" if dry else torch.cuda.get_device_name()
+    hbm = hbm_bytes_per_s(device)
+    head = ["case", "op", "ms", f"% of {hbm / 1e12:g} TB/s" if hbm else "% of HBM (unknown GPU)", "of copy", "vs torch", "note"]
+    lines = [f"norms: {m} x {n} fp16, {device}, torch {torch.__version__}",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     bars = {"copy": times.get("torch copy_"), "softmax": times.get("torch.softmax"), "rms_norm": times.get("F.rms_norm")}
     copies = [t for name, t in times.items() if found[name].op == "copy" and isinstance(t, float)]
@@ -141,7 +143,7 @@ def main() -> None:
         bar = bars[op]
         cells = [
             name, op, f"{ms:.4f}" if ok else "-",
-            f"{100 * traffic[op] / HBM_BYTES_PER_S * 1e3 / ms:.0f}%" if ok else "-",
+            f"{100 * traffic[op] / hbm * 1e3 / ms:.0f}%" if ok and hbm else "-",
             f"{100 * traffic[op] / ms / copy_bandwidth:.0f}%" if ok and copy_bandwidth else "-",
             f"{bar / ms:.2f}x" if ok and isinstance(bar, float) else "-",
             notes.get(name, "") if not isinstance(ms, Exception) else short(ms),

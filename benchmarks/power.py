@@ -9,7 +9,7 @@ power, what limits the clock (NVML's clock event reasons) and the share of
 the tensor cores' peak at the clock measured (132 SMs x 4096 dense fp16
 flops per clock on Hopper, twice that for fp8). A pure GEMM (cuBLAS, fp16)
 is timed the same way: the share no kernel built on WGMMA is likely to pass
-at that clock. Memory rows report GB/s against the 4.8 TB/s nominal.
+at that clock. Memory rows report GB/s against the datasheet bandwidth (`_timing.HBM_NOMINAL`).
 
 Rows: flash attention forward and backward (examples/flash_attention*.py,
 B8 H32 S4096 D128 fp16, without a mask and causal) against torch SDPA
@@ -40,11 +40,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from _timing import relative_error  # also puts the checkout on sys.path
+from _timing import hbm_bytes_per_s, relative_error  # also puts the checkout on sys.path
 
 FIELDS = "clocks.sm,power.draw,clocks_event_reasons.active"
 REASONS = {0x1: "idle", 0x4: "power cap", 0x8: "HW slowdown", 0x20: "SW thermal", 0x40: "HW thermal", 0x80: "power brake"}
-HBM_GB_PER_S = 4800.0
 
 
 @dataclass
@@ -129,7 +128,8 @@ def run_case(case: Case, seconds: float, peak_per_mhz: float) -> Measured:
     ms = start.elapsed_time(end) / calls
     mhz, watts, reasons = clocks.summary()
     rate = case.work / ms / (1e6 if case.group == "copy" else 1e9)
-    share = rate / (HBM_GB_PER_S if case.group == "copy" else peak_per_mhz * mhz * (2 if case.fp8 else 1))
+    hbm_gb_per_s = (hbm_bytes_per_s(torch.cuda.get_device_name()) or float("nan")) / 1e9
+    share = rate / (hbm_gb_per_s if case.group == "copy" else peak_per_mhz * mhz * (2 if case.fp8 else 1))
     return Measured(case, ms, rate, mhz, watts, reasons, share)
 
 

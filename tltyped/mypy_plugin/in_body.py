@@ -166,7 +166,7 @@ class KernelRewrite:
         dtype]`, a name the body binds to a shape): told from tltyped's `[dtype, dim]` by the runtime's rule, over
         what the source shows of each part's kind (the runtime also knows a parameter's value: where neither part's
         kind shows, the tensor is left unread)."""
-        if not (isinstance(typ, UnboundType) and is_tensor_spelling(typ.name) and len(typ.args) == 2):
+        if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and len(typ.args) == 2):
             return False
         first, second = typ.args
         if isinstance(_dim_list(first), TypeList):
@@ -311,7 +311,7 @@ class KernelRewrite:
             return named
         base, _, attr = spelled.rpartition(".")
         typ = next((arg.type_annotation for arg in self.func.arguments if arg.variable.name == base), None)
-        if attr == "dtype" and isinstance(typ, UnboundType) and is_tensor_spelling(typ.name):
+        if attr == "dtype" and isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name):
             return written_tensor_parts(typ)[0]
         return None
 
@@ -347,7 +347,7 @@ class KernelRewrite:
         """
         if not isinstance(typ, UnboundType) or not typ.args:
             return typ
-        if not is_tensor_spelling(typ.name):
+        if not _is_tensor_spelling(typ.name):
             args = [self.signature_annotation(a) for a in typ.args]
             return typ if all(a is b for a, b in zip(args, typ.args)) else typ.copy_modified(args=args)
         dtype, dims = written_tensor_parts(typ)
@@ -384,7 +384,7 @@ class KernelRewrite:
         """An in-body annotation as a parameter type: dims resolved, a dtype parameter made Any."""
         if isinstance(typ, UnboundType) and typ.name.endswith("StridedTensor") and len(typ.args) == 3:
             typ = self.strided(typ)
-        if not (isinstance(typ, UnboundType) and is_tensor_spelling(typ.name) and typ.args):
+        if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and typ.args):
             return typ
         first = _dim_list(typ.args[0])
         if isinstance(first, TypeList):
@@ -554,7 +554,7 @@ def _is_dotted_name(typ: Type) -> bool:
     return isinstance(typ, UnboundType) and not typ.args and "." in typ.name and typ.original_str_expr is None
 
 
-def is_tensor_spelling(name: str) -> bool:
+def _is_tensor_spelling(name: str) -> bool:
     return name == "Tensor" or name.endswith(".Tensor")
 
 

@@ -45,6 +45,8 @@ LANGUAGE_DEFINITIONS: Final = "tltyped._tilelang_language"
 """The typed kernel language both views (`tltyped.language`, `tilelang.language`) star-import."""
 LANGUAGE_TENSOR: Final = f"{LANGUAGE_DEFINITIONS}.Tensor"
 """`T.Tensor`, the in-body form's spelling: read as tltyped's Tensor."""
+TENSOR_MODULES: Final = ("tltyped", "tltyped.types", TENSOR.rpartition(".")[0], LANGUAGE, TILELANG_LANGUAGE)
+"""The modules whose `Tensor` is tltyped's (`from tilelang.language import Tensor`)."""
 LANGUAGE_BUFFER: Final = f"{LANGUAGE_DEFINITIONS}.Buffer"
 LANGUAGE_DIM_DECLARATIONS: Final = tuple(f"{LANGUAGE_DEFINITIONS}.{c}" for c in in_body_grammar.DIM_DECLARATION_CALLS)
 LANGUAGE_OUTPUTS: Final = tuple(f"{LANGUAGE}.{c}" for c in in_body_grammar.OUTPUT_CALLS)

@@ -2,9 +2,10 @@
 
 The in-body rewrite runs on the raw AST, so names cannot be resolved yet: the
 module's imports tell which spellings mean `tltyped.jit_function.jit` (`tl.jit`,
-`jit`), which names are the kernel language (`T`), and which name tltyped
-itself (`tl`); its top-level assignments tell which names hold a decorator
-made by calling jit (`hopper = tl.jit(target="sm_90a")`), which are
+`jit`), which names are the kernel language (`T`), which name tltyped
+itself (`tl`), and which spellings mean tltyped's Tensor (`T.Tensor`, a
+`Tensor` imported by name); its top-level assignments tell which names hold a
+decorator made by calling jit (`hopper = tl.jit(target="sm_90a")`), which are
 TypeVars, and which are constants an annotation may name (an int, a dtype).
 Kernels are the functions decorated with one of those jit spellings or
 stored decorators, at any nesting depth, and the functions jit is applied to
@@ -68,6 +69,8 @@ class ModuleNames:
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
     # dotted spellings of the language's prim_func beyond `<language>.prim_func` (`from ... import prim_func`, `tilelang.language.prim_func`)
     prim_func: set[str] = field(default_factory=set)
+    # dotted spellings of tltyped's Tensor beyond `<tltyped or language>.Tensor` (`from ... import Tensor`, `tilelang.language.Tensor`)
+    tensor: set[str] = field(default_factory=set)
     # names the module's own scope binds (imports, assignments, defs, in its blocks too); None after a star import
     top_level: set[str] | None = field(default_factory=set)
 
@@ -75,6 +78,11 @@ class ModuleNames:
         """Whether one of the function's decorators is the kernel language's prim_func (bare or called)."""
         spellings = self.prim_func | {f"{language}.prim_func" for language in self.language}
         return any(dotted_name(e.callee if isinstance(e, CallExpr) else e) in spellings for e in decorator.decorators)
+
+    def is_tensor(self, name: str) -> bool:
+        """Whether a dotted name an annotation writes is tltyped's Tensor (TileLang's `T.Tensor` is read as it),
+        by the module's imports: a class of the module's own named Tensor is not."""
+        return name in self.tensor or name in {f"{module}.Tensor" for module in self.tltyped | self.language}
 
     def tensor_spelling(self) -> str | None:
         """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
@@ -164,8 +172,9 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.jit.add(f"{alias}.jit" if alias else names.JIT)
         if module in (names.LANGUAGE, names.TILELANG_LANGUAGE):
             found.language.add(alias or module)
-        if module == "tilelang":  # `tilelang.language.prim_func`, the language as the package's attribute
+        if module == "tilelang":  # `tilelang.language.prim_func`, `tilelang.language.Tensor`: the language as the package's attribute
             found.prim_func.add(f"{alias or module}.language.prim_func")
+            found.tensor.add(f"{alias or module}.language.Tensor")
 
 
 def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
@@ -181,6 +190,8 @@ def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
             found.language.add(bound)
         elif imp.id in (names.LANGUAGE, names.TILELANG_LANGUAGE) and name == "prim_func":
             found.prim_func.add(bound)
+        elif imp.id in names.TENSOR_MODULES and name == "Tensor":
+            found.tensor.add(bound)
 
 
 def dotted_name(expr: Expression) -> str | None:

@@ -59,7 +59,7 @@ from mypy.type_visitor import TypeQuery
 from mypy.types import AnyType, CallableType, RawExpressionType, Type, TypeOfAny, UnboundType
 
 from tltyped.mypy_plugin import call_form, out_idx
-from tltyped.mypy_plugin.in_body import KernelRewrite, is_tensor_spelling, written_tensor_parts
+from tltyped.mypy_plugin.in_body import KernelRewrite, written_tensor_parts
 from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.lazy import factory_kernel
 from tltyped.mypy_plugin.parsed import (
@@ -95,7 +95,7 @@ def rewrite_module(
     records, stored = _rewrite_kernels(file, found, done, options) if found.jit else ({}, set())
     factories = [record.func for record in records.values() if record.factory_kernel is not None]
     _untype_call_forms(file, found, factories)
-    _read_dtype_strings(file)
+    _read_dtype_strings(file, found)
     return records, stored
 
 
@@ -241,10 +241,11 @@ def _prim_funcs(file: MypyFile, found: ModuleNames, factories: list[FuncDef]) ->
                 yield stmt.func if isinstance(stmt, Decorator) else stmt
 
 
-def _read_dtype_strings(file: MypyFile) -> None:
+def _read_dtype_strings(file: MypyFile, found: ModuleNames) -> None:
     """A string where a Tensor annotation's dtype goes (`A: T.Tensor[(M, K), "float16"]`) is a dtype name, as
     TileLang reads it, and becomes a string literal in every signature of the module (its kernels' signatures as
-    the rewrite left them, in-body annotations moved there included).
+    the rewrite left them, in-body annotations moved there included). Only tltyped's Tensor, as the module's
+    imports spell it, is read so: in a class of the module's own named Tensor a string stays a forward reference.
 
     mypy parses a string in an annotation as a forward reference, a name in quotes. Before it analyses a
     function's signature (where the annotation hook reads each Tensor) it looks every name of the signature up to
@@ -258,7 +259,7 @@ def _read_dtype_strings(file: MypyFile) -> None:
         if not isinstance(func.type, CallableType):
             continue
         for typ in [*func.type.arg_types, func.type.ret_type]:
-            for tensor in typ.accept(_TensorAnnotations()):
+            for tensor in typ.accept(_TensorAnnotations(found)):
                 dtype, _ = written_tensor_parts(tensor)
                 if isinstance(dtype, UnboundType) and dtype.original_str_expr is not None:
                     literal = RawExpressionType(dtype.original_str_expr, "builtins.str", dtype.line, dtype.column)
@@ -266,15 +267,19 @@ def _read_dtype_strings(file: MypyFile) -> None:
 
 
 class _TensorAnnotations(TypeQuery[list[UnboundType]]):
-    """The Tensor annotations (`T.Tensor[...]`, `tl.Tensor[...]`) in an unanalysed type, at any depth
+    """The annotations of tltyped's Tensor (`T.Tensor[...]`, `tl.Tensor[...]`) in an unanalysed type, at any depth
     (`Optional[T.Tensor[...]]`); a new one for each type, as mypy's queries are."""
 
+    def __init__(self, found: ModuleNames) -> None:
+        super().__init__()
+        self.found = found
+
     def strategy(self, items: list[list[UnboundType]]) -> list[UnboundType]:
-        return [tensor for found in items for tensor in found]
+        return [tensor for tensors in items for tensor in tensors]
 
     def visit_unbound_type(self, t: UnboundType, /) -> list[UnboundType]:
         inner = super().visit_unbound_type(t)
-        return [t, *inner] if is_tensor_spelling(t.name) else inner
+        return [t, *inner] if self.found.is_tensor(t.name) else inner
 
 
 def _call_jit(application: JitApplication) -> None:

@@ -48,7 +48,7 @@ def _kib(size: int) -> str:
 
 
 # what a const's key text (Reader.text) puts before a value; a dtype's names how it was spelled (`str:'half'`)
-_KIND = re.compile(r"dtype:(?:str:)?|enum:class:|tune:|[A-Za-z_][\w.]*:")
+_KIND = re.compile(r"dtype:(?:str:)?|enum:|tune:|[A-Za-z_][\w.]*:")
 
 
 def shown(text: str) -> str:
@@ -57,8 +57,8 @@ def shown(text: str) -> str:
     Each value's kind prefix is dropped (a list's parentheses become
     brackets, a one-element tuple gets its comma back, a tuned const's space
     reads `tune(...)`); quoted text (a str's or bytes' repr) and a complex
-    number's parentheses are copied as they are. (An enum shows its class's
-    key text, a NaN its bits.)
+    number's parentheses are copied as they are; an enum member reads
+    `module.Class.NAME` (its value left out), any NaN `nan` (its bits left out).
     """
     out: list[str] = []
     groups: list[list[Any]] = []  # per open parenthesis: what closes it, whether it needs no comma added
@@ -67,9 +67,20 @@ def shown(text: str) -> str:
     i = 0
     while i < len(text):
         kind = _KIND.match(text, i) if at_value else None
+        if kind and kind.group() == "enum:":  # enum:module.Class.NAME:<its class's text>=<the member's value>
+            name_end = text.index(":", kind.end())
+            out.append(text[kind.end() : name_end])
+            i = _value_end(text, _value_end(text, name_end + 1, stops="=") + 1)
+            at_value = False
+            continue
+        if kind and kind.group() == "float:" and text.startswith("nan:", kind.end()):  # float:nan:<its bits>
+            out.append("nan")
+            i = _value_end(text, kind.end())
+            at_value = False
+            continue
         if kind:
             i = kind.end()
-            at_value = kind.group() in ("enum:class:", "tune:")  # a value follows with its own prefix
+            at_value = kind.group() == "tune:"  # a value follows with its own prefix
             container = kind.group() != "complex:"
             if kind.group() == "tune:":
                 out.append("tune")
@@ -100,6 +111,26 @@ def shown(text: str) -> str:
         container = False
         i += 1
     return "".join(out)
+
+
+def _value_end(text: str, i: int, stops: str = ",") -> int:
+    """Where the key text of a value that starts at `i` ends: at the first of `stops` (by default the comma after
+    it) or the bracket closing what holds it, outside quotes and the brackets it opens; else at the end."""
+    depth = 0
+    while i < len(text):
+        char = text[i]
+        if char in "'\"":
+            i += 1
+            while i < len(text) and text[i] != char:
+                i += 2 if text[i] == "\\" else 1
+        elif char in "([{":
+            depth += 1
+        elif depth == 0 and (char in stops or char in ")]}"):
+            return i
+        elif char in ")]}":
+            depth -= 1
+        i += 1
+    return i
 
 
 def _consts(record: records.LaunchRecord | records.TuningRecord) -> str:

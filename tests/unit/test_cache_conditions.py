@@ -11,6 +11,7 @@ and checks what the user sees.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import os
@@ -368,6 +369,23 @@ def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
     """`cache ls` shows consts from their key text: the kind prefixes go, a list keeps its brackets, a tuple of
     one its comma, quoted text its colons and commas."""
     assert shown(Reader().text(value)) == repr(value)
+
+
+class Color(enum.Enum):
+    RED = 1
+    PAIR = ("a,b", (1, 2))
+
+
+@pytest.mark.parametrize("value, written", [
+    (Color.RED, f"{__name__}.Color.RED"),
+    ([Color.PAIR, Color.RED, Color.PAIR], f"[{__name__}.Color.PAIR, {__name__}.Color.RED, {__name__}.Color.PAIR]"),
+    (float("nan"), "nan"),
+    ({"k": (float("nan"), Color.RED)}, f"{{'k': (nan, {__name__}.Color.RED)}}"),
+])
+def test_ls_shows_an_enum_member_by_name_and_any_nan_as_nan(value: object, written: str) -> None:
+    """An enum member reads as its qualified name, not its class's key text and value; a NaN as `nan`, not its
+    bits (every NaN is its own key: a body may tell their payloads apart)."""
+    assert shown(Reader().text(value)) == written
 
 
 def test_records_of_another_format_or_kind_are_stale(cache_dir: Path) -> None:

@@ -174,7 +174,8 @@ class Reader:
                 return f"float:nan:{struct.pack('<d', value).hex()}"
             return f"float:{value!r}"  # repr tells -0.0 from 0.0
         if isinstance(value, enum.Enum):
-            return f"enum:{self.text(type(value))}.{value.name}={self.text(value.value)}"
+            member = f"{type(value).__module__}.{type(value).__qualname__}.{value.name}"  # as `cache ls` shows it
+            return f"enum:{member}:{self.text(type(value))}={self.text(value.value)}"
         if isinstance(value, Tune):
             return f"tune:{self.text(value.values)}" + (f":{self.text((value.group, value.rows))}" if value.group else "")
         key = id(value)

@@ -82,20 +82,38 @@ def test_tilelang_s_own_tensor_in_a_postponed_signature_may_name_consts_and_body
         fn.lower(meta(100, 32), meta(100, dtype=torch.float32))
 
 
-def test_tilelang_s_tensor_in_a_factory_kernel_s_signature_naming_the_factory_s_values_says_what_to_do() -> None:
+def test_tilelang_s_tensor_in_a_factory_kernel_s_signature_is_read_from_the_sizes_the_def_evaluated() -> None:
     """The def's annotation is read from source, where a factory's values the kernel does not otherwise use are
-    unknown: refused at decoration, saying to annotate in the body (which works), never read as a const."""
+    unknown; the buffer the def evaluated holds them, so each kernel the factory makes takes its own sizes. Sizes
+    that are not ints there (a factory's `T.dynamic`) are refused at decoration, saying to annotate in the body."""
     import tilelang.language as TL
 
     def make(M):
-        def k(A: TL.Tensor((M, 32), "float16")):
+        def k(A: TL.Tensor((M, 32), "float16"), B: TL.StridedTensor((M, 16), (32, 1), TL.float32)):
+            with TL.Kernel(1, threads=32) as bx:  # noqa: F841
+                A[0, 0] = 1.0
+                B[0, 0] = 1.0
+
+        return k
+
+    k64, k128 = tl.jit(make(64)), tl.jit(make(128))
+    assert specs(k64) == {"A": "Tensor[float16, 64, 32]", "B": "StridedTensor[[64, 16], [32, 1], float32]"}
+    assert specs(k128)["A"] == "Tensor[float16, 128, 32]"
+    k64.lower(meta(64, 32), torch.empty(64, 32, device="meta")[:, :16])
+    with pytest.raises(ValueError, match="argument 'A': dim 0 must be 128, got 64"):
+        k128.lower(meta(64, 32), torch.empty(64, 32, device="meta")[:, :16])
+
+    def make_dynamic():
+        m = TL.dynamic("m")
+
+        def k(A: TL.Tensor((m, 32), "float16")):
             with TL.Kernel(1, threads=32) as bx:  # noqa: F841
                 A[0, 0] = 1.0
 
         return k
 
     with pytest.raises(tl.DefinitionError, match="annotate 'A' in the body instead"):
-        tl.jit(make(64))
+        tl.jit(make_dynamic())
 
 
 def test_a_parameter_annotated_in_the_def_and_in_the_body_is_refused_with_tilelang_s_tensor_too() -> None:

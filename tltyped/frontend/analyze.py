@@ -182,11 +182,18 @@ class Analysis:
             except DefinitionError as exc:
                 if p.name in self.body.annotations:
                     raise
-                raise DefinitionError(
-                    f"{exc} (TileLang's T.Tensor in a kernel's signature is read from its source, with the names of "
-                    "the kernel's module, its closure, its parameters and its body; a factory's names the kernel "
-                    f"does not use are not among them: annotate {p.name!r} in the body instead)"
-                ) from None
+                # names the source cannot resolve: a factory's values, which the def evaluated into the buffer
+                from tltyped.frontend.prim_func import annotated_tensor  # TileLang made the buffer: it is imported
+
+                evaluated = annotated_tensor(p.name, self.fn.__annotations__.get(p.name))
+                if evaluated is None:
+                    raise DefinitionError(
+                        f"{exc} (TileLang's T.Tensor in a kernel's signature is read from its source, with the names "
+                        "of the kernel's module, its closure, its parameters and its body, or else from its evaluated "
+                        "sizes where each is an int; a factory's names the kernel does not use are not among them: "
+                        f"annotate {p.name!r} in the body instead)"
+                    ) from None
+                read[p.name] = evaluated
         params = [dataclasses.replace(read[name], keyword_only=True) if p.kind is p.KEYWORD_ONLY else read[name]
                   for name, p in self.parameters.items()]
         outputs = tuple(params[i] for i in self.out_idx)

@@ -24,6 +24,7 @@ than launched with a mismatched layout.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -159,6 +160,14 @@ def _param(name: str, var: Any, buffer: Any, declared: Mapping[str, dimlib.Dim])
     except DimSyntaxError as exc:  # a size the factory computed from its arguments (`N - 9` for N = 8)
         raise DefinitionError(f"{name}: parameter {buffer.name!r} has shape {list(buffer.shape)}: {exc}") from None
     return Param(buffer.name, Kind.TENSOR, tensor=TensorSpec(DTypeSpec(fixed=as_dtype(str(buffer.dtype))), dims, strides))
+
+
+def annotated_tensor(name: str, buffer: object) -> Param | None:
+    """Parameter `name` as the TVM buffer its TileLang annotation evaluated to says (`A: T.Tensor((M, 32), dt)` in
+    the kernel a factory defines, M the factory's int): None unless every size and stride is an int."""
+    if not isinstance(buffer, tirx.Buffer) or not all(isinstance(n, tirx.IntImm) for n in (*buffer.shape, *buffer.strides)):
+        return None
+    return dataclasses.replace(_param(name, None, buffer, {}), name=name)
 
 
 def _is_compact(buffer: Any) -> bool:

@@ -90,9 +90,10 @@ def _subscription(
     annotation: ast.expr, parsed: _Statement, found: ModuleNames, lines: list[str],
     shape_binding: Callable[[str], AssignmentStmt | None], resolve_dim: Callable[[str], str | None],
 ) -> CallForm | None:
-    """`T.Tensor(shape, dtype)` or `T.Tensor[shape, dtype]`, parsed in `parsed`, as the subscription form."""
+    """`T.Tensor(shape, dtype)` or `T.Tensor[shape, dtype]`, parsed in `parsed`, as the subscription form; None for
+    a callee other than tltyped's or TileLang's Tensor as the module's imports spell it (`ModuleNames.is_tensor`)."""
     name, shape, dtype = _parts(annotation)
-    if name is None or not (name == "Tensor" or name.endswith(".Tensor")) or dtype is None:
+    if name is None or not found.is_tensor(name) or dtype is None:
         return None
     dtype_type = _dtype(dtype, found, *parsed.place(dtype.lineno, dtype.col_offset))
     if dtype_type is None:

@@ -166,7 +166,7 @@ class KernelRewrite:
         dtype]`, a name the body binds to a shape): told from tltyped's `[dtype, dim]` by the runtime's rule, over
         what the source shows of each part's kind (the runtime also knows a parameter's value: where neither part's
         kind shows, the tensor is left unread)."""
-        if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and len(typ.args) == 2):
+        if not (isinstance(typ, UnboundType) and self.found.is_tensor(typ.name) and len(typ.args) == 2):
             return False
         first, second = typ.args
         if isinstance(_dim_list(first), TypeList):
@@ -311,7 +311,7 @@ class KernelRewrite:
             return named
         base, _, attr = spelled.rpartition(".")
         typ = next((arg.type_annotation for arg in self.func.arguments if arg.variable.name == base), None)
-        if attr == "dtype" and isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name):
+        if attr == "dtype" and isinstance(typ, UnboundType) and self.found.is_tensor(typ.name):
             return written_tensor_parts(typ)[0]
         return None
 
@@ -347,7 +347,7 @@ class KernelRewrite:
         """
         if not isinstance(typ, UnboundType) or not typ.args:
             return typ
-        if not _is_tensor_spelling(typ.name):
+        if not self.found.is_tensor(typ.name):
             args = [self.signature_annotation(a) for a in typ.args]
             return typ if all(a is b for a, b in zip(args, typ.args)) else typ.copy_modified(args=args)
         dtype, dims = written_tensor_parts(typ)
@@ -382,9 +382,9 @@ class KernelRewrite:
 
     def body_annotation(self, typ: Type) -> Type:
         """An in-body annotation as a parameter type: dims resolved, a dtype parameter made Any."""
-        if isinstance(typ, UnboundType) and typ.name.endswith("StridedTensor") and len(typ.args) == 3:
+        if isinstance(typ, UnboundType) and self.found.is_strided_tensor(typ.name) and len(typ.args) == 3:
             typ = self.strided(typ)
-        if not (isinstance(typ, UnboundType) and _is_tensor_spelling(typ.name) and typ.args):
+        if not (isinstance(typ, UnboundType) and self.found.is_tensor(typ.name) and typ.args):
             return typ
         first = _dim_list(typ.args[0])
         if isinstance(first, TypeList):
@@ -394,12 +394,15 @@ class KernelRewrite:
 
     def strided(self, typ: UnboundType) -> Type:
         """`T.StridedTensor[[N, M], [N_, M_], dtype]` is a `T.Tensor[[N, M], dtype]` to callers (a tensor's type
-        has no strides); each stride dim is the call's, read from the tensor's strides."""
+        has no strides); each stride dim is the call's, read from the tensor's strides. The Tensor is the one of the
+        same module (`T.Tensor`), or for a StridedTensor imported by name whichever spelling of tltyped's Tensor the
+        module has (with none, the annotation is left as written)."""
         shape, strides, dtype = typ.args
-        if not (isinstance(shape, TypeList) and isinstance(strides, TypeList)):
+        language, dot, _ = typ.name.rpartition(".")
+        tensor = f"{language}.Tensor" if dot else self.found.tensor_spelling()
+        if not (isinstance(shape, TypeList) and isinstance(strides, TypeList)) or tensor is None:
             return typ
         self.plain_dims.update(d.name for d in strides.items if _is_bare_name(d) and isinstance(d, UnboundType))
-        tensor = typ.name[: -len("StridedTensor")] + "Tensor"
         return UnboundType(tensor, [shape, dtype], line=typ.line, column=typ.column)
 
     def body_dtype(self, typ: Type) -> Type:
@@ -552,10 +555,6 @@ def _is_bare_name(typ: Type) -> bool:
 
 def _is_dotted_name(typ: Type) -> bool:
     return isinstance(typ, UnboundType) and not typ.args and "." in typ.name and typ.original_str_expr is None
-
-
-def _is_tensor_spelling(name: str) -> bool:
-    return name == "Tensor" or name.endswith(".Tensor")
 
 
 def _dim_list(first: Type) -> Type:

@@ -4,8 +4,9 @@ The in-body rewrite runs on the raw AST, so names cannot be resolved yet: the
 module's imports tell which spellings mean `tltyped.jit_function.jit` (`tl.jit`,
 `jit`), which names are the kernel language (`T`), which name tltyped
 itself (`tl`), and which spellings mean tltyped's Tensor (`T.Tensor`, a
-`Tensor` imported by name); its top-level assignments tell which names hold a
-decorator made by calling jit (`hopper = tl.jit(target="sm_90a")`), which are
+`Tensor` imported by name) and the language's StridedTensor (a class of the
+module's own of either name is neither); its top-level assignments tell which
+names hold a decorator made by calling jit (`hopper = tl.jit(target="sm_90a")`), which are
 TypeVars, and which are constants an annotation may name (an int, a dtype).
 Kernels are the functions decorated with one of those jit spellings or
 stored decorators, at any nesting depth, and the functions jit is applied to
@@ -71,6 +72,8 @@ class ModuleNames:
     prim_func: set[str] = field(default_factory=set)
     # dotted spellings of tltyped's Tensor beyond `<tltyped or language>.Tensor` (`from ... import Tensor`, `tilelang.language.Tensor`)
     tensor: set[str] = field(default_factory=set)
+    # and of the language's StridedTensor beyond `<language>.StridedTensor`
+    strided_tensor: set[str] = field(default_factory=set)
     # names the module's own scope binds (imports, assignments, defs, in its blocks too); None after a star import
     top_level: set[str] | None = field(default_factory=set)
 
@@ -84,10 +87,16 @@ class ModuleNames:
         by the module's imports: a class of the module's own named Tensor is not."""
         return name in self.tensor or name in {f"{module}.Tensor" for module in self.tltyped | self.language}
 
+    def is_strided_tensor(self, name: str) -> bool:
+        """Whether a dotted name an annotation writes is the language's StridedTensor (`T.StridedTensor`), by the
+        module's imports, as `is_tensor` reads Tensor."""
+        return name in self.strided_tensor or name in {f"{language}.StridedTensor" for language in self.language}
+
     def tensor_spelling(self) -> str | None:
-        """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`), if any."""
+        """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`, a `Tensor` imported by
+        name), if any."""
         prefixes = sorted(self.tltyped) + sorted(self.language)
-        return f"{prefixes[0]}.Tensor" if prefixes else None
+        return f"{prefixes[0]}.Tensor" if prefixes else min(self.tensor, default=None)
 
     def written_dtype(self, value: Expression) -> str | None:
         """A dotted name for the dtype a value writes (`T.bfloat16`, or TileLang's string `"bfloat16"`), if any.
@@ -172,9 +181,12 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.jit.add(f"{alias}.jit" if alias else names.JIT)
         if module in (names.LANGUAGE, names.TILELANG_LANGUAGE):
             found.language.add(alias or module)
-        if module == "tilelang":  # `tilelang.language.prim_func`, `tilelang.language.Tensor`: the language as the package's attribute
+        if module in names.TENSOR_MODULES:  # `tltyped.types.Tensor`, `tt.Tensor` after `import tltyped.types as tt`
+            found.tensor.add(f"{alias or module}.Tensor")
+        if module == "tilelang":  # `tilelang.language.prim_func`, `.Tensor`, `.StridedTensor`: the language as the package's attribute
             found.prim_func.add(f"{alias or module}.language.prim_func")
             found.tensor.add(f"{alias or module}.language.Tensor")
+            found.strided_tensor.add(f"{alias or module}.language.StridedTensor")
 
 
 def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
@@ -192,6 +204,8 @@ def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
             found.prim_func.add(bound)
         elif imp.id in names.TENSOR_MODULES and name == "Tensor":
             found.tensor.add(bound)
+        elif imp.id in (names.LANGUAGE, names.TILELANG_LANGUAGE) and name == "StridedTensor":
+            found.strided_tensor.add(bound)
 
 
 def dotted_name(expr: Expression) -> str | None:

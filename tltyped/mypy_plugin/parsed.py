@@ -142,6 +142,8 @@ def module_names(file: MypyFile) -> ModuleNames:
             _read_import(imp, found)
         elif isinstance(imp, ImportFrom) and imp.relative == 0:
             _read_import_from(imp, found)
+        elif isinstance(imp, ImportAll) and imp.relative == 0:  # as if it named each name the plugin reads
+            _read_import_from(ImportFrom(imp.id, 0, [(name, None) for name in _READ_BY_NAME]), found)
     for stmt in file.defs:
         if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and isinstance(stmt.lvalues[0], NameExpr):
             _read_assignment(stmt.lvalues[0].name, stmt.rvalue, found)
@@ -187,6 +189,10 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.prim_func.add(f"{alias or module}.language.prim_func")
             found.tensor.add(f"{alias or module}.language.Tensor")
             found.strided_tensor.add(f"{alias or module}.language.StridedTensor")
+
+
+_READ_BY_NAME = ("jit", "language", "prim_func", "Tensor", "StridedTensor")
+"""The names `_read_import_from` reads when a module imports them by name."""
 
 
 def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:

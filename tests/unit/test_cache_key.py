@@ -31,7 +31,7 @@ from tests.kernels import consts, dispatch, eager_style, elementwise
 from tltyped.backend import cache, records
 from tltyped.callpath import tensors as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
-from tltyped.frontend.elaborate import AST_RACE, AST_RACE_TRIES
+from tltyped.frontend.ast_race import AST_RACE, AST_RACE_TRIES
 from tltyped.frontend.analyze import analyze
 
 KEYED = dispatch.keyed._dispatcher
@@ -456,6 +456,19 @@ def test_an_elaboration_cpython_s_ast_failed_from_another_thread_runs_again(
             with pytest.raises(tl.ElaborationError, match=re.escape(f"SystemError: {failures[0]}")):
                 d.builder.elaborate(spec)
         assert len(ast_race.FAILURES) == left
+    finally:
+        ast_race.FAILURES.clear()
+
+
+def test_a_factory_run_cpython_s_ast_failed_from_another_thread_runs_again() -> None:
+    """A lazy-style factory is run, and its kernel's signature read, again where the race failed them."""
+    from tests.kernels import ast_race
+
+    ast_race.FAILURES[:] = [RACE] * (AST_RACE_TRIES - 1)
+    try:
+        kernel = ast_race.copy_factory(96)
+        assert str(kernel.signature.param("X").tensor) == "Tensor[float32, 96]"
+        assert ast_race.FAILURES == []
     finally:
         ast_race.FAILURES.clear()
 

@@ -45,6 +45,7 @@ from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
 from tltyped.callpath.parallel import par_compile
 from tltyped.callpath.torch_op import Autograd
 from tltyped.errors import Error
+from tltyped.frontend.ast_race import surviving_ast_race
 from tltyped.frontend.binding import Bound
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.lazy import bind_factory, out_idx_items, signature_from_json, signature_to_json
@@ -149,12 +150,12 @@ class Factory:
         record = records.read(records.FactoryRecord, key) if key is not None else None
         if record is not None:
             try:
-                return signature_from_json(record.signature)
+                return surviving_ast_race(lambda: signature_from_json(record.signature))
             except (KeyError, TypeError, ValueError, AttributeError, Error):
                 logger.info("%s: factory record %s does not parse; running the factory", self.fn.__qualname__, key)
-        from tltyped.frontend.prim_func import read_signature, run_factory  # imports TileLang
+        from tltyped.frontend.prim_func import run_and_read  # imports TileLang
 
-        signature, _ = read_signature(self.fn.__name__, run_factory(self.fn, first_candidates(arguments)), self.out_idx)
+        _, (signature, _) = surviving_ast_race(lambda: run_and_read(self.fn, first_candidates(arguments), self.out_idx))
         if key is not None:
             records.write(key, records.FactoryRecord(f"{self.fn.__module__}.{self.fn.__qualname__}", signature_to_json(signature)))
         return signature

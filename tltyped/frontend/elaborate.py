@@ -17,7 +17,7 @@ the inputs as the body declares them, `jit(out_idx=...)` tensors are moved
 there; `tilelang_out_idx` then names, from the end, the ones returned.
 
 An elaboration that CPython's `ast` failed from another thread is run again
-(`surviving_ast_race`).
+(frontend/ast_race.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any
 
 import tilelang  # noqa: F401  (first: waits for another thread's import of it; language._tilelang says why)
 import tilelang.language as tl_language
@@ -45,6 +45,7 @@ from tilelang.language.eager import utils as tl_utils
 from tilelang.language.eager.utils import construct_strides
 
 from tltyped.errors import ArgumentValueError, ElaborationError
+from tltyped.frontend.ast_race import surviving_ast_race
 from tltyped.frontend.extents import check_grid
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
@@ -54,43 +55,6 @@ from tltyped.types.dtypes import DTypeName, call_with_tilelang_dtypes, tilelang_
 
 tirx = tvm.tirx
 _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
-R = TypeVar("R")
-
-AST_RACE = "AST constructor recursion depth mismatch"
-AST_RACE_TRIES = 3
-
-
-def surviving_ast_race(run: Callable[[], R]) -> R:
-    """`run()`, run again (up to AST_RACE_TRIES times in all) where CPython's `ast` failed it from another thread.
-
-    Builds run in threads (the tuner's candidates, `par_compile`), and an
-    elaboration parses source: tltyped reads the annotations again, TileLang
-    rewrites the body and parses each `T.macro` and `@T.prim_func`. CPython
-    3.11 keeps the depth of the ast tree it is building in state its threads
-    share, so a parse that another thread's interleaves may fail with
-    SystemError "AST constructor recursion depth mismatch" (CPython gh-106905,
-    seen on 3.11.7): spurious, and gone when run again. A lock around every parse cannot be
-    taken from here: TileLang's run inside the user's body or factory, which
-    may build other kernels and wait on their locks.
-    """
-    attempt = 1
-    while True:
-        try:
-            return run()
-        except Exception as exc:
-            if attempt == AST_RACE_TRIES or not _from_ast_race(exc):
-                raise
-            attempt += 1
-
-
-def _from_ast_race(exc: BaseException | None) -> bool:
-    """Whether `exc` is, or was raised from, CPython's spurious ast failure."""
-    while exc is not None:
-        if isinstance(exc, SystemError) and AST_RACE in str(exc):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
 
 @dataclass(frozen=True)
 class Elaborated:

@@ -24,7 +24,6 @@ than launched with a mismatched layout.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +35,8 @@ from tltyped.abi import check_host_scalar
 from tltyped.autotuner import first_candidates, tuned
 from tltyped.errors import ArgumentValueError, DefinitionError, DimSyntaxError, ElaborationError
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.elaborate import Elaborated, failure_site, failure_text, outputs_last, surviving_ast_race
+from tltyped.frontend.ast_race import surviving_ast_race
+from tltyped.frontend.elaborate import Elaborated, failure_site, failure_text, outputs_last
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, Specialization, TensorSpec
@@ -65,7 +65,7 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     quiet = _WithoutTheBuildersDump()
     _BUILDER_LOG.addFilter(quiet)
     try:
-        result = surviving_ast_race(lambda: fn(**arguments))
+        result = fn(**arguments)
     except Exception as exc:
         file = fn.__code__.co_filename
         lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == file]
@@ -81,6 +81,16 @@ def run_factory(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
             f"{fn.__name__}: a lazy-style factory returns the @T.prim_func it defines; it returned {describe(result)}"
         )
     return result
+
+
+def run_and_read(
+    fn: Callable[..., Any], arguments: Mapping[str, Any], out_idx: int | Sequence[int] | None,
+) -> tuple[Any, tuple[KernelSignature, dict[str, Any]]]:
+    """The PrimFunc the factory returns for these arguments (a tuned one as the candidate being built), and its
+    kernel's signature: both parse source (TileLang's `@T.prim_func`, tltyped's dims), so both are run again
+    together where CPython's ast failed one from another thread (`surviving_ast_race`)."""
+    prim_func = run_factory(fn, arguments)
+    return prim_func, read_signature(fn.__name__, prim_func, out_idx)
 
 
 def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | None) -> tuple[KernelSignature, dict[str, Any]]:
@@ -155,19 +165,31 @@ def _param(name: str, var: Any, buffer: Any, declared: Mapping[str, dimlib.Dim])
             raise DefinitionError(f"{name}: {exc}") from None
         return Param(var.name, Kind.DYN, scalar=dtype)
     try:
-        dims = tuple(to_dim(size, declared) for size in buffer.shape)
-        strides = None if _is_compact(buffer) else tuple(to_dim(stride, declared) for stride in buffer.strides)
+        tensor = _tensor_spec(buffer, declared)
     except DimSyntaxError as exc:  # a size the factory computed from its arguments (`N - 9` for N = 8)
         raise DefinitionError(f"{name}: parameter {buffer.name!r} has shape {list(buffer.shape)}: {exc}") from None
-    return Param(buffer.name, Kind.TENSOR, tensor=TensorSpec(DTypeSpec(fixed=as_dtype(str(buffer.dtype))), dims, strides))
+    return Param(buffer.name, Kind.TENSOR, tensor=tensor)
 
 
-def annotated_tensor(name: str, buffer: object) -> Param | None:
-    """Parameter `name` as the TVM buffer its TileLang annotation evaluated to says (`A: T.Tensor((M, 32), dt)` in
-    the kernel a factory defines, M the factory's int): None unless every size and stride is an int."""
-    if not isinstance(buffer, tirx.Buffer) or not all(isinstance(n, tirx.IntImm) for n in (*buffer.shape, *buffer.strides)):
+def _tensor_spec(buffer: Any, declared: Mapping[str, dimlib.Dim]) -> TensorSpec:
+    """A TVM buffer's dtype, dims and (where not compact) strides; DimSyntaxError for a size that is no dim."""
+    dims = tuple(to_dim(size, declared) for size in buffer.shape)
+    strides = None if _is_compact(buffer) else tuple(to_dim(stride, declared) for stride in buffer.strides)
+    return TensorSpec(DTypeSpec(fixed=as_dtype(str(buffer.dtype))), dims, strides)
+
+
+def annotated_tensor(name: str, buffer: Any, default: object) -> Param | None:
+    """Parameter `name` (with its `default`) as the TVM buffer its TileLang annotation evaluated to says
+    (`A: T.Tensor((M, 32), dt)` in the kernel a factory defines, M the factory's int): None unless every size and
+    stride there is an int (not a bool)."""
+    sizes = (*buffer.shape, *buffer.strides) if isinstance(buffer, tirx.Buffer) else ()
+    if not sizes or not all(isinstance(n, tirx.IntImm) and str(n.dtype).startswith("int") for n in sizes):
         return None
-    return dataclasses.replace(_param(name, None, buffer, {}), name=name)
+    try:
+        tensor = _tensor_spec(buffer, {})
+    except DimSyntaxError as exc:
+        raise DefinitionError(f"parameter {name!r} has shape {list(buffer.shape)}: {exc}") from None
+    return Param(name, Kind.TENSOR, default, tensor=tensor)
 
 
 def _is_compact(buffer: Any) -> bool:
@@ -206,8 +228,7 @@ class FactoryElaboration:
                     f"{name}: argument {p.name!r} must be contiguous (the factory's kernel is built for a contiguous "
                     f"{p.name}; its strides are {spec.strides[p.name]}); pass {p.name}.contiguous()"
                 )
-        prim_func = run_factory(self.fn, spec.consts)  # the arguments, a tuned one as the candidate being built
-        signature, variables = read_signature(name, prim_func, self.out_idx)
+        prim_func, (signature, variables) = surviving_ast_race(lambda: run_and_read(self.fn, spec.consts, self.out_idx))
         if signature != self.signature and spec.consts != first_candidates(self.arguments):
             raise DefinitionError(
                 f"{name}: the factory returns a kernel with signature {signature} for "

@@ -20,7 +20,7 @@ import warnings
 from types import FrameType
 
 from tltyped.errors import ArgumentValueError
-from tltyped.provenance import is_tltyped_code, is_users_code
+from tltyped.provenance import is_library_code, is_tltyped_code
 
 ENV_VAR = "TLTYPED_LOG"
 
@@ -40,10 +40,11 @@ def configure_from_environment() -> None:
 
 
 def warn(message: str, category: type[Warning]) -> None:
-    """Warn at the program's line that called into tltyped: the first frame of the user's own code outside the
-    outermost of tltyped's (a library's between, as torch's autograd or Dynamo, are passed over). A thread that
-    runs a build (the tuner's candidates, `par_compile`) and `python -m tltyped` have no frame of the user's: there
-    the warning names tltyped's outermost frame."""
+    """Warn at the program's line that called into tltyped: the first frame outside the outermost of tltyped's
+    that is not a library's (those between, as torch's autograd or Dynamo, are passed over; the program's own may
+    be a file, `python -c` or a notebook cell). A thread that runs a build (the tuner's candidates, `par_compile`)
+    and `python -m tltyped` have no frame of the program's: there the warning names tltyped's outermost frame.
+    Issued at that frame explicitly: `warnings.warn`'s stacklevel counts past import machinery's frames."""
     stack = []
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
@@ -51,9 +52,11 @@ def warn(message: str, category: type[Warning]) -> None:
         frame = frame.f_back
     ours = [i for i, f in enumerate(stack) if is_tltyped_code(f.f_code.co_filename)]
     outermost = ours[-1] if ours else 0
-    users = (i for i in range(outermost + 1, len(stack))
-             if is_users_code(stack[i].f_code.co_filename, str(stack[i].f_globals.get("__name__", ""))))
-    warnings.warn(message, category, stacklevel=next(users, outermost) + 2)  # 1 is this line, 2 stack[0]
+    programs = (f for f in stack[outermost + 1 :]
+                if not is_library_code(f.f_code.co_filename, str(f.f_globals.get("__name__", ""))))
+    at = next(programs, stack[outermost])
+    warnings.warn_explicit(message, category, at.f_code.co_filename, at.f_lineno, module=at.f_globals.get("__name__"),
+                           registry=at.f_globals.setdefault("__warningregistry__", {}))
 
 
 @functools.cache

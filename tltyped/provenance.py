@@ -20,10 +20,15 @@ LIBRARY_PACKAGES = frozenset({"tilelang", "tvm", "tvm_ffi", "torch"})  # whereve
 
 
 def is_users_code(path: str, module: str) -> bool:
-    """Whether a Python file (of module `module`) is the user's own code: not the standard library's, tltyped's,
-    an installed package's, nor TileLang's, TVM's or torch's from any path."""
-    return (path.endswith(".py") and module.partition(".")[0] not in LIBRARY_PACKAGES
-            and not under(path, PACKAGE, STDLIB_DIR, *INSTALLED_DIRS))
+    """Whether a Python file (of module `module`) is the user's own code: not tltyped's nor a library's."""
+    return path.endswith(".py") and not under(path, PACKAGE) and not is_library_code(path, module)
+
+
+def is_library_code(path: str, module: str) -> bool:
+    """Whether code (of module `module`) is the standard library's (frozen modules too), an installed package's,
+    or TileLang's, TVM's or torch's from any path."""
+    return (path.startswith("<frozen") or module.partition(".")[0] in LIBRARY_PACKAGES
+            or under(path, STDLIB_DIR, *INSTALLED_DIRS))
 
 
 def is_tltyped_code(path: str) -> bool:

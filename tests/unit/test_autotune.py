@@ -2,7 +2,10 @@
 the parameters they set (each its own where they are every combination, else one group searched as listed), for
 eager kernels and lazy-style factories; what it cannot take is refused at decoration, naming it (CPU, sm_90a)."""
 
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -124,6 +127,15 @@ def test_per_configuration_pass_configs_are_not_tuned_and_that_is_said() -> None
         tune = tl.autotune(configs=[{"block": b, "pass_configs": {"tl.disable_warp_specialized": w}}
                                     for b in (32, 64) for w in (True, False)])
     assert tune(ks.row_sum)(256, 64).arguments["block"] == tl.Tune((32, 64))  # one candidate per block
+
+
+def test_a_warning_names_the_line_of_code_run_by_python_c() -> None:
+    """Code that is no file (`python -c`, a notebook cell, exec) is the program's own: a warning names its line."""
+    code = "import tltyped as tl\ntl.autotune(configs=[{'block': 32}], ref_prog=lambda x: x)"
+    run = subprocess.run([sys.executable, "-W", "always", "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith("<string>:2: UserWarning: autotune: ref_prog is not run"), run.stderr
 
 
 def test_tilelang_s_reference_check_is_not_run_and_says_so() -> None:

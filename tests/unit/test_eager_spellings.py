@@ -22,6 +22,7 @@ from tltyped.frontend.signature import Kind
 from tltyped.types.params import Tune
 
 KERNELS = Path(ks.__file__)
+SHADOWED = 1024  # a module global a factory's argument of the same name shadows
 F16 = torch.float16
 
 
@@ -114,6 +115,43 @@ def test_tilelang_s_tensor_in_a_factory_kernel_s_signature_is_read_from_the_size
 
     with pytest.raises(tl.DefinitionError, match="annotate 'A' in the body instead"):
         tl.jit(make_dynamic())
+
+
+def test_a_factory_kernel_s_evaluated_sizes_are_taken_only_where_they_are_the_def_s_meaning() -> None:
+    """The buffer the def evaluated is not read where it fixed a kernel parameter's value (the annotation names a
+    const) or a size is a bool, and a tensor's default is refused there too; where the source names a module
+    global that a factory's argument shadows, the def means the argument, as Python evaluated it."""
+    import tilelang.language as TL
+
+    def naming_a_const(M):
+        def k(A: TL.Tensor((M, block), "float16"), block: int = 16):
+            with TL.Kernel(1, threads=32) as bx:  # noqa: F841
+                A[0, 0] = 1.0
+
+        return k
+
+    def defaulted(M):
+        def k(A: TL.Tensor((M, 32), "float16") = None):
+            with TL.Kernel(1, threads=32) as bx:  # noqa: F841
+                A[0, 0] = 1.0
+
+        return k
+
+    def shadowing(SHADOWED):
+        def k(A: TL.Tensor((SHADOWED, 32), "float16")):
+            with TL.Kernel(1, threads=32) as bx:  # noqa: F841
+                A[0, 0] = 1.0
+
+        return k
+
+    block = 8  # noqa: F841  (what the def evaluates `block` to)
+    with pytest.raises(tl.DefinitionError, match="annotate 'A' in the body instead"):
+        tl.jit(naming_a_const(64))
+    with pytest.raises(tl.DefinitionError, match="annotate 'A' in the body instead"):
+        tl.jit(defaulted(True))
+    with pytest.raises(tl.DefinitionError, match="tensor parameter 'A' has a default"):
+        tl.jit(defaulted(64))
+    assert specs(tl.jit(shadowing(64))) == {"A": "Tensor[float16, 64, 32]"}  # not the module's 1024
 
 
 def test_a_parameter_annotated_in_the_def_and_in_the_body_is_refused_with_tilelang_s_tensor_too() -> None:

@@ -176,24 +176,15 @@ class Analysis:
         for p, in_body in tensors:
             try:
                 read[p.name] = self._body_param(p, in_body, state)
+                if p.name not in self.body.annotations:
+                    read[p.name] = self._as_evaluated(p, read[p.name])
             except Deferred as deferred:
                 read[p.name] = Param(p.name, Kind.TENSOR, p.default)
                 state.depends |= deferred.consts
             except DefinitionError as exc:
                 if p.name in self.body.annotations:
                     raise
-                # names the source cannot resolve: a factory's values, which the def evaluated into the buffer
-                from tltyped.frontend.prim_func import annotated_tensor  # TileLang made the buffer: it is imported
-
-                evaluated = annotated_tensor(p.name, self.fn.__annotations__.get(p.name))
-                if evaluated is None:
-                    raise DefinitionError(
-                        f"{exc} (TileLang's T.Tensor in a kernel's signature is read from its source, with the names "
-                        "of the kernel's module, its closure, its parameters and its body, or else from its evaluated "
-                        "sizes where each is an int; a factory's names the kernel does not use are not among them: "
-                        f"annotate {p.name!r} in the body instead)"
-                    ) from None
-                read[p.name] = evaluated
+                read[p.name] = self._evaluated(p, in_body, exc)
         params = [dataclasses.replace(read[name], keyword_only=True) if p.kind is p.KEYWORD_ONLY else read[name]
                   for name, p in self.parameters.items()]
         outputs = tuple(params[i] for i in self.out_idx)
@@ -250,6 +241,40 @@ class Analysis:
         except (DefinitionError, dimlib.DimSyntaxError) as exc:
             text = str(exc)
             raise DefinitionError(text if text.startswith(self.body.filename) else f"{where}: {text}") from None
+
+    def _evaluated(self, p: inspect.Parameter, ann: BodyAnnotation, problem: DefinitionError) -> Param:
+        """TileLang's T.Tensor in the signature whose source names what no scope the reading sees (a factory's
+        values, which only the annotation uses): read from the buffer the def evaluated, unless it also names the
+        kernel's own parameters (whose values the buffer fixed at the factory's)."""
+        from tltyped.frontend.prim_func import annotated_tensor  # TileLang made the buffer: it is imported
+
+        named = {node.id for node in ast.walk(ann.node) if isinstance(node, ast.Name)}
+        try:
+            evaluated = (None if named & set(self.parameters)
+                         else annotated_tensor(p.name, self.fn.__annotations__.get(p.name), p.default))
+        except DefinitionError as exc:
+            raise DefinitionError(f"{self.body.where(ann.line)}: {exc}") from None
+        if evaluated is None:
+            raise DefinitionError(
+                f"{problem} (TileLang's T.Tensor in a kernel's signature is read from its source, with the names of "
+                "the kernel's module, its closure, its parameters and its body, or else from the sizes the def "
+                "evaluated where each is an int; a factory's names the kernel does not use are not among the first: "
+                f"annotate {p.name!r} in the body instead)"
+            ) from None
+        return evaluated
+
+    def _as_evaluated(self, p: inspect.Parameter, read: Param) -> Param:
+        """TileLang's T.Tensor in the signature as the def evaluated it, where every size there is an int and the
+        source reads otherwise: only a name bound otherwise in the def's scope than in the module (a factory's
+        argument named as a module global) makes them differ, and the def means Python's value."""
+        from tltyped.frontend.prim_func import annotated_tensor  # TileLang made the buffer: it is imported
+
+        evaluated = annotated_tensor(p.name, self.fn.__annotations__.get(p.name), p.default)
+        if evaluated is None or evaluated.tensor is None or read.tensor is None:
+            return read
+        source, built = read.tensor, evaluated.tensor
+        differs = [str(d) for d in source.dims] != [str(d) for d in built.dims]
+        return evaluated if differs or source.dtype.fixed not in (None, built.dtype.fixed) else read
 
     def _tensor_form(self, node: ast.expr) -> _TensorForm | None:
         """`T.Tensor[[M, K], dt]`, `T.Tensor[dt, M, K]`, `T.Tensor((M, K), dt)`, `T.StridedTensor[[..], [..], dt]`/(...)."""

@@ -67,8 +67,8 @@ def shown(text: str) -> str:
     i = 0
     while i < len(text):
         kind = _KIND.match(text, i) if at_value else None
-        if kind and kind.group() == "enum:":  # enum:module.Class.NAME:<its class's text>=<the member's value>
-            name_end = text.index(":", kind.end())
+        name_end = text.find(":", kind.end()) if kind and kind.group() == "enum:" else -1
+        if kind and name_end >= 0:  # enum:module.Class.NAME:<its class's text>=<the member's value>
             out.append(text[kind.end() : name_end])
             i = _value_end(text, _value_end(text, name_end + 1, stops="=") + 1)
             at_value = False
@@ -115,7 +115,8 @@ def shown(text: str) -> str:
 
 def _value_end(text: str, i: int, stops: str = ",") -> int:
     """Where the key text of a value that starts at `i` ends: at the first of `stops` (by default the comma after
-    it) or the bracket closing what holds it, outside quotes and the brackets it opens; else at the end."""
+    it), the `: ` after a dict's key, or the bracket closing what holds it, outside quotes and the brackets it
+    opens; else at the end."""
     depth = 0
     while i < len(text):
         char = text[i]
@@ -125,7 +126,7 @@ def _value_end(text: str, i: int, stops: str = ",") -> int:
                 i += 2 if text[i] == "\\" else 1
         elif char in "([{":
             depth += 1
-        elif depth == 0 and (char in stops or char in ")]}"):
+        elif depth == 0 and (char in stops or char in ")]}" or text.startswith(": ", i)):
             return i
         elif char in ")]}":
             depth -= 1

@@ -12,8 +12,9 @@ are the small JSON documents beside them that say what a build is for:
 Each is stored with its `kind`, the `FORMAT` it was written in and the digest
 of the tltyped that wrote it; a record of another kind or format, or one whose
 fields are not of their declared types all the way down (cut short, edited by
-hand), reads as absent (and is overwritten by the next build). Every key covers tltyped's own code, so a record another version wrote
-is never read again: `python -m tltyped cache` counts it stale. The keys of the records that
+hand), reads as absent (and is overwritten by the next build). Every key
+covers tltyped's own code, so a record another version wrote is never read
+again: `python -m tltyped cache` counts it stale. The keys of the records that
 name kernels are made here only (`kernel_key`): a kernel's key covers what
 its elaboration reads (frontend/fingerprint.py), the signature it was read
 with, its specialisation, the target, the decorator's build options, and
@@ -174,7 +175,8 @@ def _fits(value: object, hint: Any) -> bool:
         return any(_fits(value, arg) for arg in args)
     if typing.is_typeddict(hint):
         fields = typing.get_type_hints(hint)
-        return isinstance(value, dict) and value.keys() == fields.keys() and all(_fits(value[k], fields[k]) for k in fields)
+        return (isinstance(value, dict) and value.keys() == fields.keys()
+                and all(_fits(value[k], fields[k]) for k in fields))
     if origin is dict:
         return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
     if origin is list:

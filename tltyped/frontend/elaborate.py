@@ -56,6 +56,7 @@ from tltyped.types.dtypes import DTypeName, call_with_tilelang_dtypes, tilelang_
 tirx = tvm.tirx
 _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
 
+
 @dataclass(frozen=True)
 class Elaborated:
     """A specialisation's PrimFunc, and the TIR variable standing for each dyn dim in it.

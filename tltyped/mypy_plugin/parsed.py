@@ -5,9 +5,9 @@ module's imports tell which spellings mean `tltyped.jit_function.jit` (`tl.jit`,
 `jit`), which names are the kernel language (`T`), which name tltyped
 itself (`tl`), and which spellings mean tltyped's Tensor (`T.Tensor`, a
 `Tensor` imported by name) and the language's StridedTensor (a class of the
-module's own of either name is neither); its top-level assignments tell which
-names hold a decorator made by calling jit (`hopper = tl.jit(target="sm_90a")`), which are
-TypeVars, and which are constants an annotation may name (an int, a dtype).
+module's own of either name is neither); its top-level assignments tell
+which names hold a decorator made by calling jit (`hopper =
+tl.jit(target="sm_90a")`), which are TypeVars, and which are constants an annotation may name (an int, a dtype).
 Kernels are the functions decorated with one of those jit spellings or
 stored decorators, at any nesting depth, and the functions jit is applied to
 by a call (`add = tl.jit(_add)`, `tl.jit(out_idx=[-1])(fn)`, `hopper(fn)`)
@@ -185,7 +185,7 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.language.add(alias or module)
         if module in names.TENSOR_MODULES:  # `tltyped.types.Tensor`, `tt.Tensor` after `import tltyped.types as tt`
             found.tensor.add(f"{alias or module}.Tensor")
-        if module == "tilelang":  # `tilelang.language.prim_func`, `.Tensor`, `.StridedTensor`: the language as the package's attribute
+        if module == "tilelang":  # the language as the package's attribute: `tilelang.language.prim_func`, `.Tensor`, ...
             found.prim_func.add(f"{alias or module}.language.prim_func")
             found.tensor.add(f"{alias or module}.language.Tensor")
             found.strided_tensor.add(f"{alias or module}.language.StridedTensor")

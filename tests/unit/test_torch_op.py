@@ -169,6 +169,7 @@ import sys, torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from tests.kernels.eager_style import body_names
 from tests.kernels.lazy_style import row_sum
+from tests.kernels.torch_ops import offset_kernel
 
 class Call(torch.nn.Module):
     def __init__(self, fn):
@@ -186,6 +187,8 @@ calls = {
     "transposed": (lambda a, b: body_names(a, b, trans=True), (at, b)),
     "rows 64": (lambda x: row_sum(64, 32)(x), (x,)),
     "rows 32": (lambda x: row_sum(32, 32)(x), (x32,)),
+    "offset 1": (lambda b: offset_kernel(1.0)(b), (b,)),
+    "offset 2": (lambda b: offset_kernel(2.0)(b), (b,)),
 }
 for name in sys.argv[1:]:
     fn, args = calls[name]
@@ -194,11 +197,13 @@ for name in sys.argv[1:]:
 """
 
 
-@pytest.mark.parametrize("earlier, later", [("plain", "transposed"), ("rows 32", "rows 64")],
-                         ids=["a router's signatures", "a factory's kernel objects"])
+@pytest.mark.parametrize("earlier, later", [("plain", "transposed"), ("rows 32", "rows 64"),
+                                            ("offset 1", "offset 2")],
+                         ids=["a router's signatures", "a factory's kernel objects", "a factory's jit functions"])
 def test_an_op_is_named_alike_whatever_was_traced_before_it(earlier: str, later: str, tmp_path: Path) -> None:
     """An exported program names its ops: a process that traces `later` alone names its op as one that traced
-    another signature (or kernel object) of the same jit function first, so either loads the other's program."""
+    another signature (or kernel object) of the same jit function first, or another jit function of the same
+    factory, so either loads the other's program."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TLTYPED_TARGET": "sm_90a", "TLTYPED_CACHE_DIR": str(tmp_path)}
     names = []
     for order in ([later], [earlier, later]):

@@ -9,9 +9,12 @@ of the kernel's op, which the tracer records as one opaque node.
 
 Op naming. `tl.jit(op="mylib::rms_norm")` names the op; without it the name
 is `tltyped::<module>_<qualname>`, sanitised. A factory makes several jit
-functions of one qualname: a later one's name adds the digest of the values
-its body reads (its closure: frontend/fingerprint.py), and a count if even
-that is taken; a name given twice is refused. A kernel's consts are not op
+functions of one qualname (`make.<locals>.kernel`): each one's name adds the
+digest of the values its body reads (its closure: frontend/fingerprint.py),
+so that a process names them alike whatever order it traces them in, and a
+count where even that is taken (a kernel made twice from equal values, or one
+whose values are read where its body is not: a module-level function
+decorated twice); a name given twice is refused. A kernel's consts are not op
 arguments (a const is any hashable Python value, most of which a schema
 cannot type): each set of const values (a lazy-style kernel object's
 factory arguments are its consts) is its own op, fixed into its
@@ -281,11 +284,14 @@ def _claim_name(dispatcher: Dispatcher) -> str:
 
 
 def _derived_names(dispatcher: Dispatcher) -> Iterator[str]:
-    """`tltyped::<module>_<qualname>`, then with the digest of the values the body reads, then counted."""
+    """`tltyped::<module>_<qualname>` (a function made by another has none of its own), then with the digest of
+    the values the body reads, then counted."""
     # no leading `__` (a kernel of `__main__`): inductor's generated code names the op inside a class body,
     # where Python would mangle it
-    derived = "tltyped::" + identifier(f"{dispatcher.fn.__module__}_{dispatcher.fn.__qualname__}").lstrip("_")
-    yield derived
+    qualname = dispatcher.fn.__qualname__
+    derived = "tltyped::" + identifier(f"{dispatcher.fn.__module__}_{qualname}").lstrip("_")
+    if "<locals>" not in qualname:
+        yield derived
     with_values = f"{derived}_{fingerprint(dispatcher.fn).digest[:8]}"
     yield with_values
     yield from (f"{with_values}_{n}" for n in itertools.count(2))

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from tltyped.backend import cache, records
 from tltyped.errors import UnusableCache
@@ -47,99 +45,6 @@ def _kib(size: int) -> str:
     return f"{size / 1024:.0f} KiB"
 
 
-# what a const's key text (Reader.text) puts before a value; a dtype's names how it was spelled (`str:'half'`)
-_KIND = re.compile(r"dtype:(?:str:)?|enum:|tune:|[A-Za-z_][\w.]*:")
-
-
-def shown(text: str) -> str:
-    """A const's key text as a reader would write the value: `builtins.tuple:(int:64, str:'a')` -> `(64, 'a')`.
-
-    Each value's kind prefix is dropped (a list's parentheses become
-    brackets, a one-element tuple gets its comma back, a tuned const's space
-    reads `tune(...)`); quoted text (a str's or bytes' repr) and a complex
-    number's parentheses are copied as they are; an enum member reads
-    `module.Class.NAME` (its value left out), any NaN `nan` (its bits left out).
-    """
-    out: list[str] = []
-    groups: list[list[Any]] = []  # per open parenthesis: what closes it, whether it needs no comma added
-    at_value = True  # where a kind prefix may stand
-    container = False  # a tuple's (or list's) parenthesis comes next: the kind before it was one
-    i = 0
-    while i < len(text):
-        kind = _KIND.match(text, i) if at_value else None
-        name_end = text.find(":", kind.end()) if kind and kind.group() == "enum:" else -1
-        if kind and name_end >= 0:  # enum:module.Class.NAME:<its class's text>=<the member's value>
-            out.append(text[kind.end() : name_end])
-            i = _value_end(text, _value_end(text, name_end + 1, stops="=") + 1)
-            at_value = False
-            continue
-        if kind and kind.group() == "float:" and text.startswith("nan:", kind.end()):  # float:nan:<its bits>
-            out.append("nan")
-            i = _value_end(text, kind.end())
-            at_value = False
-            continue
-        if kind:
-            i = kind.end()
-            at_value = kind.group() == "tune:"  # a value follows with its own prefix
-            container = kind.group() != "complex:"
-            if kind.group() == "tune:":
-                out.append("tune")
-            if kind.group() == "builtins.list:" and text.startswith("(", i):
-                out.append("[")
-                groups.append(["]", True])
-                i += 1
-                at_value = True
-            continue
-        char = text[i]
-        if char in "'\"":
-            end = i + 1
-            while end < len(text) and text[end] != char:
-                end += 2 if text[end] == "\\" else 1
-            out.append(text[i : end + 1])
-            i = end + 1
-            at_value = False
-            continue
-        if char == "(":  # () has no comma to add, nor does anything but a tuple
-            groups.append([")", not container or text.startswith(")", i + 1)])
-        elif char == "," and groups:
-            groups[-1][1] = True
-        elif char == ")" and groups:
-            closer, comma = groups.pop()
-            char = closer if comma else ",)"
-        out.append(char)
-        at_value = char in "([{ ="
-        container = False
-        i += 1
-    return "".join(out)
-
-
-def _value_end(text: str, i: int, stops: str = ",") -> int:
-    """Where the key text of a value that starts at `i` ends: at the first of `stops` (by default the comma after
-    it), the `: ` after a dict's key, or the bracket closing what holds it, outside quotes and the brackets it
-    opens; else at the end."""
-    depth = 0
-    while i < len(text):
-        char = text[i]
-        if char in "'\"":
-            i += 1
-            while i < len(text) and text[i] != char:
-                i += 2 if text[i] == "\\" else 1
-        elif char in "([{":
-            depth += 1
-        elif depth == 0 and (char in stops or char in ")]}" or text.startswith(": ", i)):
-            return i
-        elif char in ")]}":
-            depth -= 1
-        i += 1
-    return i
-
-
-def _consts(record: records.LaunchRecord | records.TuningRecord) -> str:
-    consts, dims = record.spec["consts"], record.spec["dims"]
-    parts = [f"{k}={shown(v)}" for k, v in consts.items()] + [f"{k}={v}" for k, v in dims.items()]
-    return ", ".join(parts)
-
-
 def list_cache() -> None:
     builds = {p.name: p for p in cache.entries()}
     rows = []
@@ -149,11 +54,11 @@ def list_cache() -> None:
             times = ", ".join(f"{c['ms']:.4f} ms" if c["ms"] is not None else "failed" if c["error"] else "not timed"
                               for c in record.candidates)  # not timed: the only candidate
             detail = f"tuned on {record.gpu}: best {winner} of [{times}]"
-            rows.append((record.function, record.target, _consts(record), "", _age(path), detail))
+            rows.append((record.function, record.target, records.readable(record.spec), "", _age(path), detail))
         elif isinstance(record, records.LaunchRecord):
             build = builds.get(record.build)
             size = _kib(cache.size(build)) if build else "missing"
-            rows.append((record.function, record.target, _consts(record), size, _age(path), ""))
+            rows.append((record.function, record.target, records.readable(record.spec), size, _age(path), ""))
     if not rows:
         print(f"no kernels recorded in {cache.root()}")
         return

@@ -36,8 +36,8 @@ from tests.conftest import has_nvcc, needs_nvcc
 from tests.unit.test_disk_cache import (  # noqa: F401
     build_probe, cache_dir, compiles, fake_compiler, probe_step, replace_file,
 )
-from tltyped.__main__ import shown
 from tltyped.backend import build, cache, records
+from tltyped.frontend.const_text import shown
 from tltyped.frontend.fingerprint import Reader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -364,6 +364,7 @@ def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_
 @pytest.mark.parametrize("value", [
     64, -1.5, True, None, "it's a:b", b"q:\\'", (64, 128), (1,), (), [1, (2,), []], {"x": (1, [2.5])}, ((1,), "c,d"),
     "half", torch.float16, ("float", torch.bfloat16), 1 + 2j, (1 + 2j,), [-0.5j],
+    set(), {3}, frozenset(), frozenset({1, 2}), ({1: 2, 3: 4},), ({"a": [1, 2]},), ({1, 2},), [{1: 2, 3: 4}],
 ])
 def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
     """`cache ls` shows consts from their key text: the kind prefixes go, a list keeps its brackets, a tuple of
@@ -374,6 +375,21 @@ def test_ls_shows_a_const_as_python_writes_it(value: object) -> None:
 class Color(enum.Enum):
     RED = 1
     PAIR = ("a,b", (1, 2))
+
+
+def scaled(x: float) -> float:
+    return 2 * x
+
+
+@pytest.mark.parametrize("value, written", [
+    (scaled, f"{__name__}.scaled"),
+    ((scaled, [scaled]), f"({__name__}.scaled, [{__name__}.scaled])"),  # the second is the first read again
+    ((tl.jit, Color, int, enum), f"(tltyped.jit_function.jit, {__name__}.Color, builtins.int, enum)"),
+])
+def test_ls_shows_a_function_class_or_module_by_its_name_each_time_it_is_read(value: object, written: str) -> None:
+    """A const holding code shows its qualified name, not its key's text of the code (digests, closures), nor
+    its number where the key names it by the place it was first read."""
+    assert shown(Reader().text(value)) == written
 
 
 @pytest.mark.parametrize("value, written", [

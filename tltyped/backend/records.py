@@ -31,13 +31,14 @@ import json
 import sys
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict, TypeVar, Union
 
 from tltyped.backend import cache
 from tltyped.errors import CacheWarning
+from tltyped.frontend.const_text import shown
 from tltyped.frontend.fingerprint import Reader
 from tltyped.frontend.signature import Specialization
 from tltyped.log import warn
@@ -165,6 +166,10 @@ def _parse(data: Mapping[str, Any]) -> Record | None:
     return kind(**values)
 
 
+_declared: Callable[[type], dict[str, Any]] = functools.cache(typing.get_type_hints)
+"""A class's declared field types, read once (a TypedDict's are asked for each record read)."""
+
+
 def _fits(value: object, hint: Any) -> bool:
     """Whether a value read from JSON is of the type `hint` declares, all the way down, so that no reader of a
     record meets a value of another type."""
@@ -174,7 +179,7 @@ def _fits(value: object, hint: Any) -> bool:
     if origin in (Union, types.UnionType):
         return any(_fits(value, arg) for arg in args)
     if typing.is_typeddict(hint):
-        fields = typing.get_type_hints(hint)
+        fields = _declared(hint)
         return (isinstance(value, dict) and value.keys() == fields.keys()
                 and all(_fits(value[k], fields[k]) for k in fields))
     if origin is dict:
@@ -187,7 +192,7 @@ def _fits(value: object, hint: Any) -> bool:
 
 
 _FIELDS: dict[type[Record], dict[str, Any]] = {
-    kind: {f.name: typing.get_type_hints(kind)[f.name] for f in dataclasses.fields(kind)} for kind in KINDS.values()
+    kind: {f.name: _declared(kind)[f.name] for f in dataclasses.fields(kind)} for kind in KINDS.values()
 }
 """Each record class's fields, with their declared types."""
 
@@ -214,6 +219,12 @@ def describe(spec: Specialization, reader: Reader | None = None) -> SpecText:
         "dtypes": {name: d.name for name, d in sorted(spec.dtypes.items())},
         "strides": {name: list(s) if s is not None else None for name, s in sorted(spec.strides.items())},
     }
+
+
+def readable(spec: SpecText) -> str:
+    """A specialisation as people read it: `block=128, tile=(64, 1), N=4096` (each const as Python writes it)."""
+    consts = [f"{name}={shown(text)}" for name, text in spec["consts"].items()]
+    return ", ".join(consts + [f"{name}={size}" for name, size in spec["dims"].items()])
 
 
 @functools.cache

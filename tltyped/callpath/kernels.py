@@ -138,7 +138,8 @@ class KernelTable:
             return None
         kernel = allocating(load(folder, compiled=False))
         self.disk_hits += 1
-        logger.info("%s: loaded %s from the disk cache (%s)", self._fn.__qualname__, _brief_record(record.spec), folder)
+        logger.info("%s: loaded %s from the disk cache (%s)", self._fn.__qualname__,
+                    records.readable(record.spec) or "its only specialisation", folder)
         return kernel
 
     # -- tuning results ------------------------------------------------------------
@@ -187,8 +188,3 @@ def _brief(spec: Specialization) -> str:
     consts = ", ".join(f"{k}={v!r}" for k, v in spec.consts.items())
     dims = ", ".join(f"{k}={v}" for k, v in spec.dims.items())
     return "; ".join(p for p in (consts, dims) if p) or "its only specialisation"
-
-
-def _brief_record(spec: records.SpecText) -> str:
-    consts = ", ".join(f"{k}={v.split(':', 1)[-1]}" for k, v in spec["consts"].items())
-    return consts or "its only specialisation"

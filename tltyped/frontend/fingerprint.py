@@ -181,7 +181,7 @@ class Reader:
         key = id(value)
         if isinstance(value, (types.FunctionType, type, types.ModuleType)):  # the graph of the user's code: each
             if key in self._seen:  # read once (a module many others import, a cycle), then named by its number
-                return f"seen:{self._seen[key]}"
+                return f"seen:{self._seen[key]}:{_qualified_name(value)}"  # (the name for people: `cache ls`)
             self._seen[key] = len(self._seen)
             self._kept.append(value)
             return self._compound(value)
@@ -315,6 +315,10 @@ class Reader:
     @staticmethod
     def _type_name(kind: type) -> str:
         return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _qualified_name(value: types.FunctionType | type | types.ModuleType) -> str:
+    return value.__name__ if isinstance(value, types.ModuleType) else f"{value.__module__}.{value.__qualname__}"
 
 
 def _known_value_text(value: object) -> str | None:

@@ -118,6 +118,18 @@ def test_a_users_class_or_module_is_read_with_its_attributes_however_the_code_re
     assert fingerprint(kernel.__wrapped__) == before and before.stable
 
 
+@pytest.mark.parametrize("value", [settings.Tile()], ids=["a named tuple's property"])
+def test_what_a_value_s_class_reads_for_it_is_read_by_value(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body reads `value.shift`, a property of the value's class (in another module) reading settings.OFFSET:
+    neither the value's items nor the kernel's file fix it, so the class is read with what its code reads."""
+    kernel = factories.make_map(lambda x, v: x + v.shift, value)
+    before, key = fingerprint(kernel.__wrapped__), record_key(kernel, vector(), vector())
+    assert before.stable and key is not None
+    monkeypatch.setattr(settings, "OFFSET", 2.0)
+    assert fingerprint(kernel.__wrapped__).digest != before.digest
+    assert record_key(kernel, vector(), vector()) not in (key, None)
+
+
 LOG = logging.getLogger("tests.kernels")
 
 

@@ -12,7 +12,8 @@ on the function's name and file would serve one kernel's binary to the other.
 - numbers, strings, bytes, None, dtypes, enums, TIR expressions (a
   `T.dynamic` variable), and tuples, lists, sets and dicts of them: their
   text, with the type (`2`, `2.0` and `True` differ, and so do `0.0` and
-  `-0.0`);
+  `-0.0`); a named tuple or a dataclass instance with its class, read as a
+  user's class is (below);
 - functions: their code (bytecode, constants, names), the file their source
   is in, their defaults, closure cells and the globals their code loads,
   recursively and cycle-safe; a function wrapped by a decorator
@@ -197,9 +198,11 @@ class Reader:
         kind = type(value)
         if any(value is reader for reader in _OUTSIDE_STATE) or _of_outside_module(value):
             return self._unstable(value, "outside")
-        if kind in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields"):
-            items = ", ".join(self.text(v) for v in value)  # type: ignore[attr-defined]
-            return f"{self._type_name(kind)}:({items})"
+        if kind in (tuple, list):
+            return f"{self._type_name(kind)}:({', '.join(self.text(v) for v in value)})"  # type: ignore[attr-defined]
+        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple: with its class, whose properties
+            items = ", ".join(self.text(v) for v in value)  # and methods the body may read, and what they read
+            return f"{self.text(kind)}:({items})"
         if kind in (frozenset, set):
             return f"{kind.__name__}:{{{', '.join(sorted(self.text(v) for v in value))}}}"  # type: ignore[attr-defined]
         if kind is dict:

@@ -118,7 +118,8 @@ def test_a_users_class_or_module_is_read_with_its_attributes_however_the_code_re
     assert fingerprint(kernel.__wrapped__) == before and before.stable
 
 
-@pytest.mark.parametrize("value", [settings.Tile()], ids=["a named tuple's property"])
+@pytest.mark.parametrize("value", [settings.Tile(), settings.Shift.ONE], ids=["a named tuple's property",
+                                                                           "an enum member's property"])
 def test_what_a_value_s_class_reads_for_it_is_read_by_value(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The body reads `value.shift`, a property of the value's class (in another module) reading settings.OFFSET:
     neither the value's items nor the kernel's file fix it, so the class is read with what its code reads."""
@@ -184,6 +185,16 @@ class Readable(Protocol):
 
 class Box(Generic[TypeVar("V")]):
     size = 3
+
+
+def test_an_enum_member_s_own_attributes_are_read_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attribute a member holds itself (set in the enum's `__init__`, or later) is no value its class's source
+    fixes."""
+    texts = [stable_text(settings.Shift.ONE)]
+    for block in (64, 128):
+        monkeypatch.setattr(settings.Shift.ONE, "block", block, raising=False)
+        texts.append(stable_text(settings.Shift.ONE))
+    assert None not in texts and len(set(texts)) == 3
 
 
 def test_classes_of_every_kind_have_a_stable_text(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -538,12 +538,23 @@ def _attributes(owner: type | types.ModuleType) -> dict[str, object]:
     """What a user class's or module's source does not fix: its attributes' values (`Knobs.scale`, `cfg.SCALE`,
     set from the environment or later, which code may read as `cls.scale`, `getattr(cfg, name)` or `vars(cfg)`),
     and its functions (`__init__` too), read with the globals they load. Python's own (`__module__`,
-    `_abc_impl`) are left out; an enum is its members."""
-    if isinstance(owner, enum.EnumMeta):
-        members: dict[str, enum.Enum] = dict(owner.__members__)
-        return {name: member.value for name, member in members.items()}
-    return {name: value for name, value in vars(owner).items()
-            if not (name.startswith("__") and name.endswith("__")) and not name.startswith("_abc_") or _written(value)}
+    `_abc_impl`) are left out. An enum is its members, each by its value and the attributes it holds itself
+    (`Mode.FAST.block`, set in its `__init__` or later), and its other attributes as any class's (a property or
+    method a body calls on a member, with what it reads); `enum`'s own (`_member_map_`) are left out."""
+    own = {name: value for name, value in vars(owner).items()
+           if not (name.startswith("__") and name.endswith("__")) and not name.startswith("_abc_") or _written(value)}
+    if not isinstance(owner, enum.EnumMeta):
+        return own
+    members: dict[str, enum.Enum] = dict(owner.__members__)
+    others = {name: value for name, value in own.items()
+              if name not in members and not (name.startswith("_") and name.endswith("_"))}
+    return {**others, **{name: (member.value, _member_attributes(member)) if _member_attributes(member) else member.value
+                         for name, member in members.items()}}
+
+
+def _member_attributes(member: enum.Enum) -> dict[str, object]:
+    """The attributes an enum member holds besides `enum`'s own (`_value_`, `_name_`, `__objclass__`)."""
+    return {name: value for name, value in vars(member).items() if not (name.startswith("_") and name.endswith("_"))}
 
 
 def _written(value: object) -> bool:

@@ -197,6 +197,31 @@ def test_an_enum_member_s_own_attributes_are_read_by_value(monkeypatch: pytest.M
     assert None not in texts and len(set(texts)) == 3
 
 
+@dataclasses.dataclass
+class Derived:
+    block: int = 64
+    factor: dataclasses.InitVar[float] = 1.0
+
+    def __post_init__(self, factor: float) -> None:
+        self.scale = factor * 2
+
+    @functools.cached_property
+    def threads(self) -> int:
+        return self.block * 2
+
+
+def test_a_dataclass_instance_s_attributes_besides_its_fields_are_read_by_value() -> None:
+    """`scale`, set from an InitVar (which no field keeps), or an attribute set later: equal fields, other values."""
+    texts = [stable_text(Derived(64, 1.0)), stable_text(Derived(64, 2.0))]
+    later = Derived(64, 1.0)
+    later.extra = 3  # type: ignore[attr-defined]
+    texts.append(stable_text(later))
+    assert None not in texts and len(set(texts)) == 3
+    read = Derived(64, 1.0)
+    assert read.threads == 128 and stable_text(read) == texts[0]  # a cached property's value: what the fields fix
+    assert stable_text(Frozen()) == stable_text(Frozen())
+
+
 def test_classes_of_every_kind_have_a_stable_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """Methods of each kind, slots, enums, dataclasses, NamedTuples, protocols, generics, ABCs: read by value,
     none by identity (which would keep their kernels off the disk); an attribute's value is part of the text."""

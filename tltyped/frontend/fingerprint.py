@@ -248,7 +248,11 @@ class Reader:
             return f"tir:{kind.__qualname__}:{value.dtype}:{value}"  # type: ignore[attr-defined]
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = ", ".join(f"{f.name}={self.text(getattr(value, f.name))}" for f in dataclasses.fields(value))
-            return f"dataclass:{self.text(kind)}({fields})"
+            # and the attributes no field declares (one set from an InitVar, or later), but a `cached_property`'s
+            named = {f.name for f in dataclasses.fields(value)}  # value, which the fields fix, read or not yet
+            others = {k: v for k, v in getattr(value, "__dict__", {}).items()
+                      if k not in named and not isinstance(getattr(kind, k, None), functools.cached_property)}
+            return f"dataclass:{self.text(kind)}({fields}" + (f", {self.text(others)})" if others else ")")
         known = _known_value_text(value)
         return known if known is not None else self._unstable(value, f"object:{self._type_name(kind)}")
 

@@ -484,6 +484,57 @@ def test_a_closure_cell_rebound_after_a_build_is_read_by_the_next_build(sm90: st
     assert first_key != second_key
 
 
+EDITED = """
+import tltyped as tl
+import tltyped.language as T
+
+@tl.jit
+def scaled(A, B):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * 2.0
+"""
+
+
+def test_a_kernel_whose_file_is_edited_after_import_is_not_kept_under_the_text_imported(
+        sm90: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TileLang parses the body from its file as it is on disk when it first builds it: edited since the process
+    read it (`* 3.0` for `* 2.0`), the kernel built is the edited text's. Recorded under the key of the text read
+    at import, a process running the file as it was would load it; it is this call's only, and the next build,
+    keyed by the text read now, is recorded."""
+    from tltyped.backend import compiler, records
+    from tltyped.backend.kernel import CompiledKernel
+
+    built: list[str] = []
+
+    def lowered_only(lowered: Any, signature: Any) -> CompiledKernel:  # nvcc's part is not under test here
+        built.append(lowered.cuda_source)
+        return CompiledKernel(launch=print, outputs=(), returns=(), written=(), folder=tmp_path / "unbuilt", compiled=True)
+
+    monkeypatch.setattr(compiler, "compile_kernel", lowered_only)
+    module = tmp_path / "edited_kernel.py"
+    module.write_text(EDITED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import edited_kernel  # type: ignore[import-not-found]
+
+    monkeypatch.delitem(sys.modules, "edited_kernel")
+    table = edited_kernel.scaled._dispatcher.kernels
+    spec, target = edited_kernel.scaled._dispatcher.bind_for_inspection((vector(), vector()), {})
+    imported = table.identity(spec, target).record
+    module.write_text(EDITED.replace("* 2.0", "* 3.0"))
+    os.utime(module, (os.path.getmtime(module) + 10,) * 2)  # the same size: told apart by its time
+    table.load_or_build(spec, target)
+    assert "0x1.8p+1f" in built[-1]  # 3.0: the file as it is now
+    assert records.read(records.LaunchRecord, imported) is None  # not under the text read at import
+    now = table.identity(spec, target).record
+    assert now not in (imported, None)
+    table.load_or_build(spec, target)
+    assert "0x1.8p+1f" in built[-1] and records.read(records.LaunchRecord, now) is not None
+
+
 # -- across processes sharing one cache ---------------------------------------------------
 
 PROBE = """

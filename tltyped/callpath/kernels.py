@@ -90,35 +90,59 @@ class KernelTable:
             known = self._kernels.get(identity.memory)
         if known is not None:
             return known[0]
-        kernel = self._load_or_build(identity, spec, target)
+        kernel, held = self._load_or_build(identity, spec, target)
+        if not held:
+            return kernel
         with self._lock:
             return self._kernels.setdefault(identity.memory, (kernel, identity.held))[0]
 
     def load_or_build(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
         """The kernel of `spec` from its disk record, or built now and recorded (not kept in memory)."""
-        return self._load_or_build(self.identity(spec, target), spec, target)
+        return self._load_or_build(self.identity(spec, target), spec, target)[0]
 
-    def _load_or_build(self, identity: _Identity, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
+    def _load_or_build(
+        self, identity: _Identity, spec: Specialization, target: dict[str, Any],
+    ) -> tuple[CompiledKernel[..., Any], bool]:
+        """The kernel of `identity` from its disk record, or built now and recorded, and whether it is that
+        identity's (see `_built`)."""
         key = identity.record
         if key is None:
             logger.info("%s: not recorded on disk (a value it reads has no stable text)", self._fn.__qualname__)
-            return self._built(spec, target)
+            return self._built(identity, spec, target)
         kernel = self._load(key)
         if kernel is not None:
-            return kernel
+            return kernel, True
         with cache.locked(key):  # processes starting at once (torchrun ranks) build a specialisation once
             kernel = self._load(key)
-            if kernel is None:
-                kernel = self._built(spec, target)
+            if kernel is not None:
+                return kernel, True
+            kernel, held = self._built(identity, spec, target)
+            if held:
                 records.write(key, records.LaunchRecord(self._name, target["arch"], identity.about, kernel.folder.name))
-        return kernel
+        return kernel, held
 
-    def _built(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:
+    def _built(
+        self, identity: _Identity, spec: Specialization, target: dict[str, Any],
+    ) -> tuple[CompiledKernel[..., Any], bool]:
+        """The kernel built now, and whether the values it is built from are still `identity`'s once it is built.
+
+        Elaboration reads them again as it runs, and some may have changed
+        since `identity` read them: a global rebound by another thread, or the
+        body's file, edited on disk since the process read it, which TileLang
+        parses the body from anew. Such a kernel is this call's only: kept
+        under `identity` (in memory or on disk), it would be served for values
+        it was not built from (a process running the file as it was would
+        load the edited file's kernel).
+        """
         kernel = allocating(self._build(spec, target))
         self.compiles += 1
         logger.info("%s: built %s for %s (%s)", self._fn.__qualname__, _brief(spec), target["arch"],
                     "nvcc" if kernel.compiled else "device code from the disk cache")
-        return kernel
+        held = self.identity(spec, target).memory == identity.memory
+        if not held:
+            logger.info("%s: a value it reads changed while it was built; the kernel is neither kept nor recorded",
+                        self._fn.__qualname__)
+        return kernel, held
 
     def _load(self, key: str) -> CompiledKernel[..., Any] | None:
         record = records.read(records.LaunchRecord, key)

@@ -47,6 +47,7 @@ from tilelang.language.eager.utils import construct_strides
 from tltyped.errors import ArgumentValueError, ElaborationError
 from tltyped.frontend.ast_race import surviving_ast_race
 from tltyped.frontend.extents import check_grid
+from tltyped.frontend.fingerprint import source_digest
 from tltyped.frontend.signature import KernelSignature, Kind, Param, Specialization
 from tltyped.language import GlobalTensor
 from tltyped.provenance import is_users_code
@@ -205,18 +206,22 @@ class Elaborator:
         self._dim_c_names = dict(zip(signature.dyn_dims, safe[len(runtime) :]))
         self._generator: Any = None
         self._cells: tuple[object, ...] = ()  # what the closure cells held when the generator was made
+        self._text = ""  # the digest of the file's text it was parsed from (fingerprint.source_digest)
         self._lock = threading.Lock()
 
     def _ir_generator(self) -> Any:
         """TileLang's rewrite of the body, made again whenever a closure cell holds another object than when it was
-        made: `mutate` binds the cells' values into the rewrite, and a build must use the values its record is keyed
-        on (a factory's `nonlocal` rebound is read again, as a rebound global is)."""
+        made, or the process has read the body's file anew: `mutate` binds the cells' values into the rewrite and
+        parses the body from the file's text, and a build must use the values and the text its record is keyed on
+        (a factory's `nonlocal` rebound is read again, as a rebound global is)."""
         with self._lock:
             _materialize_dtype_names(self._fn)
             cells = _cell_contents(self._fn)
-            if self._generator is None or any(now is not then for now, then in zip(cells, self._cells, strict=True)):
+            text = source_digest(self._fn.__code__.co_filename)
+            if (self._generator is None or text != self._text
+                    or any(now is not then for now, then in zip(cells, self._cells, strict=True))):
                 self._generator = _rewrite(self._fn)
-                self._cells = cells
+                self._cells, self._text = cells, text
             return self._generator
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -440,7 +445,7 @@ def _rewrite(fn: Callable[..., Any]) -> Any:
     """TileLang's rewrite of the body (`tl_ast.mutate`), with the parameters' defaults left out of the function it
     defines again: every build passes each argument, and a default naming a variable of the function that made
     the kernel (`block=threads` in a factory) names nothing where the rewrite is defined (its module's globals,
-    the kernel's closure cells)."""
+    the kernel's closure cells). TileLang parses the body from its file as it is on disk now."""
     tree = tl_utils.get_ast(fn)
     definition = tree.body[0]
     definition.args.defaults, definition.args.kw_defaults = [], [None] * len(definition.args.kwonlyargs)

@@ -448,16 +448,25 @@ def _origin(path: str | None, module: str) -> str:
             return f" version {version}"
     elif under(path, STDLIB_DIR):
         return ""
-    return f" source {_file_digest(path)}"
+    return f" source {source_digest(path)}"
 
 
-@functools.cache
-def _file_digest(path: str) -> str:
-    """sha256 of a user file's text as this process reads it (the text TileLang reads the body from)."""
+_digests: dict[str, tuple[list[str], str]] = {}  # path -> the lines last hashed (linecache's list), their digest
+
+
+def source_digest(path: str) -> str:
+    """sha256 of a user file's text as this process last read it: linecache's, which TileLang reads a body from
+    when it rewrites it (`inspect.getsource`, which reads the file anew where it changed on disk: a kernel built
+    while that happened is not kept under the digest read before, callpath/kernels.py)."""
     lines = linecache.getlines(path)
     if not lines:
         return "unreadable"
-    return hashlib.sha256("".join(lines).encode()).hexdigest()
+    known = _digests.get(path)
+    if known is not None and known[0] is lines:
+        return known[1]
+    digest = hashlib.sha256("".join(lines).encode()).hexdigest()
+    _digests[path] = (lines, digest)
+    return digest
 
 
 def _loads(code: types.CodeType, names: frozenset[str]) -> Iterator[tuple[str, ...]]:

@@ -11,6 +11,7 @@ and checks what the user sees.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 import json
@@ -33,6 +34,7 @@ import torch
 
 import tltyped as tl
 from tests.conftest import has_nvcc, needs_nvcc
+from tests.kernels.settings import Tile
 from tests.unit.test_disk_cache import (  # noqa: F401
     build_probe, cache_dir, compiles, fake_compiler, probe_step, replace_file,
 )
@@ -381,14 +383,23 @@ def scaled(x: float) -> float:
     return 2 * x
 
 
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    block: int
+    tile: tuple[int, ...] = (64,)
+
+
 @pytest.mark.parametrize("value, written", [
     (scaled, f"{__name__}.scaled"),
     ((scaled, [scaled]), f"({__name__}.scaled, [{__name__}.scaled])"),  # the second is the first read again
     ((tl.jit, Color, int, enum), f"(tltyped.jit_function.jit, {__name__}.Color, builtins.int, enum)"),
+    (Sizes(128), f"{__name__}.Sizes(block=128, tile=(64,))"),
+    ((Tile(64), [Tile(32)]), "(tests.kernels.settings.Tile(64), [tests.kernels.settings.Tile(32)])"),
 ])
 def test_ls_shows_a_function_class_or_module_by_its_name_each_time_it_is_read(value: object, written: str) -> None:
     """A const holding code shows its qualified name, not its key's text of the code (digests, closures), nor
-    its number where the key names it by the place it was first read."""
+    its number where the key names it by the place it was first read; a dataclass instance or a named tuple
+    shows its class's name and its values."""
     assert shown(Reader().text(value)) == written
 
 

@@ -29,7 +29,8 @@ def shown(text: str) -> str:
     str's or bytes' repr) and a complex number's parentheses are copied as
     they are; a function, class or module reads as its qualified name (a
     jit function as the function it wraps, one read before in the same key
-    too), an enum member as `module.Class.NAME`, any NaN as `nan`.
+    too), a dataclass instance or a named tuple as its class's name and its
+    values, an enum member as `module.Class.NAME`, any NaN as `nan`.
     """
     out: list[str] = []
     groups: list[list[Any]] = []  # per open bracket: what closes it, whether it needs no comma added
@@ -68,9 +69,9 @@ def _after_kind(text: str, kind: str, i: int, out: list[str], groups: list[list[
     """Shows what a kind prefix ending at `i` stands for; returns where reading goes on, whether a value (with
     its own prefix) starts there, and whether a parenthesis there is a tuple's."""
     if kind in _NAMED or kind.startswith("seen:"):
-        end = _value_end(text, i)
+        end = _named_end(text, kind, i)
         out.append(re.split(r"[ (]", text[i:end], maxsplit=1)[0])
-        return end, False, False
+        return end + text.startswith(":(", end), False, False  # a named tuple's items follow its class (`:(`)
     if kind == "wrapped:":  # wrapped:<the wrapper's class>(<what it wraps>, <the wrapper's state>)
         end = _value_end(text, i)
         inner = _last_open(text, i, end) + 1
@@ -89,6 +90,8 @@ def _after_kind(text: str, kind: str, i: int, out: list[str], groups: list[list[
     if kind == "tune:":
         out.append("tune")
         return i, True, True
+    if kind == "dataclass:":  # dataclass:<its class>(<field>=<value>, ...)
+        return i, True, False
     opened = {"builtins.list:": ("[", "]"), "frozenset:": ("frozenset({", "})")}.get(kind)
     if opened is not None and text.startswith(("(", "{"), i):
         out.append(opened[0])
@@ -108,10 +111,10 @@ def _value_end(text: str, i: int, stops: str = ",") -> int:
             i += 1
             while i < len(text) and text[i] != char:
                 i += 2 if text[i] == "\\" else 1
-        elif char in "([{":
-            depth += 1
         elif depth == 0 and (char in stops or char in ")]}" or text.startswith(": ", i)):
             return i
+        elif char in "([{":
+            depth += 1
         elif char in ")]}":
             depth -= 1
         i += 1
@@ -134,3 +137,32 @@ def _last_open(text: str, i: int, end: int) -> int:
             depth -= 1
         i += 1
     return last
+
+
+def _named_end(text: str, kind: str, i: int) -> int:
+    """Where the text of a function, class or module that starts at `i` ends: after its name and origin, and the
+    parenthesis that follows them where they have one (a function's code; a user's class's or module's
+    attributes, which only those read from a source file have). What may follow is another value's text (a
+    dataclass's fields, a named tuple's items)."""
+    end = _value_end(text, i, stops=",(:")
+    has_group = kind == "function:" or " source " in text[i:end]
+    return _closing(text, end) + 1 if has_group and text.startswith("(", end) else end
+
+
+def _closing(text: str, i: int) -> int:
+    """Where the bracket that opens at `i` closes (outside quotes); else the end."""
+    depth = 0
+    while i < len(text):
+        char = text[i]
+        if char in "'\"":
+            i += 1
+            while i < len(text) and text[i] != char:
+                i += 2 if text[i] == "\\" else 1
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return i

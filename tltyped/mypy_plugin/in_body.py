@@ -352,12 +352,24 @@ class KernelRewrite:
             return typ if all(a is b for a, b in zip(args, typ.args)) else typ.copy_modified(args=args)
         dtype, dims = written_tensor_parts(typ)
         checked = [self.signature_dim(d) for d in dims]
-        if all(a is b for a, b in zip(checked, dims)):
+        read_dtype = self.signature_dtype(dtype)
+        if read_dtype is dtype and all(a is b for a, b in zip(checked, dims)):
             return typ
         first = _dim_list(typ.args[0])
         if isinstance(first, TypeList):
-            return typ.copy_modified(args=[TypeList(checked, line=first.line, column=first.column), *typ.args[1:]])
-        return typ.copy_modified(args=[first, *checked])
+            dims_list = TypeList(checked, line=first.line, column=first.column)
+            return typ.copy_modified(args=[dims_list, *([] if read_dtype is None else [read_dtype]), *typ.args[2:]])
+        return typ.copy_modified(args=[read_dtype or first, *checked])
+
+    def signature_dtype(self, dtype: Type | None) -> Type | None:
+        """A signature's dtype written as a name of the function around the kernel (a factory's parameter or
+        local, hiding the module's names) is Any, the dtype each factory call gives, as `named_dtype` reads such a
+        name in the body: the signature is evaluated when the factory runs. Left as written, the annotation hook
+        would find the factory's variable, which is no dtype class, and report an unknown dtype."""
+        if isinstance(dtype, UnboundType) and _is_bare_name(dtype) and dtype.name in self.closure:
+            self.signature_changed = True
+            return AnyType(TypeOfAny.special_form, line=dtype.line, column=dtype.column)
+        return dtype
 
     def signature_dim(self, dim: Type) -> Type:
         if not _is_bare_name(dim):

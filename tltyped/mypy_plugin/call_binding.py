@@ -5,7 +5,7 @@ which compares it with its parameter and reports, naming the parameter, what
 cannot bind: a dtype (a dtype given by a const parameter,
 `C: T.Tensor[[M, N], out_dtype]`, is the dtype that argument names; a
 caller's dtype variable fits a fixed dtype only if it can be no other, and a
-constrained dtype variable takes only its dtypes), a rank, a literal dim, a
+dtype variable takes only the dtypes of its constraints or bound), a rank, a literal dim, a
 dim shared between arguments (a K of 512 and one of 256 cannot both bind),
 a derived dim. What bound then solves the kernel's return type (`Solution`).
 """
@@ -148,12 +148,14 @@ class CallBinder:
                     where, codes.DTYPE,
                 )
         elif isinstance(expected, TypeVarType):
-            allowed = _dtypes_of(expected)  # a constrained dtype variable's dtypes
-            can_be = _dtypes_of(found) if isinstance(found, (Instance, TypeVarType)) else None
+            allowed = _allowed_dtypes(expected)
+            can_be = _dtypes_of(found) if isinstance(found, Instance) else None
+            can_be = _allowed_dtypes(found) if isinstance(found, TypeVarType) else can_be
             if allowed and can_be is not None and not (can_be and set(can_be) <= set(allowed)):
+                shown = ", ".join(names.dtype_display(d) for d in allowed)
                 self.fail(
-                    f"{self.argument(name)} has dtype {_dtype_text(found)}; expected one of "
-                    f"{', '.join(names.dtype_display(d) for d in allowed)} (dtype {expected.name})",
+                    f"{self.argument(name)} has dtype {_dtype_text(found)}; expected "
+                    f"{'one of ' if len(allowed) > 1 else ''}{shown} (dtype {expected.name})",
                     where, codes.DTYPE,
                 )
             elif isinstance(found, Instance):
@@ -309,6 +311,20 @@ def _dtypes_of(typ: Instance | TypeVarType) -> list[str]:
     if isinstance(typ, Instance):
         return [typ.type.fullname]
     return [value.type.fullname for value in map(get_proper_type, typ.values) if isinstance(value, Instance)]
+
+
+def _allowed_dtypes(var: TypeVarType) -> list[str]:
+    """The dtypes a dtype variable may be, as mypy's own check of a type variable limits it: its values
+    (`TypeVar("DT", tl.float16, tl.bfloat16)`), else the dtypes its bound names (`bound=tl.float16 | tl.bfloat16`,
+    `bound=tl.float32`); none (any dtype) where the bound names no dtype of its own (`tl.DType`, `object`)."""
+    if var.values:
+        return _dtypes_of(var)
+    bound = get_proper_type(var.upper_bound)
+    items = [get_proper_type(item) for item in bound.items] if isinstance(bound, UnionType) else [bound]
+    if all(isinstance(i, Instance) and i.type.has_base(names.DTYPE_BASE) and i.type.fullname != names.DTYPE_BASE
+           for i in items):
+        return [i.type.fullname for i in items if isinstance(i, Instance)]
+    return []
 
 
 def _dtype_text(typ: ProperType) -> str:

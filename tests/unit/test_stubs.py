@@ -262,6 +262,32 @@ def use(x: X, f: tl.Tensor[tl.float32, Literal[8]], h: tl.Tensor[tl.bfloat16, Li
     half(f, f)  # mistake
 '''
 
+UNION_BOUND_MODULE = '''\
+from typing import TypeVar, Union
+
+import tltyped as tl
+
+N = TypeVar("N")
+H = TypeVar("H", bound=tl.float16 | tl.bfloat16)
+U = TypeVar("U", bound=Union[tl.float16, tl.bfloat16])
+
+
+@tl.jit
+def half(X: tl.Tensor[H, N], Y: tl.Tensor[U, N]) -> None:
+    pass
+'''
+
+
+def test_a_dtype_variable_bound_to_a_union_keeps_its_dtypes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bound=tl.float16 | tl.bfloat16` (or `Union[...]`) limits a dtype variable to those dtypes, as constraints
+    do: its stub keeps them, so that a checker reading the stub refuses a float32 tensor as one reading the source."""
+    (tmp_path / "union_bound_kernels.py").write_text(UNION_BOUND_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stub = render_stub(importlib.import_module("union_bound_kernels"))
+    assert 'H = TypeVar("H", bound=tl.float16 | tl.bfloat16)' in stub
+    assert 'U = TypeVar("U", bound=tl.float16 | tl.bfloat16)' in stub
+
+
 MYPY_CONFIG = '''\
 [mypy]
 strict = True

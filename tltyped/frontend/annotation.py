@@ -162,11 +162,13 @@ def _parse_dtype(name: str, value: object) -> DTypeSpec:
 def _variable_dtypes(name: str, var: TypeVar) -> tuple[type[DType], ...]:
     """The dtypes a dtype TypeVar may be, which a stub declares it with so that type checkers refuse the others
     as the plugin does: its constraints (`TypeVar("DT", tl.float16, tl.bfloat16)`), or its bound
-    (`bound=tl.float32`); none, any dtype, where neither names dtypes (`bound=tl.DType`)."""
+    (`bound=tl.float32`, or a union of dtypes, `bound=tl.float16 | tl.bfloat16`, which limits it as constraints
+    do); none, any dtype, where neither names dtypes only (`bound=tl.DType`)."""
     if var.__constraints__:
         return tuple(_fixed_dtype(name, c) for c in var.__constraints__)
     bound = _unquoted(var.__bound__)
-    return (parameter_dtype(name, bound),) if is_dtype_like(bound) else ()
+    members = [_unquoted(m) for m in get_args(bound)] if get_origin(bound) in (Union, types.UnionType) else [bound]
+    return tuple(parameter_dtype(name, m) for m in members) if all(map(is_dtype_like, members)) else ()
 
 
 def _fixed_dtype(name: str, value: object) -> type[DType]:

@@ -10,7 +10,9 @@ ways: as `@tl.jit` makes it, the whole cached call in C (`CachedCall`, where
 the C facts build here); the generated Python function with the C
 `tensor_facts`; and the same with `python_facts`. A change to the template,
 the key or the facts shows up here, in CI, with no device. Every call must
-hit: a miss raises.
+hit: a miss raises. Case (a) is timed once more with four watched globals
+(what a body reading globals makes each call check, as
+examples/flash_attention.py's does).
 
 So that the nanoseconds can be read, the same run times the pieces too:
 `facts(...)` alone, a key lookup, the no-op launch stand-in, a plain Python
@@ -43,7 +45,10 @@ def noop_launch(*args: Any) -> None:
 class Case:
     """One kernel's fast path, rebuilt around our own cache, counter and slow path."""
 
-    def __init__(self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]] | None, in_c: bool) -> None:
+    def __init__(
+        self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]] | None, in_c: bool,
+        watched: tuple[Any, ...] = (),
+    ) -> None:
         from tltyped.callpath.fastpath import build_fast_path
 
         self.name = name
@@ -51,6 +56,7 @@ class Case:
         self.signature = fn.signature
         self.cache: dict[Any, Any] = {}
         path = build_fast_path(fn._dispatcher.plan, fn.fast_path_source, self.cache, self._slow, facts, in_c)
+        path.guard_with(watched)
         self.key, self.fast, self.hits = path.key, path.call, path.hits
         self.key_value = self.key(*self.args)
         self.launch_args = self._launch_args()
@@ -95,6 +101,7 @@ def main() -> None:
     opts = parser.parse_args()
 
     from tltyped.callpath.tensors import load_helpers, python_facts
+    from tltyped.frontend.fingerprint import Watch
 
     helper = load_helpers()
     variants: dict[str, tuple[Any, bool]] = {
@@ -105,6 +112,7 @@ def main() -> None:
 
     rows: list[tuple[str, str, float]] = []
     parser_ns: dict[tuple[str, str], float] = {}
+    launch_ns: dict[str, float] = {}
     made = 0
     # (e)'s calls are recorded by autograd, never the fast path's; (f)'s route leads to a fast path like (a)'s, the
     # route itself timed by dispatch.py
@@ -114,7 +122,7 @@ def main() -> None:
         tensors = sum(isinstance(v, torch.Tensor) for v in first.args)
         stmt, names = call("f", first.args)
         launch_stmt, launch_names = call("f", list(first.launch_args))
-        launch = time_ns(launch_stmt, {"f": noop_launch, **launch_names}, opts)
+        launch = launch_ns[name] = time_ns(launch_stmt, {"f": noop_launch, **launch_names}, opts)
         for variant, case in cases.items():
             fast = time_ns(stmt, {"f": case.fast, **names}, opts)
             parser_ns[(name, variant)] = fast - launch
@@ -130,6 +138,17 @@ def main() -> None:
                 continue
             rows.append((name, f"  facts(ranks, {tensors} tensors) alone, {variant}",
                          time_ns(f"facts(ranks, {', '.join(tensor_names)})", {"facts": facts, "ranks": ranks, **tensor_names}, opts)))
+
+    # a kernel whose body reads globals: each call checks that each still holds its object (flash_attention.py's
+    # body and helpers read four)
+    watched = tuple(Watch(globals(), name, globals()[name]) for name in ("Case", "noop_launch", "time_ns", "call"))
+    for variant, how in variants.items():
+        guarded = Case("a", kernels["a"], inputs.args["a"], *how, watched=watched)
+        stmt, names = call("f", guarded.args)
+        guarded_ns = time_ns(stmt, {"f": guarded.fast, **names}, opts)
+        parser_ns[("a, 4 watched", variant)] = guarded_ns - (parser_ns[("a", variant)] + launch_ns["a"])
+        rows.append(("a", f"fast path, 4 watched globals, {variant}", guarded_ns))
+        made += guarded.calls_made()
 
     a = Case("a", kernels["a"], inputs.args["a"], *next(iter(variants.values())))
     t = a.args[0]
@@ -156,7 +175,8 @@ def main() -> None:
     for variant in variants:
         per_tensor = (parser_ns[("c", variant)] - parser_ns[("a", variant)]) / 5
         print(f"{variant}: parser (a) {parser_ns[('a', variant)]:.0f} ns, (b) {parser_ns[('b', variant)]:.0f} ns, "
-              f"(c) {parser_ns[('c', variant)]:.0f} ns; per extra tensor ((c)-(a))/5 {per_tensor:.0f} ns")
+              f"(c) {parser_ns[('c', variant)]:.0f} ns; per extra tensor ((c)-(a))/5 {per_tensor:.0f} ns; "
+              f"4 watched globals add {parser_ns[('a, 4 watched', variant)]:.0f} ns to (a)")
     print(f"fast-path calls made: {made}, all hits")
 
 

@@ -41,12 +41,29 @@ def test_a_sum_and_a_product_from_one_factory() -> None:
     assert rel_err(factories.PRODUCT(a), a.double().prod().reshape(1)) < 1e-4
 
 
-def test_a_rebound_global_is_read_by_the_next_kernel_built(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rebound_global_is_read_by_the_next_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call already served from memory is not served again once a global the body reads is rebound: it runs the
+    kernel built from the new value; rebound back, the first kernel is taken from memory, not built again."""
     a, b = torch.randn(N, device="cuda"), torch.randn(2 * N, device="cuda")
-    assert rel_err(run_map(factories.add_offset, a), a.double() + 1.0) < 1e-6
+    kernel = factories.add_offset
+    assert rel_err(run_map(kernel, a), a.double() + 1.0) < 1e-6
+    assert rel_err(run_map(kernel, b), b.double() + 1.0) < 1e-6
     monkeypatch.setattr(factories, "OFFSET", 2.0)
-    assert rel_err(run_map(factories.add_offset, a), a.double() + 1.0) < 1e-6  # served from memory: built with 1.0
-    assert rel_err(run_map(factories.add_offset, b), b.double() + 2.0) < 1e-6  # a new specialisation reads 2.0
+    assert rel_err(run_map(kernel, a), a.double() + 2.0) < 1e-6
+    assert rel_err(run_map(kernel, b), b.double() + 2.0) < 1e-6
+    compiles = kernel.cache_info().compiles
+    monkeypatch.setattr(factories, "OFFSET", 1.0)
+    assert rel_err(run_map(kernel, a), a.double() + 1.0) < 1e-6
+    assert kernel.cache_info().compiles == compiles
+
+
+def test_a_rebound_closure_variable_is_read_by_the_next_call() -> None:
+    a = torch.randn(N, device="cuda")
+    kernel, rebind = factories.make_rebindable(2.0)
+    assert rel_err(run_map(kernel, a), a.double() * 2.0) < 1e-6
+    rebind(3.0)
+    assert rel_err(run_map(kernel, a), a.double() * 3.0) < 1e-6
+    assert rel_err(run_map(kernel, a), a.double() * 3.0) < 1e-6
 
 
 PROBE = """

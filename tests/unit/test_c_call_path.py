@@ -195,6 +195,50 @@ def test_a_negated_view_is_never_served(paths, direct: bool) -> None:
         C.set_reader(torch_direct.tensor_reader())
 
 
+SETTINGS = {"SCALE": 2.0}
+
+
+def closure_of(value: object) -> Any:
+    def reads() -> object:
+        return value
+
+    def rebind(new: object) -> None:
+        nonlocal value
+        value = new
+
+    return reads.__closure__[0], rebind  # type: ignore[index]
+
+
+@c_path
+def test_a_call_is_served_only_while_each_watched_place_holds_its_object(paths) -> None:
+    """Rebinding a global or a closure variable the kernels were built from sends every call to the slow path (in
+    C and in Python) until the places hold their objects again; a value equal but not the same object counts as
+    rebound (the slow path reads values and decides)."""
+    from tltyped.frontend.fingerprint import Watch, unchanged
+
+    c_path, python_path, recorder, launches = paths
+    launches[python_path.key(A, B, 1.0, 64, "fast", (2, 4))] = recorder
+    cell, rebind = closure_of(scale := 1.5)
+    setting = SETTINGS["SCALE"]
+    guard = (Watch(SETTINGS, "SCALE", setting), Watch(cell, None, scale))
+    for path in (c_path, python_path):
+        path.guard_with(guard)
+    assert c_path.call(A, B) == python_path.call(A, B) == "launched"
+    hits = c_path.call.hits
+    for change, undo in ((lambda: SETTINGS.update(SCALE=3.0), lambda: SETTINGS.update(SCALE=setting)),
+                         (lambda: SETTINGS.update(SCALE=float("2.0")), lambda: SETTINGS.update(SCALE=setting)),
+                         (lambda: SETTINGS.pop("SCALE"), lambda: SETTINGS.update(SCALE=setting)),
+                         (lambda: rebind(2.5), lambda: rebind(scale))):
+        change()
+        assert c_path.call(A, B) == python_path.call(A, B) == "slow"
+        assert C.unchanged(guard) is unchanged(guard) is False  # the check in C, and in Python without the helper
+        undo()
+        assert c_path.call(A, B) == "launched" and C.unchanged(guard) is unchanged(guard) is True
+    assert c_path.call.hits == hits + 4 and len(recorder.calls) == 6
+    with pytest.raises(TypeError, match="guard: a tuple"):
+        c_path.call.guard_with([("not", "a tuple")])
+
+
 SHAPE = (2, 4)
 
 

@@ -465,6 +465,41 @@ def test_a_global_rebound_after_a_build_is_read_by_the_next_build(sm90: str, mon
     assert factories.add_offset.compile(vector(), vector()).folder == first.folder
 
 
+def test_the_places_a_body_reads_values_from_are_watched_and_a_rebinding_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a call checks instead of reading the values: each global (through helpers too), user module attribute
+    and closure cell, with the object it held; modules themselves are not watched."""
+    places = {(w.name, w.value) for w in fingerprint(factories.scaled_by_settings).watched}
+    assert {("SCALE", settings.SCALE), ("OFFSET", settings.OFFSET), ("Knobs", factories.Knobs)} <= places, places
+    assert not any(isinstance(value, type(settings)) for _, value in places)
+    kernel, rebind = factories.make_rebindable(2.0)
+    for fn, change in ((factories.scaled_by_settings, lambda: monkeypatch.setattr(settings, "OFFSET", 5.0)),
+                       (factories.add_offset, lambda: monkeypatch.setattr(factories, "OFFSET", 1.0 + 1.0)),
+                       (kernel, lambda: rebind(3.0))):
+        watched = fingerprint(fn).watched
+        assert fingerprint_module.unchanged(watched)
+        change()
+        assert not fingerprint_module.unchanged(watched)
+
+
+def test_a_rebound_global_empties_the_launches_calls_were_served_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slow path a rebinding sends a call to forgets every launch (their kernels were built from the old value),
+    so that each key's next call takes the kernel of the values as they are."""
+    kernel, dispatcher = factories.add_offset, factories.add_offset._dispatcher
+    a, b = torch.randn(8), torch.empty(8)
+    dispatcher.load_helpers()
+    dispatcher.launches[dispatcher.key(a, b)] = lambda *args: "launched"  # CPU tensors: a hand-filled entry
+    dispatcher.watched = fingerprint(dispatcher.fn).watched
+    dispatcher.fast_path.guard_with(dispatcher.watched)
+    try:
+        assert kernel(a, b) == "launched"
+        monkeypatch.setattr(factories, "OFFSET", 2.0)
+        with pytest.raises(tl.ArgumentValueError, match="on cpu"):  # the slow path's word on CPU tensors
+            kernel(a, b)
+        assert dispatcher.launches == {} and dispatcher.watched == ()
+    finally:
+        dispatcher.forget_launches()
+
+
 def test_a_default_naming_the_factorys_argument_builds(sm90: str) -> None:
     """`block=threads` in a factory: the default is the factory's value, and a call may still pass its own."""
     kernel = factories.make_blocked_copy(64)

@@ -8,6 +8,9 @@
               (or reuse the saved result), take the kernel of the call's
               specialisation from `kernels` (in memory, the disk cache, or
               elaborate -> lower -> build), store its launch under the key, launch
+      a global or closure cell the body reads was rebound since -> the slow
+              path too, which empties `launches` first: the kernels are taken
+              anew, from the values as they are now
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced, unwrapped, without_data
+from tltyped.frontend.fingerprint import Watch, fingerprint, unchanged
 from tltyped.frontend.signature import Difference, KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
@@ -91,6 +95,7 @@ class Dispatcher:
         self.binder = Binder(self.signature, dict(fn.__globals__))
         self.kernels = KernelTable(fn, signature, lambda spec, target: self.builder.build(spec, target), options.describe())
         self.launches: dict[Any, Callable[..., Any]] = {}
+        self.watched: tuple[Watch, ...] = ()  # where the values of the kernels in `launches` were read from
         self.building: dict[Any, threading.Lock] = {}  # key -> the lock of the thread building its launch
         self.misses = 0
         self.plan = plan_call(signature)
@@ -127,6 +132,8 @@ class Dispatcher:
         (of the same specialisation)."""
         self.misses += 1
         self.load_helpers()
+        if pinned is None and not unchanged(self.watched):  # a value the kernels were built from was rebound
+            self.forget_launches()
         bound = None if pinned is None else self.check_pinned(args, pinned)
         if tensors.forward_ad_open():
             from tltyped.callpath import torch_op
@@ -165,6 +172,12 @@ class Dispatcher:
                 finally:
                     self.building.pop(key, None)  # threads still waiting hold the lock object itself
         return launch(*self.launch_args(bound), stream, device)
+
+    def forget_launches(self) -> None:
+        """Empty `launches`, so that each key's next call takes its kernel anew, built from the values as they are."""
+        self.launches.clear()
+        self.watched = ()
+        self.fast_path.guard_with(())
 
     def check_pinned(self, args: tuple[Any, ...], pinned: Pin) -> Bound:
         """The call bound, unless its dims, dtypes or layout (its inputs'), or the target of the device it runs on,
@@ -249,12 +262,19 @@ class Dispatcher:
         return int(tensors.tensor_facts()(ranks, *given)[1])
 
     def make_launch(self, bound: Bound, stream: int) -> Callable[..., Any]:
+        """The launch of the call's kernel; the fast path serves it (and the others in `launches`) while the places
+        its values were read from hold them (read before the kernel is taken: a value rebound meanwhile makes the
+        next call read them again)."""
         device = bound.device
         assert device is not None and device.index is not None
+        watched = fingerprint(self.fn).watched
         consts = self.consts(bound)
         if tuned(consts):
             consts.update(self.tune(bound, consts, stream))
-        return self.kernel(bound, consts, device).launch
+        launch = self.kernel(bound, consts, device).launch
+        self.watched = watched
+        self.fast_path.guard_with(watched)
+        return launch
 
     def tune(self, bound: Bound, consts: dict[str, Any], stream: int) -> dict[str, Hashable]:
         """The fastest configuration of the call's tuning spaces: chosen before in this process, saved on disk, or

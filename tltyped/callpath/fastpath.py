@@ -25,6 +25,7 @@ from tltyped.callpath import tensors
 from tltyped.callpath.plan import DERIVED, STATIC, Axis, CallPlan
 from tltyped.errors import ArgumentValueError
 from tltyped.frontend import dims as dimlib
+from tltyped.frontend.fingerprint import Watch, unchanged
 from tltyped.frontend.signature import Param
 from tltyped.templates import GENERATED, render, template_digest
 from tltyped.templates.names import identifier
@@ -198,12 +199,26 @@ class FastPath:
     key: Callable[..., Any]  # the static key of a call, as `call` computes it
     hits: Callable[[], int]  # calls served from the cache so far
     generated: Callable[..., Any]  # the generated Python function (`call` itself, or what the C cached call falls back to)
-    facts_variable: str  # the name the generated function reads the facts function by
+    variables: str  # what the generated function's variables start with
 
     def read_with(self, facts: Callable[..., tuple[Any, ...]]) -> None:
-        """Read tensors with `facts` from now on (the C helper's, once it is built); the call stays the same object."""
+        """Read tensors with `facts` from now on (the C helper's, once it is built), and check the guard in C where
+        the helper is; the call stays the same object."""
+        self._cell("facts").cell_contents = facts
+        native = tensors.native()
+        if native is not None:
+            self._cell("unchanged").cell_contents = native.unchanged
+
+    def guard_with(self, watched: tuple[Watch, ...]) -> None:
+        """Serve a call from `launches` only while each place in `watched` holds its object (what the kernels in it
+        were built from); remembered hits are forgotten."""
+        self._cell("guard").cell_contents = watched
+        if self.call is not self.generated:
+            self.call.guard_with(watched)  # type: ignore[attr-defined]
+
+    def _cell(self, variable: str) -> Any:
         cells = dict(zip(self.generated.__code__.co_freevars, self.generated.__closure__ or ()))
-        cells[self.facts_variable].cell_contents = facts
+        return cells[self.variables + variable]
 
 
 def build_fast_path(
@@ -220,18 +235,19 @@ def build_fast_path(
     the plan allows it, `in_c` is set, no other `facts` are given and the C
     helper is built; otherwise the generated function itself.
     """
-    helper = tensors.native() if facts is None and in_c and plan.in_c else None
+    native = tensors.native()
+    helper = native if facts is None and in_c and plan.in_c else None
     defaults = [p.default for p in plan.params if p.has_default]
     ranks = bytes(t.rank for t in plan.tensors)
     call, key, hits = _exec(
         source, f"{GENERATED}fast path of {plan.name}>", launches, slow, facts or tensors.tensor_facts(), ranks, address,
-        int, tuple, type, typed_key, Exception, (TypeError, OverflowError), *defaults,
+        int, tuple, type, typed_key, Exception, (TypeError, OverflowError), (),
+        native.unchanged if native is not None else unchanged, *defaults,
     )
     named_plainly(call, plan.name)
-    facts_variable = f"{variable_prefix(plan)}facts"
     if helper is None:
-        return FastPath(call, key, hits, call, facts_variable)
+        return FastPath(call, key, hits, call, variable_prefix(plan))
     names = tuple(p.name for p in plan.params)
     positional = sum(not p.keyword_only for p in plan.params)
     c_call = helper.CachedCall(launches, call, typed_key, plan.c_table(), names, tuple(defaults), ALIGNMENT, positional)
-    return FastPath(c_call, key, lambda: hits() + c_call.hits, call, facts_variable)
+    return FastPath(c_call, key, lambda: hits() + c_call.hits, call, variable_prefix(plan))

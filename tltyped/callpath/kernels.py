@@ -11,9 +11,9 @@ lower -> nvcc, through the `build` function the table is given), and then
 records it for the next process.
 
 The values are read again at every miss, so a kernel is always built from,
-and recorded under, the values it was built with: a global rebound after a
-first call is seen by the next specialisation compiled, while the calls
-already served from memory keep their kernel. Where some value has no text
+and recorded under, the values it was built with; a global or closure cell
+rebound after a first call sends the next call here too (the dispatcher
+checks the places the values were read from, fingerprint.Watch). Where some value has no text
 that is the same in every process (see fingerprint.py), nothing is read from
 or written to the disk records; the kernel is elaborated in each process,
 and two such values share a kernel in memory only when they are the same

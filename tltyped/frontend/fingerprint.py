@@ -54,6 +54,15 @@ two kernels of one factory share a build exactly when their values are equal.
 
 The same texts describe a specialisation's consts in the records
 (`stable_text`), so one rule says what two values have in common.
+
+Reading all of that costs too much for every call, so the fingerprint also
+lists what a call can check cheaply instead (`watched`): each name of a
+module's globals, each user module's attribute and each closure cell that
+the code read, with the object it held. `unchanged` tells whether each still
+holds its object; the call path checks that before it serves a kernel from
+memory, and reads the values again where one was rebound. A value changed in
+place (an item appended to a list, a class's attribute set) is not seen
+there, only by the next build.
 """
 
 from __future__ import annotations
@@ -79,7 +88,7 @@ import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tltyped.provenance import INSTALLED_DIRS, LIBRARY_PACKAGES, PACKAGE, STDLIB_DIR, is_users_code, under
 from tltyped.templates import GENERATED
@@ -122,6 +131,15 @@ _READ_BY_NAME = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__",
 by name as strings), a path's file or folder (`pathlib.Path.read_text`, `.open()`, `.iterdir()`)."""
 
 
+class Watch(NamedTuple):
+    """A place the code read a value from, and the object it held: `namespace[name]`, or a closure cell's contents
+    where `name` is None."""
+
+    namespace: Any  # a module's `__dict__`, or a cell
+    name: str | None
+    value: object
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """A digest of everything a function's elaboration reads from outside the call."""
@@ -129,13 +147,25 @@ class Fingerprint:
     digest: str
     stable: bool  # every value had a stable text: the digest means the same in every process
     held: tuple[object, ...] = ()  # the values read by identity, kept alive so that no other object takes their id
+    watched: tuple[Watch, ...] = ()  # the places the values were read from, to check cheaply at each call
 
 
 def fingerprint(fn: Callable[..., Any]) -> Fingerprint:
     """The fingerprint of a jit function: its code, file, closure, globals and helpers, by value."""
     reader = Reader()
     text = reader.text(fn)
-    return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), reader.stable, tuple(reader.held))
+    watched = tuple(reader.watched.values())
+    return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), reader.stable, tuple(reader.held), watched)
+
+
+def unchanged(watched: tuple[Watch, ...]) -> bool:
+    """Whether every place still holds the object it held when `watched` was read (by identity: no value is read
+    again, so a check costs a lookup per place)."""
+    for namespace, name, value in watched:
+        now = namespace.get(name, _MISSING) if name is not None else _cell(namespace)
+        if now is not value:
+            return False
+    return True
 
 
 def stable_text(value: object) -> str | None:
@@ -154,6 +184,7 @@ class Reader:
         self._open: dict[int, int] = {}  # id of a container being read -> its depth (for cycles)
         self._seen: dict[int, int] = {}  # id of a function, class or module read (or being read) -> its number
         self._kept: list[object] = []  # those, alive while read, so that no other object takes their id
+        self.watched: dict[tuple[int, str | None], Watch] = {}  # (id of its namespace, name) -> the place read
 
     def text(self, value: object) -> str:
         try:
@@ -275,6 +306,7 @@ class Reader:
         builtins_read = sorted({path[0] for path in global_loads if path[0] not in module_globals
                                 and any(getattr(builtins, path[0], None) is reader for reader in _OUTSIDE_STATE)})
         cell_paths = sorted({path for path in _loads(fn.__code__, _CELL_LOADS) if len(path) > 1 and path[0] in cells})
+        self._watch_reads(fn, global_paths)
         globals_ = [f"{'.'.join(path)}={self._path_text(module_globals[path[0]], path[1:])}" for path in global_paths]
         globals_ += [f"{name}={self.text(getattr(builtins, name))}" for name in builtins_read]  # `globals()`, `open`
         closure += [f"{'.'.join(path)}={self._path_text(cells[path[0]], path[1:])}" for path in cell_paths]
@@ -286,6 +318,19 @@ class Reader:
             f"defaults={self.text(fn.__defaults__)}, kwdefaults={self.text(fn.__kwdefaults__)}, "
             f"closure={closure}, globals={globals_}, imports={imports})"
         )
+
+    def _watch_reads(self, fn: types.FunctionType, global_paths: list[tuple[str, ...]]) -> None:
+        """Lists where the function's code reads values from: its globals by name, and a user module's attribute
+        (`cfg.BLOCK`), and its closure cells. A module itself is left out (no kernel rebinds `T` or `math`), and
+        so is a name not bound yet (what binds it later is a change the next build reads)."""
+        places: list[tuple[Any, str | None]] = [(fn.__globals__, path[0]) for path in global_paths]
+        places += [(vars(module), path[1]) for path in global_paths if len(path) > 1
+                   and isinstance(module := fn.__globals__[path[0]], types.ModuleType) and _is_user(module)]
+        places += [(cell, None) for cell in fn.__closure__ or ()]
+        for namespace, name in places:
+            value = namespace.get(name, _MISSING) if name is not None else _cell(namespace)
+            if not (isinstance(value, types.ModuleType) or value is _MISSING or value is _EMPTY_CELL):
+                self.watched.setdefault((id(namespace), name), Watch(namespace, name, value))
 
     def _path_text(self, value: object, attributes: tuple[str, ...]) -> str:
         """The text of what `value.a.b` reads; a path into a library that queries the GPU (`torch.cuda.

@@ -19,7 +19,10 @@
  * parameters' names, `defaults` the values of the last ones, `positional`
  * how many may be given by position (the others are keyword-only; all, if
  * not given): a call with more goes to `fallback`, which raises Python's
- * TypeError.
+ * TypeError. `guard_with(watched)` gives the places the kernels in `launches`
+ * read values from (frontend/fingerprint.py's `Watch`: a dict and a name, or a
+ * closure cell, with the object it held): a call goes to `fallback` unless
+ * each still holds its object.
  */
 #include "tensors.h"
 
@@ -51,6 +54,7 @@ typedef struct {
   PyObject* names;     // the parameters' names (a tuple of str)
   PyObject* defaults;  // the values of the last parameters (a tuple)
   PyObject* dict;      // the jit function's attributes (__name__, __wrapped__, ...)
+  PyObject* guard;     // a tuple of (namespace, name or None, value): what must hold for `launches` to serve
   PyObject* weakrefs;
   vectorcallfunc vectorcall;
   Py_ssize_t hits;     // calls served here
@@ -92,6 +96,29 @@ static Memo* memo_store(CachedCall* self, PyObject* launch, const long long* wor
   memcpy(e->words, words, (size_t)self->key_words * sizeof(long long));
   for (Py_ssize_t c = 0; c < self->nconsts; c++) Py_XSETREF(e->consts[c], Py_NewRef(consts[c]));
   return e;
+}
+
+// Whether each watched place of `guard` (a tuple of 3-tuples) still holds its object (fingerprint.unchanged).
+static int guard_holds(PyObject* guard) {
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(guard); i++) {
+    PyObject* watch = PyTuple_GET_ITEM(guard, i);
+    PyObject *space = PyTuple_GET_ITEM(watch, 0), *name = PyTuple_GET_ITEM(watch, 1);
+    PyObject* now = name == Py_None ? (PyCell_Check(space) ? PyCell_GET(space) : NULL)
+                                    : (PyDict_Check(space) ? PyDict_GetItemWithError(space, name) : NULL);
+    if (now != PyTuple_GET_ITEM(watch, 2)) {
+      PyErr_Clear();
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void memo_forget(CachedCall* self) {
+  for (int m = 0; m < MEMO; m++) {
+    Py_CLEAR(self->memo[m].launch);
+    for (Py_ssize_t c = 0; self->memo[m].consts != NULL && c < self->nconsts; c++) Py_CLEAR(self->memo[m].consts[c]);
+  }
+  self->memo_next = 0;
 }
 
 // The static key, as the generated fast path builds it, of tensors already read into `ts`.
@@ -168,7 +195,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   PyObject* consts[MAX_ARGS];
   Py_ssize_t nparams = self->nparams, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   Py_ssize_t first_default = nparams - PyTuple_GET_SIZE(self->defaults);
-  if (nargs > self->npositional || api == NULL || forward_ad_open()) goto fallback;
+  if (nargs > self->npositional || api == NULL || forward_ad_open() || !guard_holds(self->guard)) goto fallback;
   for (Py_ssize_t i = 0; i < nparams; i++) full[i] = i < nargs ? args[i] : NULL;
   for (Py_ssize_t j = 0; j < nkw; j++) {
     PyObject* name = PyTuple_GET_ITEM(kwnames, j);
@@ -296,7 +323,8 @@ static PyObject* cached_call_new(PyTypeObject* type, PyObject* args, PyObject* k
   self->names = Py_NewRef(names);
   self->defaults = Py_NewRef(defaults);
   self->alignment_mask = alignment - 1;
-  if (parse_params(self, params) != 0) {
+  self->guard = PyTuple_New(0);
+  if (self->guard == NULL || parse_params(self, params) != 0) {
     Py_DECREF(self);
     return NULL;
   }
@@ -321,6 +349,7 @@ static int cached_call_traverse(PyObject* op, visitproc visit, void* arg) {
   Py_VISIT(self->names);
   Py_VISIT(self->defaults);
   Py_VISIT(self->dict);
+  Py_VISIT(self->guard);
   for (int m = 0; m < MEMO; m++) {
     Py_VISIT(self->memo[m].launch);
     for (Py_ssize_t c = 0; self->memo[m].consts != NULL && c < self->nconsts; c++) Py_VISIT(self->memo[m].consts[c]);
@@ -336,10 +365,8 @@ static int cached_call_clear(PyObject* op) {
   Py_CLEAR(self->names);
   Py_CLEAR(self->defaults);
   Py_CLEAR(self->dict);
-  for (int m = 0; m < MEMO; m++) {
-    Py_CLEAR(self->memo[m].launch);
-    for (Py_ssize_t c = 0; self->memo[m].consts != NULL && c < self->nconsts; c++) Py_CLEAR(self->memo[m].consts[c]);
-  }
+  Py_CLEAR(self->guard);
+  memo_forget(self);
   return 0;
 }
 
@@ -383,8 +410,31 @@ static PyGetSetDef cached_call_getset[] = {
   {NULL, NULL, NULL, NULL, NULL},
 };
 
+// 0 where `guard` is a tuple of 3-tuples, as guard_holds reads it; else -1 with a TypeError.
+static int check_guard(PyObject* guard) {
+  int ok = PyTuple_Check(guard);
+  for (Py_ssize_t i = 0; ok && i < PyTuple_GET_SIZE(guard); i++)
+    ok = PyTuple_Check(PyTuple_GET_ITEM(guard, i)) && PyTuple_GET_SIZE(PyTuple_GET_ITEM(guard, i)) == 3;
+  if (!ok) PyErr_SetString(PyExc_TypeError, "guard: a tuple of (namespace, name or None, value)");
+  return ok ? 0 : -1;
+}
+
+static PyObject* unchanged(PyObject* module, PyObject* guard) {
+  if (check_guard(guard) != 0) return NULL;
+  return PyBool_FromLong(guard_holds(guard));
+}
+
+static PyObject* cached_call_guard_with(PyObject* op, PyObject* guard) {
+  CachedCall* self = (CachedCall*)op;
+  if (check_guard(guard) != 0) return NULL;
+  Py_XSETREF(self->guard, Py_NewRef(guard));
+  memo_forget(self);  // a remembered hit is a launch of `launches`, which the caller may have emptied
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef cached_call_methods[] = {
   {"__reduce__", cached_call_reduce, METH_NOARGS, NULL},
+  {"guard_with", cached_call_guard_with, METH_O, "Serve calls only while each watched place holds its object."},
   {NULL, NULL, 0, NULL},
 };
 
@@ -411,6 +461,7 @@ static PyMethodDef methods[] = {
   {"facts", (PyCFunction)(void (*)(void))facts, METH_FASTCALL, "Per-call facts of the tensors."},
   {"set_fallback", set_fallback, METH_O, "The Python function computing the same facts."},
   {"set_reader", set_reader, METH_O, "How plain CUDA tensors are read: torch_direct's READ capsule, or None."},
+  {"unchanged", unchanged, METH_O, "Whether each watched place still holds its object (fingerprint.unchanged)."},
   {NULL, NULL, 0, NULL},
 };
 

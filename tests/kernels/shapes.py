@@ -19,6 +19,15 @@ def same_dtype(A: tl.Tensor[DT, M], B: tl.Tensor[DT, M]):
     """A and B share one dtype variable."""
 
 
+HALF = TypeVar("HALF", tl.float16, tl.bfloat16)
+WIDE = TypeVar("WIDE", bound=tl.float32 | tl.float64)
+
+
+@tl.jit
+def half_or_wide(A: tl.Tensor[HALF, M], B: tl.Tensor[HALF, M], C: tl.Tensor[WIDE, M]):
+    """Dtype variables limited by constraints (A, B) and by a bound (C)."""
+
+
 @tl.jit
 def four_columns(A: tl.Tensor[tl.float32, M, 4]):
     """A literal dim."""

@@ -235,6 +235,18 @@ def test_dtype_variable_binds_once() -> None:
         shapes.same_dtype.lower(meta(8), meta(8, dtype=torch.float32))
 
 
+def test_a_dtype_variable_takes_only_its_constraints_or_its_bound_s_dtypes() -> None:
+    """What mypy, pyright and the plugin refuse statically is refused at the call too, naming the variable."""
+    binder = shapes.half_or_wide._dispatcher.binder
+    for half, wide in ((torch.float16, torch.float32), (torch.bfloat16, torch.float64)):
+        binder.bind((meta(8, dtype=half), meta(8, dtype=half), meta(8, dtype=wide)), allow_meta=True)
+    with pytest.raises(TypeError, match=re.escape("half_or_wide: argument 'A' expects dtype HALF (float16 or bfloat16), "
+                                                  "got float32")):
+        shapes.half_or_wide.lower(meta(8, dtype=torch.float32), meta(8, dtype=torch.float32), meta(8, dtype=torch.float32))
+    with pytest.raises(TypeError, match=re.escape("argument 'C' expects dtype WIDE (float32 or float64), got float16")):
+        shapes.half_or_wide.lower(meta(8), meta(8), meta(8))
+
+
 def test_literal_dim() -> None:
     with pytest.raises(ValueError, match=r"four_columns: argument 'A': dim 1 must be 4, got 5"):
         shapes.four_columns.lower(meta(3, 5, dtype=torch.float32))

@@ -244,6 +244,11 @@ class Binder:
         expected = self._expected_dtype(p, bound, actual)
         if expected is not actual:
             raise self._fail(ArgumentTypeError, f"argument {p.name!r} expects dtype {expected.name}, got {actual.name}")
+        assert p.tensor is not None
+        variable, allowed = p.tensor.dtype.var, p.tensor.dtype.var_dtypes
+        if allowed and actual not in allowed:  # a dtype variable's constraints or bound, as type checkers read them
+            shown = " or ".join(d.name for d in allowed)
+            raise self._fail(ArgumentTypeError, f"argument {p.name!r} expects dtype {variable} ({shown}), got {actual.name}")
         return actual
 
     def _expected_dtype(self, p: Param, bound: Bound, actual: type[DType] | None) -> type[DType]:

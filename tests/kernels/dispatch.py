@@ -30,3 +30,12 @@ def keyed(
 @tl.jit
 def scalar_only(n: tl.dyn[int], c: int = 0):
     """No tensors: the static key is the const `c` alone."""
+
+
+RATE = 1.0  # a global `rated` reads, which the tests rebind
+
+
+@tl.jit
+def rated(n: tl.dyn[int], c: int = 0):
+    """No tensors, and a global read: what the tests' stand-in kernels are built from."""
+    RATE

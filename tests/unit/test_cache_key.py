@@ -18,6 +18,7 @@ import warnings
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -33,6 +34,7 @@ from tltyped.callpath import tensors as facts_module
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.ast_race import AST_RACE, AST_RACE_TRIES
 from tltyped.frontend.analyze import analyze
+from tltyped.frontend.fingerprint import unchanged
 
 KEYED = dispatch.keyed._dispatcher
 
@@ -613,3 +615,74 @@ def test_a_launch_record_cut_short_warns_once_at_the_caller_s_line(sm90, seed_ge
         assert kernel.folder == compiled_seed_gemm.folder  # the same build, found by its content
     finally:
         path.write_bytes(whole)
+
+
+# -- the guard: launches kept while the values they were built from are bound alike ------------------------
+
+
+@pytest.fixture
+def rated_slow_path(monkeypatch: pytest.MonkeyPatch):
+    """A fresh dispatcher of `rated` whose kernels are stand-ins built from `dispatch.RATE` as it is when the build
+    reads it (as KernelTable reads the values), each returning (c, the RATE it was built from); `gates[c]`, when
+    set, is waited on before a build of c returns, and `started[c]` is set when it has read RATE."""
+    d = Dispatcher(dispatch.rated.__wrapped__, analyze(dispatch.rated.__wrapped__).signature, None)
+    builds: Counter[Any] = Counter()
+    gates: dict[int, threading.Event] = {}
+    started: dict[int, threading.Event] = {}
+
+    def kernel(bound: Any, consts: dict[str, Any], device: Any) -> Any:
+        c, rate = consts["c"], dispatch.RATE
+        builds[c] += 1
+        started.setdefault(c, threading.Event()).set()
+        if c in gates:
+            assert gates[c].wait(timeout=30)
+        return SimpleNamespace(launch=lambda n, stream, device: (c, rate))
+
+    bind = d.binder.bind
+    monkeypatch.setattr(d, "kernel", kernel)
+    monkeypatch.setattr(d.binder, "bind", lambda args, **kw: replace(bind(args, **kw), device=torch.device("cuda", 0)))
+    monkeypatch.setattr(d, "stream", lambda bound: 0)
+    return d, builds, gates, started
+
+
+def test_a_launch_built_before_a_rebinding_is_not_served_once_a_later_one_is_kept(
+    rated_slow_path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads build while a global is rebound: the first read the old value and finishes first, the second read
+    the new one. The second's guard (the new value) holds, so the first's launch, built from the old value, must not
+    stay in `launches` to be served under it."""
+    d, builds, gates, started = rated_slow_path
+    gates[1], gates[2] = threading.Event(), threading.Event()
+    results: dict[int, Any] = {}
+    old = threading.Thread(target=lambda: results.update(old=d.slow(5, 1)))
+    old.start()
+    assert started.setdefault(1, threading.Event()).wait(timeout=30)  # built from RATE = 1.0
+    monkeypatch.setattr(dispatch, "RATE", 2.0)
+    new = threading.Thread(target=lambda: results.update(new=d.slow(5, 2)))
+    new.start()
+    assert started.setdefault(2, threading.Event()).wait(timeout=30)  # built from RATE = 2.0
+    gates[1].set()
+    old.join(timeout=30)
+    gates[2].set()
+    new.join(timeout=30)
+    assert results == {"old": (1, 1.0), "new": (2, 2.0)}  # each call runs the kernel of the values it read
+    assert unchanged(d.watched)
+    assert d.slow(5, 1) == (1, 2.0), "a launch built from RATE = 1.0 was served after RATE became 2.0"
+    assert all(launch(5, 0, 0)[1] == 2.0 for launch in d.launches.values())
+
+
+def test_a_global_rebound_to_an_equal_value_keeps_the_launches(rated_slow_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loop rebinding a global the body reads to an equal value at each step (a new float object each time) must
+    not send every call to a build: the launches are kept, and served again while the global holds the new object;
+    a value that differs is built from."""
+    d, builds, _, _ = rated_slow_path
+    assert d.slow(5, 1) == (1, 1.0) and d.slow(5, 2) == (2, 1.0)
+    for step in range(3):
+        monkeypatch.setattr(dispatch, "RATE", float("1.0"))  # equal, another object
+        assert not unchanged(d.watched)
+        assert d.slow(5, 1) == (1, 1.0) and d.slow(5, 2) == (2, 1.0)
+        assert unchanged(d.watched), "the guard does not hold again: every call goes to the slow path"
+    assert builds == {1: 1, 2: 1}
+    monkeypatch.setattr(dispatch, "RATE", 3.0)
+    assert d.slow(5, 1) == (1, 3.0) and d.slow(5, 2) == (2, 3.0)
+    assert builds == {1: 2, 2: 2} and unchanged(d.watched)

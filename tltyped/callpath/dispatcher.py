@@ -9,8 +9,9 @@
               specialisation from `kernels` (in memory, the disk cache, or
               elaborate -> lower -> build), store its launch under the key, launch
       a global or closure cell the body reads was rebound since -> the slow
-              path too, which empties `launches` first: the kernels are taken
-              anew, from the values as they are now
+              path too, which empties `launches` first (unless each was rebound
+              to a value of the same text): the kernels are taken anew, from
+              the values as they are now
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
 from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, LaunchError
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced, unwrapped, without_data
-from tltyped.frontend.fingerprint import Watch, fingerprint, unchanged
+from tltyped.frontend.fingerprint import Watch, fingerprint, rebound_alike, unchanged, watched_texts
 from tltyped.frontend.signature import Difference, KernelSignature, Kind, Specialization
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ class Dispatcher:
         self.kernels = KernelTable(fn, signature, lambda spec, target: self.builder.build(spec, target), options.describe())
         self.launches: dict[Any, Callable[..., Any]] = {}
         self.watched: tuple[Watch, ...] = ()  # where the values of the kernels in `launches` were read from
+        self.watched_texts: tuple[str | None, ...] = ()  # their texts, as read then (fingerprint.watched_texts)
+        self.guard_lock = threading.Lock()  # `launches`, `watched` and the fast path's guard change together
         self.building: dict[Any, threading.Lock] = {}  # key -> the lock of the thread building its launch
         self.misses = 0
         self.plan = plan_call(signature)
@@ -133,7 +136,7 @@ class Dispatcher:
         self.misses += 1
         self.load_helpers()
         if pinned is None and not unchanged(self.watched):  # a value the kernels were built from was rebound
-            self.forget_launches()
+            self.recheck()
         bound = None if pinned is None else self.check_pinned(args, pinned)
         if tensors.forward_ad_open():
             from tltyped.callpath import torch_op
@@ -168,15 +171,45 @@ class Dispatcher:
                 try:
                     launch = launches.get(key)
                     if launch is None:
-                        launch = launches[key] = self.make_launch(bound, stream)
+                        watched = fingerprint(self.fn).watched  # read before the kernel is taken (see `keep`)
+                        texts = watched_texts(watched)
+                        launch = self.make_launch(bound, stream)
+                        self.keep(key, launch, watched, texts)
                 finally:
                     self.building.pop(key, None)  # threads still waiting hold the lock object itself
         return launch(*self.launch_args(bound), stream, device)
 
+    def recheck(self) -> None:
+        """A place the kernels in `launches` read a value from holds another object: where each such object has the
+        text of the one it replaces (a global rebound to an equal value), the launches are kept and the fast path
+        serves them while the places hold the new objects; else they are forgotten."""
+        with self.guard_lock:
+            if unchanged(self.watched):  # another thread rechecked first
+                return
+            alike = rebound_alike(self.watched, self.watched_texts)
+            if alike is None:
+                self.forget_launches()
+            else:
+                self.watched = alike
+                self.fast_path.guard_with(alike)
+
+    def keep(self, key: Any, launch: Callable[..., Any], watched: tuple[Watch, ...], texts: tuple[str | None, ...]) -> None:
+        """Store `launch`, its kernel built from the values read from `watched` (with `texts`), under `key`, and
+        serve `launches` while those places hold them. The launches stored before are forgotten where a place
+        they were built from was rebound meanwhile (by another thread, while this kernel was built: this call's
+        check came first), as the new guard would serve them; a value rebound while this kernel was built makes
+        the next call read them again."""
+        with self.guard_lock:
+            if not unchanged(self.watched) and rebound_alike(self.watched, self.watched_texts) is None:
+                self.forget_launches()
+            self.launches[key] = launch
+            self.watched, self.watched_texts = watched, texts
+            self.fast_path.guard_with(watched)
+
     def forget_launches(self) -> None:
         """Empty `launches`, so that each key's next call takes its kernel anew, built from the values as they are."""
         self.launches.clear()
-        self.watched = ()
+        self.watched, self.watched_texts = (), ()
         self.fast_path.guard_with(())
 
     def check_pinned(self, args: tuple[Any, ...], pinned: Pin) -> Bound:
@@ -262,19 +295,13 @@ class Dispatcher:
         return int(tensors.tensor_facts()(ranks, *given)[1])
 
     def make_launch(self, bound: Bound, stream: int) -> Callable[..., Any]:
-        """The launch of the call's kernel; the fast path serves it (and the others in `launches`) while the places
-        its values were read from hold them (read before the kernel is taken: a value rebound meanwhile makes the
-        next call read them again)."""
+        """The launch of the call's kernel (`run` keeps it, with where its values were read from)."""
         device = bound.device
         assert device is not None and device.index is not None
-        watched = fingerprint(self.fn).watched
         consts = self.consts(bound)
         if tuned(consts):
             consts.update(self.tune(bound, consts, stream))
-        launch = self.kernel(bound, consts, device).launch
-        self.watched = watched
-        self.fast_path.guard_with(watched)
-        return launch
+        return self.kernel(bound, consts, device).launch
 
     def tune(self, bound: Bound, consts: dict[str, Any], stream: int) -> dict[str, Hashable]:
         """The fastest configuration of the call's tuning spaces: chosen before in this process, saved on disk, or

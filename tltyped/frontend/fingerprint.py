@@ -60,7 +60,9 @@ lists what a call can check cheaply instead (`watched`): each name of a
 module's globals, each user module's attribute and each closure cell that
 the code read, with the object it held. `unchanged` tells whether each still
 holds its object; the call path checks that before it serves a kernel from
-memory, and reads the values again where one was rebound. A value changed in
+memory, and reads the values again where one was rebound (unless each
+rebound place holds a value of the same text, `rebound_alike`: then the
+kernels in memory are still those of the values). A value changed in
 place (an item appended to a list, a class's attribute set) is not seen
 there, only by the next build.
 """
@@ -166,6 +168,30 @@ def unchanged(watched: tuple[Watch, ...]) -> bool:
         if now is not value:
             return False
     return True
+
+
+def watched_texts(watched: tuple[Watch, ...]) -> tuple[str | None, ...]:
+    """The stable text of each watched value, read with `watched`, so that a place rebound to an equal value is told
+    from a change (`rebound_alike`); None for a function, class or method (whose text reads all their code reads:
+    such a value is rebound by defining it again, not at each call) and for a value with no stable text."""
+    return tuple(None if isinstance(w.value, (types.FunctionType, type, types.MethodType)) else stable_text(w.value)
+                 for w in watched)
+
+
+def rebound_alike(watched: tuple[Watch, ...], texts: tuple[str | None, ...]) -> tuple[Watch, ...] | None:
+    """`watched` with each place that holds another object now watching that object, where each such object has
+    the text its place's had (`texts`, `watched_texts`): what was built from the values is built from these alike
+    (a global a loop rebinds to an equal value at each step); None where some place holds another value, or none."""
+    now = []
+    for index, watch in enumerate(watched):
+        text = texts[index] if index < len(texts) else None  # none read: a rebinding is a change
+        value = watch.namespace.get(watch.name, _MISSING) if watch.name is not None else _cell(watch.namespace)
+        if value is not watch.value:
+            if text is None or value is _MISSING or value is _EMPTY_CELL or stable_text(value) != text:
+                return None
+            watch = watch._replace(value=value)
+        now.append(watch)
+    return tuple(now)
 
 
 def stable_text(value: object) -> str | None:

@@ -489,6 +489,7 @@ def test_a_rebound_global_empties_the_launches_calls_were_served_from(monkeypatc
     dispatcher.load_helpers()
     dispatcher.launches[dispatcher.key(a, b)] = lambda *args: "launched"  # CPU tensors: a hand-filled entry
     dispatcher.watched = fingerprint(dispatcher.fn).watched
+    dispatcher.watched_texts = fingerprint_module.watched_texts(dispatcher.watched)
     dispatcher.fast_path.guard_with(dispatcher.watched)
     try:
         assert kernel(a, b) == "launched"

@@ -183,8 +183,7 @@ def rebound_alike(watched: tuple[Watch, ...], texts: tuple[str | None, ...]) -> 
     the text its place's had (`texts`, `watched_texts`): what was built from the values is built from these alike
     (a global a loop rebinds to an equal value at each step); None where some place holds another value, or none."""
     now = []
-    for index, watch in enumerate(watched):
-        text = texts[index] if index < len(texts) else None  # none read: a rebinding is a change
+    for watch, text in zip(watched, texts, strict=True):
         value = watch.namespace.get(watch.name, _MISSING) if watch.name is not None else _cell(watch.namespace)
         if value is not watch.value:
             if text is None or value is _MISSING or value is _EMPTY_CELL or stable_text(value) != text:

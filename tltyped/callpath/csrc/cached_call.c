@@ -36,9 +36,10 @@ typedef PyObject* (*launch_raw_fn)(PyObject* const* objects, const uint64_t* wor
 
 // A recent hit: what its key was made of, and its launch. A hit on the memo makes no Python object
 // until the launcher returns. An entry of `launches` never changes, and `launches` is emptied only
-// with a new guard (`guard_with`, which forgets the remembered hits), so a remembered hit stays right. The key's words are the tensors' signatures and static dims (contiguous tensors
-// only); consts are compared by identity, as a dict compares keys first (the same object gives the
-// same key), and held so that no other object can take their address.
+// with a new guard (`guard_with`, which forgets the remembered hits), so a remembered hit stays
+// right. The key's words are the tensors' signatures and static dims (contiguous tensors only);
+// consts are compared by identity, as a dict compares keys first (the same object gives the same
+// key), and held so that no other object can take their address.
 typedef struct {
   PyObject* launch;    // NULL: an empty entry
   launch_raw_fn raw;   // the launcher's C entry, or NULL: `launch` is called with Python values

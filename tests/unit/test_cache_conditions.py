@@ -34,6 +34,7 @@ import torch
 
 import tltyped as tl
 from tests.conftest import has_nvcc, needs_nvcc
+from tests.kernels import torch_ops
 from tests.kernels.settings import Tile
 from tests.unit.test_disk_cache import (  # noqa: F401
     build_probe, cache_dir, compiles, fake_compiler, probe_step, replace_file,
@@ -394,6 +395,7 @@ class Sizes:
     ((scaled, [scaled]), f"({__name__}.scaled, [{__name__}.scaled])"),  # the second is the first read again
     ((tl.jit, Color, int, enum), f"(tltyped.jit_function.jit, {__name__}.Color, builtins.int, enum)"),
     (Sizes(128), f"{__name__}.Sizes(block=128, tile=(64,))"),
+    ((torch_ops.scale, torch_ops.scale), "(tests.kernels.torch_ops.scale, tests.kernels.torch_ops.scale)"),
     ((Tile(64), [Tile(32)]), "(tests.kernels.settings.Tile(64), [tests.kernels.settings.Tile(32)])"),
 ])
 def test_ls_shows_a_function_class_or_module_by_its_name_each_time_it_is_read(value: object, written: str) -> None:

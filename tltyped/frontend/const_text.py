@@ -44,12 +44,9 @@ def shown(text: str) -> str:
             continue
         char = text[i]
         if char in "'\"":
-            end = i + 1
-            while end < len(text) and text[end] != char:
-                end += 2 if text[end] == "\\" else 1
-            out.append(text[i : end + 1])
-            i = end + 1
-            at_value = False
+            end = _quoted_end(text, i)
+            out.append(text[i:end])
+            i, at_value = end, False
             continue
         if char in _CLOSERS:  # only a tuple's parenthesis may need a comma added: () has none to add
             groups.append([_CLOSERS[char], char != "(" or not container or text.startswith(")", i + 1)])
@@ -73,10 +70,10 @@ def _after_kind(text: str, kind: str, i: int, out: list[str], groups: list[list[
         out.append(re.split(r"[ (]", text[i:end], maxsplit=1)[0])
         return end + text.startswith(":(", end), False, False  # a named tuple's items follow its class (`:(`)
     if kind == "wrapped:":  # wrapped:<the wrapper's class>(<what it wraps>, <the wrapper's state>)
-        end = _value_end(text, i)
-        inner = _last_open(text, i, end) + 1
+        wrapper = _KIND.match(text, i)
+        inner = (_named_end(text, wrapper.group(), wrapper.end()) if wrapper else i) + 1
         out.append(shown(text[inner : _value_end(text, inner)]))
-        return end, False, False
+        return _value_end(text, i), False, False
     if kind == "enum:":  # enum:module.Class.NAME:<its class's text>=<the member's value>
         name_end = text.index(":", i)
         out.append(text[i:name_end])
@@ -100,43 +97,29 @@ def _after_kind(text: str, kind: str, i: int, out: list[str], groups: list[list[
     return i, False, kind != "complex:"
 
 
-def _value_end(text: str, i: int, stops: str = ",") -> int:
+def _value_end(text: str, i: int, stops: str = ",", pairs: bool = True) -> int:
     """Where the key text of a value that starts at `i` ends: at the first of `stops` (by default the comma after
-    it), the `: ` after a dict's key, or the bracket closing what holds it, outside quotes and the brackets it
-    opens; else at the end."""
+    it), the `: ` after a dict's key (unless not `pairs`), or the bracket closing what holds it, outside quotes
+    and the brackets it opens; else at the end."""
     depth = 0
     while i < len(text):
         char = text[i]
         if char in "'\"":
-            i += 1
-            while i < len(text) and text[i] != char:
-                i += 2 if text[i] == "\\" else 1
-        elif depth == 0 and (char in stops or char in ")]}" or text.startswith(": ", i)):
+            i = _quoted_end(text, i)
+            continue
+        if depth == 0 and (char in stops or char in ")]}" or pairs and text.startswith(": ", i)):
             return i
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
+        depth += (char in "([{") - (char in ")]}")
         i += 1
     return i
 
 
-def _last_open(text: str, i: int, end: int) -> int:
-    """Where the last parenthesis that opens at the top level of the value between `i` and `end` is."""
-    depth, last = 0, i
-    while i < end:
-        char = text[i]
-        if char in "'\"":
-            i += 1
-            while i < end and text[i] != char:
-                i += 2 if text[i] == "\\" else 1
-        elif char in "([{":
-            last = i if depth == 0 and char == "(" else last
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        i += 1
-    return last
+def _quoted_end(text: str, i: int) -> int:
+    """Where the quoted text (a str's or bytes' repr) that starts at `i` ends, past its closing quote."""
+    quote, i = text[i], i + 1
+    while i < len(text) and text[i] != quote:
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
 
 
 def _named_end(text: str, kind: str, i: int) -> int:
@@ -146,23 +129,6 @@ def _named_end(text: str, kind: str, i: int) -> int:
     dataclass's fields, a named tuple's items)."""
     end = _value_end(text, i, stops=",(:")
     has_group = kind == "function:" or " source " in text[i:end]
-    return _closing(text, end) + 1 if has_group and text.startswith("(", end) else end
-
-
-def _closing(text: str, i: int) -> int:
-    """Where the bracket that opens at `i` closes (outside quotes); else the end."""
-    depth = 0
-    while i < len(text):
-        char = text[i]
-        if char in "'\"":
-            i += 1
-            while i < len(text) and text[i] != char:
-                i += 2 if text[i] == "\\" else 1
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return i
+    if has_group and text.startswith("(", end):
+        return _value_end(text, end + 1, stops="", pairs=False) + 1  # past the parenthesis closing it
+    return end

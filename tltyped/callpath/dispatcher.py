@@ -194,11 +194,9 @@ class Dispatcher:
                 self.fast_path.guard_with(alike)
 
     def keep(self, key: Any, launch: Callable[..., Any], watched: tuple[Watch, ...], texts: tuple[str | None, ...]) -> None:
-        """Store `launch`, its kernel built from the values read from `watched` (with `texts`), under `key`, and
-        serve `launches` while those places hold them. The launches stored before are forgotten where a place
-        they were built from was rebound meanwhile (by another thread, while this kernel was built: this call's
-        check came first), as the new guard would serve them; a value rebound while this kernel was built makes
-        the next call read them again."""
+        """Store `launch` under `key`, its kernel built from the values read from `watched` (their `texts`), and
+        serve `launches` while those places hold them. Launches stored before from values rebound meanwhile (by
+        another thread, while this kernel was built) are forgotten first: the new guard would serve them."""
         with self.guard_lock:
             if not unchanged(self.watched) and rebound_alike(self.watched, self.watched_texts) is None:
                 self.forget_launches()

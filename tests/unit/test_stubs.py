@@ -541,3 +541,76 @@ def test_an_unannotated_const_takes_any_hashable_value_whatever_its_default(
     (tmp_path / "pyrightconfig.json").write_text(json.dumps({"stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")]}))
     found = pyright(caller, config=tmp_path / "pyrightconfig.json")
     assert sorted({f"caller.py:{d.line}" for d in found if d.severity == "error"}) == mistakes, found
+
+
+NO_DTYPE_MODULE = '''\
+{future}
+import tltyped as tl
+import tltyped.language as T
+
+
+@tl.jit
+def by_call(M, K):
+    @T.prim_func
+    def main(A: T.Tensor((M, K)), B: T.Tensor((128,))):
+        pass
+
+    return main
+
+
+@tl.jit
+def by_subscript(M, K):
+    @T.prim_func
+    def main(A: T.Tensor[(M, K)], B: T.Tensor[(128,)], C: T.Tensor[(M,)]):
+        pass
+
+    return main
+
+
+@tl.jit
+def signature(A: T.Tensor((64, 32)), B: T.Tensor((128,))) -> None:
+    pass
+'''
+
+NO_DTYPE_CALLER = '''\
+from typing import Literal
+
+import tltyped as tl
+from {module} import by_call, by_subscript, signature
+
+
+def use(h: tl.Tensor[tl.float16, int, int], v: tl.Tensor[tl.float32, Literal[128]], m: tl.Tensor[tl.float32, int, int]) -> None:
+    by_subscript(4, 4)(m, v, v)
+    by_subscript(4, 4)(m, m, v)  # mistake: B is of rank 1
+    by_call(4, 4)(h, v)  # mistake: A is float32
+    signature(m, v)  # mistake: A is 64 x 32, m any size, which pyright refuses too
+'''
+
+
+@pytest.mark.parametrize("future", ["", "from __future__ import annotations"])
+def test_a_tensor_annotation_naming_no_dtype_is_float32_of_its_rank(
+    future: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`T.Tensor((M, K))`, `T.Tensor[(M, K)]`, `T.Tensor[(128,)]`: the dtype the runtime gives them (float32) and
+    their rank, in a lazy factory's prim_func and (call form) in a kernel's signature; pyright reading the stub
+    refuses a call of the wrong rank or dtype."""
+    module = "nodtype_postponed" if future else "nodtype_kernels"
+    (tmp_path / f"{module}.py").write_text(NO_DTYPE_MODULE.format(future=future))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stub = render_stub(importlib.import_module(module))
+    by_subscript = stub[stub.index("class _by_subscript_kernel:"):]
+    assert "A: tl.Tensor[tl.float32, Any, Any]," in by_subscript
+    assert "B: tl.Tensor[tl.float32, Literal[128]]," in by_subscript
+    assert "C: tl.Tensor[tl.float32, Any]," in by_subscript
+    assert "A: tl.Tensor[tl.float32, Literal[64], Literal[32]]," in stub
+    folder = tmp_path / "checked"
+    (folder / "typings").mkdir(parents=True)
+    (folder / "typings" / f"{module}.pyi").write_text(stub)
+    caller = folder / "caller.py"
+    caller.write_text(NO_DTYPE_CALLER.format(module=module))
+    mistakes = sorted(f"caller.py:{line}" for line in marked_lines(caller, "mistake"))
+    config = folder / "pyrightconfig.json"
+    config.write_text(json.dumps({"typeCheckingMode": "basic", "stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")]}))
+    found = pyright(caller, config=config)
+    assert sorted(f"caller.py:{d.line}" for d in found if d.severity == "error") == mistakes, found
+    assert sorted(mypy_lines(folder, "mypy_path = typings")[1]) == mistakes

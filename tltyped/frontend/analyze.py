@@ -32,7 +32,7 @@ from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import Prelude, module_names, to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
 from tltyped.types import in_body_grammar as grammar
-from tltyped.types.dtypes import float32, is_dtype_like
+from tltyped.types.dtypes import UNSTATED_TENSOR_DTYPE, is_dtype_like
 from tltyped.types.params import Tune
 from tltyped.types.source import environment
 from tltyped.types.tensor import Tensor
@@ -71,7 +71,7 @@ class _TensorForm:
 
     shape: ast.expr
     strides: ast.expr | None
-    dtype: ast.expr | None  # None: TileLang's default, float32
+    dtype: ast.expr | None  # None: TileLang's default, dtypes.UNSTATED_TENSOR_DTYPE
     either_order: bool = False  # `T.Tensor[x, y]`, x no list: TileLang's [shape, dtype] or tltyped's [dtype, dim]
 
 
@@ -379,7 +379,7 @@ class Analysis:
     def _dtype(self, name: str, node: ast.expr | None, line: int, state: _State) -> DTypeSpec:
         """Parameter `name`'s fixed dtype, or (when it names const parameters such as `out_dtype`) an expression the binder evaluates."""
         if node is None:
-            return DTypeSpec(fixed=float32)
+            return DTypeSpec(fixed=UNSTATED_TENSOR_DTYPE)
         used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
         bound_in_body = {n for s in self.body.statements if s.lineno < line for n in _assigned(s)}
         if used & set(state.prelude.const_params) and not used & bound_in_body:

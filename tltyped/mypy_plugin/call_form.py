@@ -8,7 +8,8 @@ and hands back what `T.Tensor[[M, K], dtype]` would have parsed to: the
 dims as names, int literals or expressions (the rewrite reads an
 expression's text at its position, as for the subscription form), the
 dtype as a dotted name, a bare name (a parameter or a dtype bound in the
-body), or a dtype string.
+body), or a dtype string; a call naming no dtype (`T.Tensor((M, K))`) is of
+the dtype the runtime gives it, dtypes.UNSTATED_TENSOR_DTYPE (float32).
 
 A shape that is one dim (`T.Tensor((N), dtype)`: the parentheses make no
 tuple, and `T.Tensor(N * 2, dtype)` alike) is a 1-D shape, as the runtime
@@ -37,7 +38,7 @@ from mypy.types import AnyType, RawExpressionType, Type, TypeList, TypeOfAny, Un
 
 from tltyped.errors import DimSyntaxError
 from tltyped.mypy_plugin.parsed import ModuleNames
-from tltyped.types import dim_grammar
+from tltyped.types import dim_grammar, dtypes
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,10 @@ def _subscription(
     """`T.Tensor(shape, dtype)` or `T.Tensor[shape, dtype]`, parsed in `parsed`, as the subscription form; None for
     a callee other than tltyped's or TileLang's Tensor as the module's imports spell it (`ModuleNames.is_tensor`)."""
     name, shape, dtype = _parts(annotation)
-    if name is None or not found.is_tensor(name) or dtype is None:
+    if name is None or not found.is_tensor(name):
         return None
+    if dtype is None:  # `T.Tensor((M, K))`: the dtype the runtime gives a tensor annotation that names none
+        dtype = ast.copy_location(ast.Constant(dtypes.UNSTATED_TENSOR_DTYPE.name), annotation)
     dtype_type = _dtype(dtype, found, *parsed.place(dtype.lineno, dtype.col_offset))
     if dtype_type is None:
         return None

@@ -45,7 +45,9 @@ Tensor annotation of any signature (`A: T.Tensor[(M, K), "float16"]`) becomes a 
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import textwrap
 from collections.abc import Iterator, Mapping
 
 from mypy.errors import Errors
@@ -77,6 +79,7 @@ from tltyped.mypy_plugin.parsed import (
 from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
+from tltyped.stubs import prim_func
 
 
 def rewrite_module(
@@ -209,15 +212,38 @@ def _untype_call_forms(file: MypyFile, found: ModuleNames, factories: list[FuncD
     error; a factory's functions are those defined in a branch too (`if split: @T.prim_func def one(...)`), as
     lazy.py reads them. A parameter annotated in the body instead (`A: T.Tensor[[M, K], T.float16]`) is left
     untyped, its annotation dropped."""
+    source = SourceText(file.path)
     for func in _prim_funcs(file, found, factories):
         bare = {arg.variable.name for arg in func.arguments if arg.type_annotation is None}
         func.body.body = [stmt for stmt in func.body.body if not _annotates(stmt, bare)]
-        for arg in func.arguments:
-            if arg.type_annotation is not None and call_form.is_call_form(arg.type_annotation):
+        shape_only = _shape_only_parameters(func, source)
+        untyped = [
+            arg.type_annotation is not None and (call_form.is_call_form(arg.type_annotation) or arg.variable.name in shape_only)
+            for arg in func.arguments
+        ]
+        for arg, untype in zip(func.arguments, untyped):
+            if untype:
                 arg.type_annotation = AnyType(TypeOfAny.special_form)
         for typ in (func.type, func.unanalyzed_type):
-            if isinstance(typ, CallableType):
-                typ.arg_types = [AnyType(TypeOfAny.special_form) if call_form.is_call_form(t) else t for t in typ.arg_types]
+            if isinstance(typ, CallableType) and len(typ.arg_types) == len(untyped):
+                typ.arg_types = [AnyType(TypeOfAny.special_form) if u else t for t, u in zip(typ.arg_types, untyped)]
+
+
+def _shape_only_parameters(func: FuncDef, source: SourceText) -> set[str]:
+    """The prim_func's parameters annotated with a subscript that states only a shape (`T.Tensor[(M, K)]`, of the
+    unstated dtype: prim_func.is_shape_only, the rule the runtime's reading is told by). Python hands it over as
+    `T.Tensor[M, K]`, which the annotation hook would read in tltyped's order, `M` the dtype."""
+    text = textwrap.dedent("\n".join(source.lines()[func.line - 1 : func.end_line]))
+    try:
+        node = ast.parse(text).body[0]
+    except (SyntaxError, IndexError):  # a source that is not the one mypy parsed
+        return set()
+    if not isinstance(node, ast.FunctionDef):
+        return set()
+    return {
+        arg.arg for arg in node.args.args
+        if isinstance(arg.annotation, ast.Subscript) and prim_func.is_shape_only(arg.annotation.slice)
+    }
 
 
 def _annotates(stmt: Statement, params: set[str]) -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tltyped.types.dtypes import BY_NAME
+from tltyped.types.dtypes import BY_NAME, UNSTATED_TENSOR_DTYPE
 from tltyped.types.source import annotated_parameter
 
 _DTYPE_POSITION = {"Tensor": 1, "Buffer": 1, "StridedTensor": 2}
@@ -116,15 +116,17 @@ def params(prim_func: ast.FunctionDef) -> list[PrimFuncParam]:
 
 
 def read_param(name: str, annotation: ast.expr | None) -> PrimFuncParam:
-    """A parameter from its annotation: a tensor in TileLang's call form (`T.Tensor((M, K), dtype)`, float32
-    when no dtype is given, as in TileLang) or subscript form (`T.Tensor[(M, K), dtype]`), else a scalar
-    (`T.int32`)."""
+    """A parameter from its annotation: a tensor in TileLang's call form (`T.Tensor((M, K), dtype)`) or subscript
+    form (`T.Tensor[(M, K), dtype]`, `T.Tensor[(M, K)]`: see `is_shape_only`), of dtypes.UNSTATED_TENSOR_DTYPE
+    where it names no dtype, as the runtime reads it; else a scalar (`T.int32`)."""
+    unstated: ast.expr | None = ast.Constant(UNSTATED_TENSOR_DTYPE.name)
     if isinstance(annotation, ast.Call):
         args: dict[int | str, ast.expr] = {**dict(enumerate(annotation.args)), **{k.arg or "": k.value for k in annotation.keywords}}
-        tensor_class, default_dtype = _last_name(annotation.func), ast.Constant("float32")
+        tensor_class, default_dtype = _last_name(annotation.func), unstated
     elif isinstance(annotation, ast.Subscript):
-        parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
-        args, tensor_class, default_dtype = dict(enumerate(parts)), _last_name(annotation.value), None
+        parts = subscript_parts(annotation.slice)
+        args, tensor_class = dict(enumerate(parts)), _last_name(annotation.value)
+        default_dtype = unstated if is_shape_only(annotation.slice) else None
     else:
         return PrimFuncParam(name, False, dtype=_dtype(annotation))
     position = _DTYPE_POSITION.get(tensor_class or "")
@@ -132,6 +134,49 @@ def read_param(name: str, annotation: ast.expr | None) -> PrimFuncParam:
         return PrimFuncParam(name, False, dtype=_dtype(annotation))
     dtype = args.get(position, args.get("dtype", default_dtype))
     return PrimFuncParam(name, True, _dims(args.get(0, args.get("shape"))), _dtype(dtype))
+
+
+def subscript_parts(index: ast.expr) -> list[ast.expr]:
+    """`T.Tensor[...]`'s parts as the call form's positional arguments (shape, then dtype): the parts of a
+    subscript that states only a shape (`is_shape_only`) are all that shape, as one tuple."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return [ast.Tuple(list(parts), ast.Load())] if is_shape_only(index) else list(parts)
+
+
+def is_shape_only(index: ast.expr) -> bool:
+    """Whether the subscript `T.Tensor[index]` states a shape and no dtype, read from its spelling alone.
+
+    Python hands `T.Tensor[(M, K)]` over as `T.Tensor[M, K]`, and the runtime
+    (types/tensor.py `shape_and_dtype`, after TileLang's `TensorProxy.__getitem__`)
+    decides by the parts' values: none a list, tuple or dtype makes them all
+    the shape, of the unstated dtype. Values are unknown here (`M` may be a
+    factory's argument, and `T.Tensor[(N), dtype]` takes one by name), so
+    the parts are the shape only where no part can be a dtype: each is an int
+    or arithmetic (`T.Tensor[128, 64]`, `T.Tensor[N * 2]`), or they are
+    written as one parenthesised tuple (`T.Tensor[(M, K)]`, `T.Tensor[(128,)]`,
+    which TileLang's examples write for a shape, never for a shape and a
+    dtype). A name alone (`T.Tensor[M, K]`, `T.Tensor[(N), dtype]`) leaves
+    it open: the tensor's rank and dtype stay unknown (Any).
+    """
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if not parts or any(isinstance(p, (ast.Tuple, ast.List)) or _dtype(p) is not None for p in parts):
+        return False
+    if all(_is_arithmetic(p) for p in parts):
+        return True
+    first, last = parts[0], parts[-1]
+    return (  # one tuple in parentheses: its span starts before its first part and ends after its last
+        isinstance(index, ast.Tuple) and (index.lineno, index.col_offset) < (first.lineno, first.col_offset)
+        and (index.end_lineno or 0, index.end_col_offset or 0) > (last.end_lineno or 0, last.end_col_offset or 0)
+    )
+
+
+def _is_arithmetic(part: ast.expr) -> bool:
+    """An int, or `+ - * //` of ints and names (`N * 2`): a dim, never a dtype."""
+    if isinstance(part, ast.Constant):
+        return type(part.value) is int
+    if isinstance(part, ast.BinOp):
+        return all(_is_arithmetic(p) or isinstance(p, ast.Name) for p in (part.left, part.right))
+    return isinstance(part, ast.UnaryOp) and (_is_arithmetic(part.operand) or isinstance(part.operand, ast.Name))
 
 
 def _dims(shape: ast.expr | None) -> tuple[int | None, ...] | None:

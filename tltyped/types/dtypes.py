@@ -208,6 +208,11 @@ BY_NAME: dict[str, type[DType]] = {
 }
 """Every TileLang spelling of an argument type -> its class (what a tensor annotation may name)."""
 
+UNSTATED_TENSOR_DTYPE: type[DType] = float32
+"""The dtype of a tensor annotation that names none (`T.Tensor((M, K))`, `T.Tensor[(128,)]`): TileLang's buffer
+default (its `TensorProxy.__call__` takes `dtype="float32"`), which the runtime, the mypy plugin and the stubs
+all read such an annotation with, so that a kernel's signature is one thing to each."""
+
 _ANY_BY_NAME: dict[str, type[DType]] = {**BY_NAME, **{d.name: d for d in COMPUTE_DTYPES}}
 
 _BY_TORCH: dict[object, type[DType]] = {}  # filled on the first torch dtype seen

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, ForwardRef, Generic, Protocol, TypeVar, g
 from typing_extensions import TypeVarTuple, Unpack
 
 from tltyped.errors import ArgumentTypeError
-from tltyped.types.dtypes import is_dtype_like
+from tltyped.types.dtypes import UNSTATED_TENSOR_DTYPE, is_dtype_like
 
 DT = TypeVar("DT")
 Dims = TypeVarTuple("Dims")
@@ -87,7 +87,7 @@ else:
     class Tensor(Generic[DT, Unpack[Dims]]):
         """A torch tensor with a static element type and dims."""
 
-        def __new__(cls, shape: object = None, dtype: object = "float32", *view: object, **options: object) -> object:
+        def __new__(cls, shape: object = None, dtype: object = UNSTATED_TENSOR_DTYPE.name, *view: object, **options: object) -> object:
             """`Tensor((M, K), dtype)` is `Tensor[[M, K], dtype]` (TileLang's call form; dtype defaults to float32).
 
             With more (`T.Tensor(shape, dtype, A.data)` in a kernel body: a view of another buffer's data), it is
@@ -113,9 +113,9 @@ def shape_and_dtype(annotation: object) -> tuple[list[Any], Any] | None:
         return None
     args = [arg.__forward_arg__ if isinstance(arg, ForwardRef) else arg for arg in get_args(annotation)]
     if isinstance(args[0], (list, tuple)):
-        return list(args[0]), args[1] if len(args) > 1 else "float32"
+        return list(args[0]), args[1] if len(args) > 1 else UNSTATED_TENSOR_DTYPE.name
     if is_dtype_like(args[0]):
         return args[1:], args[0]
     if len(args) == 2 and is_dtype_like(args[1]):
         return [args[0]], args[1]
-    return args, "float32"
+    return args, UNSTATED_TENSOR_DTYPE.name

@@ -114,6 +114,14 @@ static int guard_holds(PyObject* guard) {
   return 1;
 }
 
+// guard_holds on the call's guard, held meanwhile: a lookup may run Python code (a key's __eq__) that sets another.
+static int guard_held(CachedCall* self) {
+  PyObject* guard = Py_NewRef(self->guard);
+  int holds = guard_holds(guard);
+  Py_DECREF(guard);
+  return holds;
+}
+
 static void memo_forget(CachedCall* self) {
   for (int m = 0; m < MEMO; m++) {
     Py_CLEAR(self->memo[m].launch);
@@ -196,7 +204,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   PyObject* consts[MAX_ARGS];
   Py_ssize_t nparams = self->nparams, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
   Py_ssize_t first_default = nparams - PyTuple_GET_SIZE(self->defaults);
-  if (nargs > self->npositional || api == NULL || forward_ad_open() || !guard_holds(self->guard)) goto fallback;
+  if (nargs > self->npositional || api == NULL || forward_ad_open() || !guard_held(self)) goto fallback;
   for (Py_ssize_t i = 0; i < nparams; i++) full[i] = i < nargs ? args[i] : NULL;
   for (Py_ssize_t j = 0; j < nkw; j++) {
     PyObject* name = PyTuple_GET_ITEM(kwnames, j);

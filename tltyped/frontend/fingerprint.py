@@ -164,8 +164,7 @@ def unchanged(watched: tuple[Watch, ...]) -> bool:
     """Whether every place still holds the object it held when `watched` was read (by identity: no value is read
     again, so a check costs a lookup per place)."""
     for namespace, name, value in watched:
-        now = namespace.get(name, _MISSING) if name is not None else _cell(namespace)
-        if now is not value:
+        if _held(namespace, name) is not value:
             return False
     return True
 
@@ -184,7 +183,7 @@ def rebound_alike(watched: tuple[Watch, ...], texts: tuple[str | None, ...]) -> 
     (a global a loop rebinds to an equal value at each step); None where some place holds another value, or none."""
     now = []
     for watch, text in zip(watched, texts, strict=True):
-        value = watch.namespace.get(watch.name, _MISSING) if watch.name is not None else _cell(watch.namespace)
+        value = _held(watch.namespace, watch.name)
         if value is not watch.value:
             if text is None or value is _MISSING or value is _EMPTY_CELL or stable_text(value) != text:
                 return None
@@ -353,7 +352,7 @@ class Reader:
                    and isinstance(module := fn.__globals__[path[0]], types.ModuleType) and _is_user(module)]
         places += [(cell, None) for cell in fn.__closure__ or ()]
         for namespace, name in places:
-            value = namespace.get(name, _MISSING) if name is not None else _cell(namespace)
+            value = _held(namespace, name)
             if not (isinstance(value, types.ModuleType) or value is _MISSING or value is _EMPTY_CELL):
                 self.watched.setdefault((id(namespace), name), Watch(namespace, name, value))
 
@@ -459,6 +458,11 @@ def _of_outside_module(value: object) -> bool:
 def _is_tir_expr(value: object) -> bool:
     tirx = sys.modules.get("tvm.tirx")  # loaded whenever a value could be one
     return tirx is not None and issubclass(type(value), tirx.PrimExpr)  # type(): a value may fake `__class__`
+
+
+def _held(namespace: Any, name: str | None) -> object:
+    """What a watched place holds now: `namespace[name]` (or `_MISSING`), or a cell's contents where `name` is None."""
+    return namespace.get(name, _MISSING) if name is not None else _cell(namespace)
 
 
 def _cell(cell: Any) -> object:

@@ -8,6 +8,7 @@ user's line that called into tltyped (log.py).
 
 from __future__ import annotations
 
+import functools
 import sysconfig
 from pathlib import Path
 
@@ -39,5 +40,11 @@ def is_tltyped_code(path: str) -> bool:
 def under(path: str, *folders: Path) -> bool:
     """Whether the file is inside one of the folders (by whole path components: `tltyped_kernels.py` beside the
     package is not inside `tltyped`)."""
-    resolved = Path(path).resolve()
+    resolved = _resolved(path)
     return any(resolved.is_relative_to(folder) for folder in folders)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: str) -> Path:
+    """The file's absolute path, links followed: resolved once per path, as a process imports a file once."""
+    return Path(path).resolve()

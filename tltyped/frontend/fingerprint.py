@@ -543,18 +543,26 @@ def source_digest(path: str) -> str:
     return digest
 
 
+@functools.lru_cache(maxsize=4096)
+def _instructions(code: types.CodeType) -> tuple[tuple[str, Any], ...]:
+    """The code's own instructions (not those of the code nested in it), each as its name and argument value:
+    disassembled once per code object, since every call that builds a new specialisation reads a function's
+    code again (and disassembling is most of a fingerprint's time). Equal code objects disassemble alike."""
+    return tuple((instruction.opname, instruction.argval) for instruction in dis.get_instructions(code))
+
+
 def _loads(code: types.CodeType, names: frozenset[str]) -> Iterator[tuple[str, ...]]:
     """The names the code (and the code nested in it) loads with one of the `names` instructions (globals, or
     closure cells), each with the attributes read off it at once: `cfg.BLOCK` is ("cfg", "BLOCK"), a bare
     `BLOCK` ("BLOCK",)."""
     path: tuple[str, ...] = ()
-    for instruction in dis.get_instructions(code):
-        if instruction.opname in names:
+    for opname, argval in _instructions(code):
+        if opname in names:
             if path:
                 yield path
-            path = (str(instruction.argval),)
-        elif path and instruction.opname in _ATTRIBUTE_LOADS:
-            path += (str(instruction.argval),)
+            path = (str(argval),)
+        elif path and opname in _ATTRIBUTE_LOADS:
+            path += (str(argval),)
         elif path:
             yield path
             path = ()
@@ -585,17 +593,17 @@ def _names(code: types.CodeType) -> Iterator[str]:
 def _imports(code: types.CodeType) -> Iterator[tuple[str, tuple[str, ...]]]:
     """The imports in the code (and the code nested in it): each module as written (`.` for each level of a
     relative one) with the names taken from it (none for `import m`, or `from m import *`)."""
-    instructions = list(dis.get_instructions(code))
-    for i, instruction in enumerate(instructions):
-        if instruction.opname == "IMPORT_NAME":
-            level = instructions[i - 2].argval if i >= 2 and instructions[i - 2].opname == "LOAD_CONST" else 0
+    instructions = _instructions(code)
+    for i, (opname, argval) in enumerate(instructions):
+        if opname == "IMPORT_NAME":
+            level = instructions[i - 2][1] if i >= 2 and instructions[i - 2][0] == "LOAD_CONST" else 0
             names = []
-            for following in instructions[i + 1:]:
-                if following.opname == "IMPORT_FROM":
-                    names.append(str(following.argval))
-                elif following.opname not in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"):
+            for following, name in instructions[i + 1:]:
+                if following == "IMPORT_FROM":
+                    names.append(str(name))
+                elif following not in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"):
                     break
-            yield "." * int(level or 0) + str(instruction.argval), tuple(names)
+            yield "." * int(level or 0) + str(argval), tuple(names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from _imports(const)

@@ -481,6 +481,23 @@ def test_the_places_a_body_reads_values_from_are_watched_and_a_rebinding_is_seen
         assert not fingerprint_module.unchanged(watched)
 
 
+def test_an_attribute_read_down_a_path_of_user_modules_is_watched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pkg.cfg.BLOCK`, with `import pkg.cfg`: the place watched is the last module's `BLOCK`, so that setting it
+    (`pkg.cfg.BLOCK = 8` in a notebook cell) is seen by the next call, as `cfg.BLOCK` is."""
+    (tmp_path / "watched_pkg").mkdir()
+    (tmp_path / "watched_pkg" / "__init__.py").write_text("")
+    (tmp_path / "watched_pkg" / "cfg.py").write_text("BLOCK = 4\n")
+    (tmp_path / "watched_user.py").write_text("import watched_pkg.cfg\n\ndef body():\n    return watched_pkg.cfg.BLOCK\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import watched_pkg.cfg  # type: ignore[import-not-found]
+    import watched_user  # type: ignore[import-not-found]
+
+    watched = fingerprint(watched_user.body).watched
+    assert any(w.namespace is vars(watched_pkg.cfg) and w.name == "BLOCK" and w.value == 4 for w in watched), watched
+    monkeypatch.setattr(watched_pkg.cfg, "BLOCK", 8)
+    assert not fingerprint_module.unchanged(watched)
+
+
 def test_a_rebound_global_empties_the_launches_calls_were_served_from(monkeypatch: pytest.MonkeyPatch) -> None:
     """The slow path a rebinding sends a call to forgets every launch (their kernels were built from the old value),
     so that each key's next call takes the kernel of the values as they are."""

@@ -344,12 +344,19 @@ class Reader:
         )
 
     def _watch_reads(self, fn: types.FunctionType, global_paths: list[tuple[str, ...]]) -> None:
-        """Lists where the function's code reads values from: its globals by name, and a user module's attribute
-        (`cfg.BLOCK`), and its closure cells. A module itself is left out (no kernel rebinds `T` or `math`), and
-        so is a name not bound yet (what binds it later is a change the next build reads)."""
-        places: list[tuple[Any, str | None]] = [(fn.__globals__, path[0]) for path in global_paths]
-        places += [(vars(module), path[1]) for path in global_paths if len(path) > 1
-                   and isinstance(module := fn.__globals__[path[0]], types.ModuleType) and _is_user(module)]
+        """Lists where the function's code reads values from: its globals by name, a user module's attribute
+        (`cfg.BLOCK`, and `pkg.cfg.BLOCK` down a path of user modules), and its closure cells. A module itself
+        is left out (no kernel rebinds `T` or `math`), and so is a name not bound yet (what binds it later is a
+        change the next build reads)."""
+        places: list[tuple[Any, str | None]] = []
+        for path in global_paths:
+            names: dict[str, Any] = fn.__globals__
+            for attribute in path:
+                places.append((names, attribute))
+                module = names.get(attribute)
+                if not (isinstance(module, types.ModuleType) and _is_user(module)):
+                    break
+                names = vars(module)
         places += [(cell, None) for cell in fn.__closure__ or ()]
         for namespace, name in places:
             value = _held(namespace, name)

@@ -66,6 +66,16 @@ def test_a_rebound_closure_variable_is_read_by_the_next_call() -> None:
     assert rel_err(run_map(kernel, a), a.double() * 3.0) < 1e-6
 
 
+def test_an_attribute_of_a_users_object_set_after_a_call_is_read_by_the_next_call() -> None:
+    a = torch.randn(N, device="cuda")
+    config = factories.Opaque(2.0)
+    kernel = factories.make_opaque(config)
+    assert rel_err(run_map(kernel, a), a.double() * 2.0) < 1e-6
+    config.factor = 3.0
+    assert rel_err(run_map(kernel, a), a.double() * 3.0) < 1e-6
+    assert rel_err(run_map(kernel, a), a.double() * 3.0) < 1e-6
+
+
 PROBE = """
 import json, sys, torch
 from tests.kernels import factories as f

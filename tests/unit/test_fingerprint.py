@@ -498,6 +498,22 @@ def test_an_attribute_read_down_a_path_of_user_modules_is_watched(tmp_path: Path
     assert not fingerprint_module.unchanged(watched)
 
 
+def test_a_users_object_changed_in_place_is_another_kernel_and_its_attribute_is_watched() -> None:
+    """An object of a user's class, read by identity, is read with its attributes too: setting `config.factor`
+    changes the fingerprint (the kernel in memory is another), and the attribute the body reads through the
+    closure is a watched place, so the next call reads the values again."""
+    config = factories.Opaque(2.0)
+    kernel = factories.make_opaque(config)
+    before = fingerprint(kernel.__wrapped__)
+    assert not before.stable and config in before.held
+    assert any(w.namespace is vars(config) and w.name == "factor" and w.value == 2.0 for w in before.watched)
+    config.factor = 3.0
+    assert not fingerprint_module.unchanged(before.watched)
+    assert fingerprint(kernel.__wrapped__).digest != before.digest
+    config.factor = 2.0
+    assert fingerprint(kernel.__wrapped__).digest == before.digest
+
+
 def test_a_rebound_global_empties_the_launches_calls_were_served_from(monkeypatch: pytest.MonkeyPatch) -> None:
     """The slow path a rebinding sends a call to forgets every launch (their kernels were built from the old value),
     so that each key's next call takes the kernel of the values as they are."""

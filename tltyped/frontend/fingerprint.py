@@ -47,9 +47,11 @@ on the function's name and file would serve one kernel's binary to the other.
 A logger (by name), a compiled pattern, a lock and a torch device have
 texts too: a user's module or class holds them beside its kernels' values.
 Any other value with no such text (an object shown with its address, a
-tensor) is read by its identity instead: the digest then means something in this
-process only (`stable` is False), so nothing is recorded on disk under it and
-the kernel is elaborated in each process. Equal values give equal digests, so
+tensor) is read by its identity instead (an instance of a user's class with
+its class and attributes too, so that one changed in place is new): the
+digest then means something in this process only (`stable` is False), so
+nothing is recorded on disk under it and the kernel is elaborated in each
+process. Equal values give equal digests, so
 two kernels of one factory share a build exactly when their values are equal.
 
 The same texts describe a specialisation's consts in the records
@@ -57,8 +59,8 @@ The same texts describe a specialisation's consts in the records
 
 Reading all of that costs too much for every call, so the fingerprint also
 lists what a call can check cheaply instead (`watched`): each name of a
-module's globals, each user module's attribute and each closure cell that
-the code read, with the object it held. `unchanged` tells whether each still
+module's globals, each user module's or object's attribute and each closure
+cell that the code read, with the object it held. `unchanged` tells whether each still
 holds its object; the call path checks that before it serves a kernel from
 memory, and reads the values again where one was rebound (unless each
 rebound place holds a value of the same text, `rebound_alike`: then the
@@ -309,7 +311,12 @@ class Reader:
                       if k not in named and not isinstance(getattr(kind, k, None), functools.cached_property)}
             return f"dataclass:{self.text(kind)}({fields}" + (f", {self.text(others)})" if others else ")")
         known = _known_value_text(value)
-        return known if known is not None else self._unstable(value, f"object:{self._type_name(kind)}")
+        if known is not None:
+            return known
+        if _is_users_object(value):  # a user's object: by identity, with
+            own = self.text(vars(value))  # its class and attributes, so that one changed in place
+            return self._unstable(value, f"object:{self.text(kind)}({own})")  # (`cfg.block = 64`) is new too
+        return self._unstable(value, f"object:{self._type_name(kind)}")
 
     def _unstable(self, value: object, what: str) -> str:
         """A value read by its identity: the text means something in this process only."""
@@ -330,7 +337,7 @@ class Reader:
         builtins_read = sorted({path[0] for path in global_loads if path[0] not in module_globals
                                 and any(getattr(builtins, path[0], None) is reader for reader in _OUTSIDE_STATE)})
         cell_paths = sorted({path for path in _loads(fn.__code__, _CELL_LOADS) if len(path) > 1 and path[0] in cells})
-        self._watch_reads(fn, global_paths)
+        self._watch_reads(fn, global_paths, [(cells[path[0]], path[1:]) for path in cell_paths])
         globals_ = [f"{'.'.join(path)}={self._path_text(module_globals[path[0]], path[1:])}" for path in global_paths]
         globals_ += [f"{name}={self.text(getattr(builtins, name))}" for name in builtins_read]  # `globals()`, `open`
         closure += [f"{'.'.join(path)}={self._path_text(cells[path[0]], path[1:])}" for path in cell_paths]
@@ -343,21 +350,18 @@ class Reader:
             f"closure={closure}, globals={globals_}, imports={imports})"
         )
 
-    def _watch_reads(self, fn: types.FunctionType, global_paths: list[tuple[str, ...]]) -> None:
-        """Lists where the function's code reads values from: its globals by name, a user module's attribute
-        (`cfg.BLOCK`, and `pkg.cfg.BLOCK` down a path of user modules), and its closure cells. A module itself
-        is left out (no kernel rebinds `T` or `math`), and so is a name not bound yet (what binds it later is a
-        change the next build reads)."""
-        places: list[tuple[Any, str | None]] = []
+    def _watch_reads(self, fn: types.FunctionType, global_paths: list[tuple[str, ...]],
+                     cell_reads: list[tuple[object, tuple[str, ...]]]) -> None:
+        """Lists where the function's code reads values from: its globals by name, its closure cells, and a user
+        module's or object's attribute read through either (`cfg.BLOCK`, `pkg.cfg.block`, down a path of them).
+        A module itself is left out (no kernel rebinds `T` or `math`), and so is a name not bound yet (what binds
+        it later is a change the next build reads)."""
+        places: list[tuple[Any, str | None]] = [(cell, None) for cell in fn.__closure__ or ()]
         for path in global_paths:
-            names: dict[str, Any] = fn.__globals__
-            for attribute in path:
-                places.append((names, attribute))
-                module = names.get(attribute)
-                if not (isinstance(module, types.ModuleType) and _is_user(module)):
-                    break
-                names = vars(module)
-        places += [(cell, None) for cell in fn.__closure__ or ()]
+            places += _places_along(fn.__globals__, path)
+        for value, attributes in cell_reads:  # a cell's value, and the attributes read off it
+            names = _attributes_of(value)
+            places += _places_along(names, attributes) if names is not None else []
         for namespace, name in places:
             value = _held(namespace, name)
             if not (isinstance(value, types.ModuleType) or value is _MISSING or value is _EMPTY_CELL):
@@ -662,6 +666,33 @@ def _member_attributes(member: enum.Enum) -> dict[str, object]:
 def _written(value: object) -> bool:
     """A function written in a file: a class's own `__init__` or `__call__` (not one `dataclass` generates)."""
     return isinstance(value, types.FunctionType) and not value.__code__.co_filename.startswith("<")
+
+
+def _places_along(names: dict[str, Any], path: tuple[str, ...]) -> list[tuple[Any, str | None]]:
+    """The places a path of names reads from, starting in `names`: each name, then the next one in the attributes
+    of the user's module or object it holds (`_attributes_of`)."""
+    places: list[tuple[Any, str | None]] = []
+    for attribute in path:
+        places.append((names, attribute))
+        inner = _attributes_of(names.get(attribute))
+        if inner is None:
+            break
+        names = inner
+    return places
+
+
+def _attributes_of(value: object) -> dict[str, Any] | None:
+    """The dict a user's module or object keeps its attributes in, where setting one rebinds a name (a module's
+    globals, an instance's `__dict__`); None for anything else (a library's is not watched)."""
+    if isinstance(value, types.ModuleType):
+        return vars(value) if _is_user(value) else None
+    return value.__dict__ if _is_users_object(value) else None
+
+
+def _is_users_object(value: object) -> bool:
+    """An instance of a user's class whose attributes live in its own `__dict__` (a plain object, a dataclass
+    instance): setting one (`cfg.block = 64`) rebinds a name in that dict, which the call's guard can watch."""
+    return not isinstance(value, type) and _is_user(type(value)) and type(getattr(value, "__dict__", None)) is dict
 
 
 def _is_user(value: types.ModuleType | type) -> bool:

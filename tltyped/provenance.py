@@ -37,14 +37,10 @@ def is_tltyped_code(path: str) -> bool:
     return path.startswith(GENERATED) or under(path, PACKAGE)
 
 
+@functools.lru_cache(maxsize=4096)
 def under(path: str, *folders: Path) -> bool:
     """Whether the file is inside one of the folders (by whole path components: `tltyped_kernels.py` beside the
-    package is not inside `tltyped`)."""
-    resolved = _resolved(path)
+    package is not inside `tltyped`). Answered once per file and folders, as a process imports a file once: a
+    fingerprint asks it for every function and module it reads."""
+    resolved = Path(path).resolve()
     return any(resolved.is_relative_to(folder) for folder in folders)
-
-
-@functools.lru_cache(maxsize=4096)
-def _resolved(path: str) -> Path:
-    """The file's absolute path, links followed: resolved once per path, as a process imports a file once."""
-    return Path(path).resolve()

@@ -51,8 +51,8 @@ tensor) is read by its identity instead (an instance of a user's class with
 its class and attributes too, so that one changed in place is new): the
 digest then means something in this process only (`stable` is False), so
 nothing is recorded on disk under it and the kernel is elaborated in each
-process. Equal values give equal digests, so
-two kernels of one factory share a build exactly when their values are equal.
+process. Equal values give equal digests, so two kernels of one factory
+share a build exactly when their values are equal.
 
 The same texts describe a specialisation's consts in the records
 (`stable_text`), so one rule says what two values have in common.
@@ -60,13 +60,13 @@ The same texts describe a specialisation's consts in the records
 Reading all of that costs too much for every call, so the fingerprint also
 lists what a call can check cheaply instead (`watched`): each name of a
 module's globals, each user module's or object's attribute and each closure
-cell that the code read, with the object it held. `unchanged` tells whether each still
-holds its object; the call path checks that before it serves a kernel from
-memory, and reads the values again where one was rebound (unless each
-rebound place holds a value of the same text, `rebound_alike`: then the
-kernels in memory are still those of the values). A value changed in
-place (an item appended to a list, a class's attribute set) is not seen
-there, only by the next build.
+cell that the code read, with the object it held. `unchanged` tells whether
+each still holds its object; the call path checks that before it serves a
+kernel from memory, and reads the values again where one was rebound (unless
+each rebound place holds a value of the same text, `rebound_alike`: then the
+kernels in memory are still those of the values). A value changed in place
+(an item appended to a list, a class's attribute set) is not seen there,
+only by the next build.
 """
 
 from __future__ import annotations
@@ -556,32 +556,35 @@ def source_digest(path: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _instructions(code: types.CodeType) -> tuple[tuple[str, Any], ...]:
-    """The code's own instructions (not those of the code nested in it), each as its name and argument value:
-    disassembled once per code object, since every call that builds a new specialisation reads a function's
-    code again (and disassembling is most of a fingerprint's time). Equal code objects disassemble alike."""
+    """The code's own instructions (not those of the code nested in it), each as its name and argument value,
+    disassembled once per code object (equal ones alike): disassembling was most of a fingerprint's time."""
     return tuple((instruction.opname, instruction.argval) for instruction in dis.get_instructions(code))
 
 
-def _loads(code: types.CodeType, names: frozenset[str]) -> Iterator[tuple[str, ...]]:
+@functools.lru_cache(maxsize=4096)
+def _loads(code: types.CodeType, names: frozenset[str]) -> tuple[tuple[str, ...], ...]:
     """The names the code (and the code nested in it) loads with one of the `names` instructions (globals, or
     closure cells), each with the attributes read off it at once: `cfg.BLOCK` is ("cfg", "BLOCK"), a bare
-    `BLOCK` ("BLOCK",)."""
+    `BLOCK` ("BLOCK",). Read once per code object (equal ones alike): every new specialisation reads a
+    function's code again."""
+    found: list[tuple[str, ...]] = []
     path: tuple[str, ...] = ()
     for opname, argval in _instructions(code):
         if opname in names:
             if path:
-                yield path
+                found.append(path)
             path = (str(argval),)
         elif path and opname in _ATTRIBUTE_LOADS:
             path += (str(argval),)
         elif path:
-            yield path
+            found.append(path)
             path = ()
     if path:
-        yield path
+        found.append(path)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _loads(const, names)
+            found += _loads(const, names)
+    return tuple(found)
 
 
 def _reaches_outside_state(code: types.CodeType) -> bool:
@@ -601,9 +604,12 @@ def _names(code: types.CodeType) -> Iterator[str]:
             yield from _names(const)
 
 
-def _imports(code: types.CodeType) -> Iterator[tuple[str, tuple[str, ...]]]:
+@functools.lru_cache(maxsize=4096)
+def _imports(code: types.CodeType) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The imports in the code (and the code nested in it): each module as written (`.` for each level of a
-    relative one) with the names taken from it (none for `import m`, or `from m import *`)."""
+    relative one) with the names taken from it (none for `import m`, or `from m import *`). Read once per code
+    object, as `_loads`."""
+    found: list[tuple[str, tuple[str, ...]]] = []
     instructions = _instructions(code)
     for i, (opname, argval) in enumerate(instructions):
         if opname == "IMPORT_NAME":
@@ -614,10 +620,11 @@ def _imports(code: types.CodeType) -> Iterator[tuple[str, tuple[str, ...]]]:
                     names.append(str(name))
                 elif following not in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"):
                     break
-            yield "." * int(level or 0) + str(argval), tuple(names)
+            found.append(("." * int(level or 0) + str(argval), tuple(names)))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _imports(const)
+            found += _imports(const)
+    return tuple(found)
 
 
 def _read(value: object, attributes: tuple[str, ...]) -> object:

@@ -235,3 +235,24 @@ class TestNotCollected:
         corpus.call_arguments(module.test_skipped)
     with pytest.raises(corpus.NeedsFixture, match="tmp_dir"):
         corpus.call_arguments(module.test_fixture)
+
+
+def test_the_readme_states_the_shares_the_corpora_record() -> None:
+    """The README's counts of what each corpus lowers are the headlines CORPUS.md and CORPUS_TESTS.md were last
+    written with (regenerating a corpus changes them), and its count of TileLang's kernels is kernels.py's."""
+    import re
+
+    from tests.upstream.kernels import CASES
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+
+    def headline(md: Path, unit: str) -> tuple[str, str]:
+        found = re.search(rf"\*\*Of the (\d+) {unit} TileLang lowers, tltyped lowers (\d+) ", md.read_text())
+        assert found, f"{md.name} has no headline"
+        return found.group(1), found.group(2)
+
+    files, files_lowered = headline(CORPUS_MD, "files")
+    assert f"of the {files} files TileLang lowers, tltyped lowers {files_lowered})" in readme
+    units, units_lowered = headline(corpus.CORPUS_TESTS_MD, "units")
+    assert f"of the {units} tests TileLang lowers, tltyped lowers {units_lowered}." in readme
+    assert f"): {len(CASES)} kernels lowered at two shapes" in readme

@@ -6,14 +6,20 @@ No `from __future__ import annotations`: most users' modules have none.
 
 import codecs
 import datetime
+import getpass
 import importlib
 import io
 import os
 import pathlib
+import platform
 import random
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
+import uuid
 from glob import glob as listing
 from subprocess import check_output
 
@@ -451,6 +457,56 @@ def offset_through_its_own_import():
 
 def offset_through_a_frame():
     return sys._getframe().f_globals["OFFSET"]
+
+
+def offset_from_a_path_s_bytes():
+    return float(pathlib.Path(OFFSET_FILE).read_bytes() or OFFSET)
+
+
+def offset_from_a_folder():
+    return float(len(list(pathlib.Path(OFFSET_FILE).parent.iterdir()))) + OFFSET
+
+
+def offset_through_exec():
+    found = {}
+    exec("value = 0.0", {}, found)  # whatever the string says is in no code the fingerprint reads
+    return found["value"] + OFFSET
+
+
+def offset_through_a_function_s_globals():
+    return offset.__globals__["OFFSET"]
+
+
+def offset_from_the_process_id():
+    return float(os.getpid() % 2) + OFFSET
+
+
+def offset_from_the_cpu_count():
+    return float(os.cpu_count() or 1) + OFFSET
+
+
+def offset_from_the_disk():
+    return float(shutil.disk_usage(os.path.dirname(OFFSET_FILE)).free % 2) + OFFSET
+
+
+def offset_from_a_temporary_folder():
+    return float(len(tempfile.gettempdir()) % 2) + OFFSET
+
+
+def offset_from_the_host_name():
+    return float(len(socket.gethostname()) % 2) + OFFSET
+
+
+def offset_from_a_uuid():
+    return float(uuid.uuid4().int % 2) + OFFSET
+
+
+def offset_from_the_machine():
+    return float(len(platform.node()) % 2) + OFFSET
+
+
+def offset_from_the_user():
+    return float(len(getpass.getuser()) % 2) + OFFSET
 
 
 def offset():

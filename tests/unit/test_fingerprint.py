@@ -316,7 +316,13 @@ def test_a_kernel_calling_getenv_in_its_body_is_never_recorded() -> None:
                                   factories.offset_from_a_listing, factories.offset_from_a_process_s_output,
                                   factories.offset_from_the_date,
                                   factories.offset_from_a_string, factories.offset_through_its_own_import,
-                                  factories.offset_through_a_frame], ids=lambda read: read.__name__)
+                                  factories.offset_through_a_frame, factories.offset_from_a_path_s_bytes,
+                                  factories.offset_from_a_folder, factories.offset_through_exec,
+                                  factories.offset_through_a_function_s_globals, factories.offset_from_the_process_id,
+                                  factories.offset_from_the_cpu_count, factories.offset_from_the_disk,
+                                  factories.offset_from_a_temporary_folder, factories.offset_from_the_host_name,
+                                  factories.offset_from_a_uuid, factories.offset_from_the_machine,
+                                  factories.offset_from_the_user], ids=lambda read: read.__name__)
 def test_a_kernel_reading_what_no_code_names_is_never_recorded(read: Any) -> None:
     """A global by its name as a string, a module looked up at run time, a file, code in a string: the value read
     is in no code the fingerprint reads, so no record may stand for it. The control reads OFFSET by name."""

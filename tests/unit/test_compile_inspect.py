@@ -8,6 +8,7 @@ from `tl.jit(target=...)`, else TLTYPED_TARGET, else the GPU, else a clear error
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -290,3 +291,20 @@ def test_par_compile_builds_each_configuration_in_order(sm90) -> None:
             elementwise.add_or_sub.par_compile([(meta(256, 64, dtype=F32), meta(256, 64))], ignore_error=ignore_error)
     with pytest.raises(tl.ArgumentTypeError, match="par_compile takes each configuration as a dict .* got int 5"):
         lazy_style.copy_block.par_compile([5])
+
+
+def test_par_compile_ignoring_errors_logs_each_configuration_that_failed_to_build(
+    sm90, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`ignore_error=True`: a configuration that elaborates but cannot be built is None in the result, and a
+    warning under the `tltyped` logger names it and why (here refused before nvcc: too much shared memory)."""
+    from tests.kernels import lazy_style
+
+    too_big = (256, 128, 512, 256, 128, 256)
+    with caplog.at_level(logging.WARNING, logger="tltyped"):
+        assert lazy_style.matmul.par_compile([too_big], ignore_error=True) == [None]
+    (record,) = [r for r in caplog.records if r.name.startswith("tltyped")]
+    assert record.levelno == logging.WARNING
+    assert record.getMessage().startswith("matmul: configuration tuple (256, 128, 512, 256, 128, 256) failed to build: ")
+    assert "main_kernel uses 589824 bytes of shared memory" in record.getMessage()
+

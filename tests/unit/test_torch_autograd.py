@@ -203,6 +203,21 @@ def test_torch_func_grad_runs_the_registered_backward(scale_with_backward: Any) 
     assert tuple(jacobian.shape) == (10, 10)
 
 
+def test_torch_func_vjp_runs_the_registered_backward(scale_with_backward: Any) -> None:
+    """`torch.func.vjp`: the forward is the kernel's call on the tensor vjp wraps, and the pullback is the
+    registered backward, its setup given the call's consts; a kernel without one refuses the pullback."""
+    CONSTS_SEEN.clear()
+    a = torch.empty(10, device="meta")
+    out, pullback = torch.func.vjp(lambda a: scale_with_backward(a, 3.0, block=64), a)
+    assert tuple(out.shape) == (10,) and out.device.type == "meta"
+    (grad,) = pullback(torch.empty(10, device="meta"))
+    assert tuple(grad.shape) == (10,) and grad.device.type == "meta"
+    assert CONSTS_SEEN and all(seen == {"block": 64} for seen in CONSTS_SEEN)
+    _, no_backward = torch.func.vjp(lambda a: kernels.interleave(a, torch.empty(10, device="meta")), a)
+    with pytest.raises(tl.AutogradError, match=r"interleave: backward through the kernel, which has no backward"):
+        no_backward(torch.empty(21, device="meta"))
+
+
 @pytest.mark.parametrize("in_c, facts", [(True, None), (False, None), (False, tensors.python_facts)])
 def test_the_fast_path_leaves_every_call_to_the_slow_path_while_a_dual_level_is_open(in_c: bool, facts: Any) -> None:
     """A tensor may carry a tangent, which a launch would drop: the slow path looks at each argument."""

@@ -49,3 +49,5 @@ def calls(
     doubled(8)(a, a)  # wrong: count
     print(split.compile(100)(v), matmul.get_tir(8, 8, 8, 8, 8, 8), split.par_compile([(100,), {"N": 200}]))
     print(split.cache_info(), doubled.par_compile([(8,)], ignore_error=True), doubled.lower(8).cuda_source)
+    print(kernel.get_kernel_source(), kernel.get_profiler(), kernel.signature, kernel.lower().cuda_source)
+    print(kernel.compile().get_kernel_source(), kernel.cache_info())

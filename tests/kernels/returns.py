@@ -39,6 +39,16 @@ def pair(X: tl.Tensor[tl.float32, N, M]) -> tuple[tl.Tensor[tl.float32, N, M], t
 
 
 @tl.jit
+def one_in_a_tuple(X: tl.Tensor[tl.float32, N]) -> tl.Tensor[tl.float32, N]:
+    """`return (Y,)`: one output, which a call gives back itself, as `return Y` would."""
+    (n,) = X.shape
+    Y = T.empty((n,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        Y[0] = X[0]
+    return (Y,)
+
+
+@tl.jit
 def stated_none(X: tl.Tensor[tl.float32, N]) -> None:
     (n,) = X.shape
     Y = T.empty((n,), tl.float32)

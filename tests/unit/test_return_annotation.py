@@ -37,6 +37,15 @@ def test_a_body_returning_other_tensors_than_its_annotation_states_is_refused(va
         returns.make(**values).lower(meta(100, 7, dtype=torch.float32))
 
 
+def test_one_output_returned_in_a_tuple_comes_back_itself() -> None:
+    """`return (Y,)` is `return Y`: the call gives the tensor (as its annotation states), not a tuple of one;
+    several outputs are a tuple."""
+    one = returns.one_in_a_tuple(meta(100, dtype=torch.float32))
+    assert type(one) is torch.Tensor and tuple(one.shape) == (100,) and one.dtype == torch.float32
+    several = returns.pair(meta(100, 7, dtype=torch.float32))
+    assert type(several) is tuple and [tuple(t.shape) for t in several] == [(100, 7), (7,)]
+
+
 def test_a_kernel_stated_to_return_none_may_not_return_a_tensor() -> None:
     with pytest.raises(tl.KernelBuildError, match=re.escape("stated_none: returns float32[N], but its return annotation states None: 1 returned, 0 stated")):
         returns.stated_none.lower(meta(100, dtype=torch.float32))

@@ -617,6 +617,35 @@ def test_a_launch_record_cut_short_warns_once_at_the_caller_s_line(sm90, seed_ge
         path.write_bytes(whole)
 
 
+@needs_nvcc
+def test_a_launch_record_cut_short_in_a_build_s_worker_thread_warns_at_tltyped_s_line(
+    sm90, seed_gemm, compiled_seed_gemm
+) -> None:
+    """A build run in a worker thread (`par_compile`, the tuner's candidates) has no frame of the program's: the
+    warning names tltyped's outermost frame in that thread, never a file of the standard library's threads."""
+    import tltyped
+    from tltyped.callpath.parallel import build_in_parallel
+
+    gemm = seed_gemm.gemm._dispatcher
+    spec, target = gemm.bind_for_inspection((meta(1024, 512), meta(512, 256)), {})
+    key = gemm.kernels.identity(spec, target).record
+    path = cache.root() / f"{key}.json"
+    whole = path.read_bytes()
+    package = Path(tltyped.__file__).resolve().parent
+    try:
+        path.write_bytes(whole[:-1])  # cut otherwise than above: a warning is given once per process and message
+        fresh = Dispatcher(gemm.fn, gemm.signature, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (kernel,) = build_in_parallel("gemm", [lambda: fresh.kernels.load_or_build(spec, target)])
+        assert not isinstance(kernel, Exception), kernel
+        assert [w.category for w in caught] == [tl.CacheWarning], [str(w.message) for w in caught]
+        assert f"cache record {path} is unusable" in str(caught[0].message)
+        assert Path(caught[0].filename).resolve().is_relative_to(package), caught[0].filename
+    finally:
+        path.write_bytes(whole)
+
+
 # -- the guard: launches kept while the values they were built from are bound alike ------------------------
 
 

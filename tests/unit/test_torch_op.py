@@ -402,6 +402,28 @@ def test_dynamo_takes_a_kernel_made_before_it_was_imported_for_no_lru_cache() ->
     assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout
 
 
+def test_defining_calling_and_lowering_kernels_eagerly_imports_neither_the_torch_op_nor_dynamo() -> None:
+    """An eager call never goes through the op: a program that defines kernels (a jit function, a factory's, a
+    lazy-style kernel object), calls them and lowers them imports neither torch_op.py nor Dynamo; a call autograd
+    records is the first to need the op (in a process of its own: this one has imported both)."""
+    probe = textwrap.dedent("""
+        import sys
+        import torch
+        from tests.kernels import torch_ops as kernels
+        offset, lazy = kernels.offset_kernel(2.5), kernels.lazy_double(block=64)
+        a = torch.empty(10, device="meta")
+        results = [kernels.scale(a, 2.0), offset(a), lazy(a), kernels.interleave(a, a)]
+        kernels.scale.lower(a, 2.0)
+        print(sorted(name for name in ("tltyped.callpath.torch_op", "torch._dynamo") if name in sys.modules))
+        kernels.scale(a.clone().requires_grad_(), 2.0)
+        print(sorted(name for name in ("tltyped.callpath.torch_op", "torch._dynamo") if name in sys.modules))
+    """)
+    env = {**os.environ, "TLTYPED_TARGET": "sm_90a"}
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-2:] == ["[]", "['tltyped.callpath.torch_op']"], run.stdout
+
+
 def test_dynamo_takes_a_kernel_made_after_its_first_trace_for_no_lru_cache(fake: FakeTensorMode) -> None:
     """A jit function carries `cache_info`, which Dynamo takes for an lru_cache wrapper's unless told apart: a
     kernel a factory makes once Dynamo is loaded is told apart as it is made, and its first trace does not warn."""

@@ -526,7 +526,7 @@ def _hook_dynamo(call: Any) -> None:
     if "torch._dynamo" in sys.modules:
         register((call,))
     else:
-        from tltyped.callpath.torch_op import tell_apart_when_dynamo_loads
+        from tltyped.callpath.import_hook import tell_apart_when_dynamo_loads
 
         tell_apart_when_dynamo_loads(_EXPOSED)
 

@@ -43,7 +43,6 @@ from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath.dispatcher import CacheInfo, Dispatcher, expose
 from tltyped.callpath.parallel import par_compile
-from tltyped.callpath.torch_op import Autograd
 from tltyped.errors import Error
 from tltyped.frontend.ast_race import surviving_ast_race
 from tltyped.frontend.binding import Bound
@@ -128,6 +127,8 @@ class Factory:
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
         """Dispatcher.register_autograd, for every kernel object the factory has made and makes (the backward gets
         the factory's arguments as `ctx.consts`)."""
+        from tltyped.callpath.torch_op import Autograd  # imported by what records or traces a call, not by defining one
+
         Autograd.of(self.fn.__name__, backward, setup_context)  # refused now, not at a kernel's first call
         with self._lock:
             self.backward = (backward, setup_context)

@@ -20,7 +20,7 @@ import logging
 import sys
 import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -89,3 +89,31 @@ class _ThenCall(importlib.abc.Loader):
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
+
+
+# -- the jit functions, told apart from lru_cache wrappers once Dynamo is imported ------------------------
+
+_waiting_for_dynamo = False
+_waiting_lock = threading.Lock()
+
+
+def not_lru_cache_wrappers(exposed: Iterable[Any]) -> None:
+    """Tell Dynamo (imported by now) that the jit functions in `exposed` are no lru_cache wrappers, though they
+    carry a `cache_info` (torch 2.13; torch 2.11 has no such list, and warns)."""
+    utils = sys.modules["torch._dynamo"].utils
+    allow = getattr(utils, "allow_lru_cache_wrapper_trace_without_warning", None)
+    if allow is not None:
+        for call in list(exposed):
+            allow(call)
+
+
+def tell_apart_when_dynamo_loads(exposed: Iterable[Any]) -> None:
+    """Tell the jit functions (`exposed`, a live set) apart from lru_cache wrappers as soon as Dynamo is
+    imported, before it can trace one, importing nothing now: defining a kernel imports neither Dynamo nor the
+    torch op module (torch_op.py), which only a traced or recorded call needs."""
+    global _waiting_for_dynamo
+    with _waiting_lock:
+        if _waiting_for_dynamo:
+            return
+        _waiting_for_dynamo = True
+    when_imported("torch._dynamo", lambda _: not_lru_cache_wrappers(exposed))

@@ -24,7 +24,6 @@ from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
 from tltyped.callpath.fastpath import (
     _exec, call_in_order, const_key, const_key_items, named_plainly, python_arguments, python_parameters, reserved_prefix,
 )
-from tltyped.callpath.torch_op import Autograd
 from tltyped.errors import ArgumentTypeError
 from tltyped.frontend.analyze import Analysis
 from tltyped.frontend.const_types import key_form
@@ -116,6 +115,8 @@ class Router:
 
     def register_autograd(self, backward: Callable[..., Any], setup_context: Callable[..., Any] | None = None) -> None:
         """Dispatcher.register_autograd, for every resolved signature's Dispatcher, now and later."""
+        from tltyped.callpath.torch_op import Autograd  # imported by what records or traces a call, not by defining one
+
         Autograd.of(self.signature.name, backward, setup_context)  # refused now, not at a kernel's first call
         with self._lock:
             self.backward = (backward, setup_context)

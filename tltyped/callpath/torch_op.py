@@ -92,7 +92,7 @@ from torch.autograd import forward_ad
 from tltyped.autotuner import tuned
 from tltyped.callpath.dispatcher import unpack
 from tltyped.callpath.fastpath import call_in_order
-from tltyped.callpath.import_hook import when_imported
+from tltyped.callpath.import_hook import not_lru_cache_wrappers
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
 from tltyped.frontend.binding import transformed, unwrapped
 from tltyped.frontend.fingerprint import Reader, fingerprint
@@ -194,37 +194,16 @@ def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
     return op.record(*runtime)
 
 
-_waiting_for_dynamo = False
-_waiting_lock = threading.Lock()
-
-
 def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
     """Let Dynamo put `entry` in its graph as one call (run by Dynamo while it traces: see the module's docstring).
 
     Dynamo takes any wrapper with a `cache_info` attribute for a `functools.lru_cache` wrapper, and warns that
     tracing through its cache may be wrong: the jit functions are told apart as Dynamo is imported
-    (`tell_apart_when_dynamo_loads`), each made later as it is made (`dispatcher._hook_dynamo`), and here again.
+    (`import_hook.tell_apart_when_dynamo_loads`), each made later as it is made (`dispatcher._hook_dynamo`), and
+    here again.
     """
     torch._dynamo.allow_in_graph(entry)  # type: ignore[no-untyped-call]
-    _not_lru_cache_wrappers(exposed)
-
-
-def _not_lru_cache_wrappers(exposed: Iterable[Any]) -> None:
-    allow = getattr(torch._dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)  # torch 2.13; 2.11 warns
-    if allow is not None:
-        for call in list(exposed):
-            allow(call)
-
-
-def tell_apart_when_dynamo_loads(exposed: Iterable[Any]) -> None:
-    """Tell the jit functions (`exposed`, a live set) apart from lru_cache wrappers as soon as Dynamo is
-    imported, before it can trace one, importing nothing now (import_hook.py)."""
-    global _waiting_for_dynamo
-    with _waiting_lock:
-        if _waiting_for_dynamo:
-            return
-        _waiting_for_dynamo = True
-    when_imported("torch._dynamo", lambda _: _not_lru_cache_wrappers(exposed))
+    not_lru_cache_wrappers(exposed)
 
 
 # -- making ops ---------------------------------------------------------------------------

@@ -671,8 +671,14 @@ def _member_attributes(member: enum.Enum) -> dict[str, object]:
 
 
 def _written(value: object) -> bool:
-    """A function written in a file: a class's own `__init__` or `__call__` (not one `dataclass` generates)."""
-    return isinstance(value, types.FunctionType) and not value.__code__.co_filename.startswith("<")
+    """A function written by the user: a class's own `__init__` or `__call__`, in a file or in a notebook's cell,
+    whose lines IPython puts in `linecache` under a name such as `<ipython-input-3-abc>` (not one `dataclass` or
+    `namedtuple` generates, under `<string>`, whose source no one can read: its defaults hold sentinels with no
+    text, and the class's fields fix it)."""
+    if not isinstance(value, types.FunctionType):
+        return False
+    filename = value.__code__.co_filename
+    return not filename.startswith("<") or bool(linecache.getlines(filename))
 
 
 def _places_along(names: dict[str, Any], path: tuple[str, ...]) -> list[tuple[Any, str | None]]:
@@ -702,11 +708,28 @@ def _is_users_object(value: object) -> bool:
     return not isinstance(value, type) and _is_user(type(value)) and type(getattr(value, "__dict__", None)) is dict
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (a class statement's), not one compiled into C
+
+
 def _is_user(value: types.ModuleType | type) -> bool:
-    """A module or class of the user's own code (not the standard library, tltyped or an installed package)."""
-    module = value if isinstance(value, types.ModuleType) else sys.modules.get(value.__module__)
-    name = value.__name__ if isinstance(value, types.ModuleType) else value.__module__
-    return _origin(getattr(module, "__file__", None), name).startswith(" source")
+    """A module or class of the user's own code (not the standard library, tltyped or an installed package).
+
+    Where no file says whose it is, it is the user's when it is code run from text: `__main__` with no file,
+    an interactive session's (a notebook's, IPython's, a REPL's, `python -c`'s), whose classes are written in
+    its cells, and a class statement's in code `exec`'d in a namespace with no `__name__`, which names
+    `builtins` as its module (where it is not; `function` and `NoneType`, C's, are not). Read by name alone, as
+    a library's are, a class a later cell or string defines again with other attributes or methods would be
+    served the build of the first."""
+    if isinstance(value, types.ModuleType):
+        module: object = value
+        name = value.__name__
+    else:
+        module, name = sys.modules.get(value.__module__), value.__module__
+        if (module is builtins and value.__flags__ & _HEAP_TYPE
+                and getattr(builtins, value.__qualname__, None) is not value):
+            return True
+    path = getattr(module, "__file__", None)
+    return (name == "__main__" and path is None) or _origin(path, name).startswith(" source")
 
 
 def _code_digest(code: types.CodeType, reader: Reader) -> str:

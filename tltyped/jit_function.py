@@ -26,6 +26,7 @@ from tltyped.errors import DefinitionError
 from tltyped.frontend.analyze import analyze
 from tltyped.frontend.lazy import is_factory
 from tltyped.frontend.signature import KernelSignature
+from tltyped.types.source import refuse_other_than_plain_def
 
 if TYPE_CHECKING:
     from tltyped.backend import lower as lowering
@@ -194,6 +195,7 @@ class Decoration:
     op: str | None
 
     def __call__(self, fn: Callable[..., Any]) -> Any:
+        refuse_other_than_plain_def(fn)
         _refuse_methods(fn)
         if is_factory(fn):
             made: Any = Factory(fn, self.out_idx, self.target, self.options, self.op)

@@ -4,6 +4,7 @@ another exception (a ValueError from unpacking, a TypeError from TileLang), with
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import textwrap
@@ -165,3 +166,28 @@ def test_keyword_only_parameters_are_taken_by_name_only() -> None:
         compiled = scaled.compile(meta(8, dtype=torch.float32), block=32)
         with pytest.raises(tl.ArgumentTypeError, match=r"scaled: the compiled kernel takes \(A, \*, alpha\): too many positional"):
             compiled(meta(8, dtype=torch.float32), 3.0)
+
+
+class _CallableObject:
+    def __call__(self, A: object) -> None:
+        pass
+
+
+def _plain(A: object) -> None:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("made_of", "named"),
+    [(_CallableObject, "the class _CallableObject"), (_CallableObject(), "tests.unit.test_odd_definitions._CallableObject <"),
+     (functools.partial(_plain), "functools.partial functools.partial(<function _plain"), (len, "builtin_function_or_method <built-in function len>"),
+     (3, "int 3"), (staticmethod(_plain), "staticmethod <staticmethod(")],
+    ids=["class", "callable object", "partial", "builtin", "int", "staticmethod object"],
+)
+def test_jit_of_something_other_than_a_function_is_refused_naming_what_it_got(made_of: object, named: str) -> None:
+    """A callable object, a partial or an int has no `__qualname__` or source: refused as what it is, not with the
+    AttributeError that reading its name raised."""
+    with pytest.raises(tl.DefinitionError, match=r"^@tl\.jit takes a plain `def` function, not " + re.escape(named)):
+        tl.jit(made_of)  # type: ignore[call-overload]
+    with pytest.raises(tl.DefinitionError, match=r"^@tl\.jit takes a plain `def` function, not " + re.escape(named)):
+        tl.jit(out_idx=-1)(made_of)  # type: ignore[arg-type]

@@ -17,13 +17,12 @@ from typing import Any
 
 from tltyped.errors import DefinitionError
 from tltyped.types import in_body_grammar as grammar
+from tltyped.types.values import describe
 
 
 def function_ast(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str]:
     """The function's definition as an AST with the file's own line numbers, and the file's name."""
-    kind = _other_than_plain_def(fn)
-    if kind is not None:
-        raise DefinitionError(f"{fn.__qualname__}: {grammar.not_a_plain_def(kind)}")
+    refuse_other_than_plain_def(fn)
     try:
         lines, first = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
@@ -37,8 +36,20 @@ def function_ast(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str]:
     return node, filename
 
 
-def _other_than_plain_def(fn: Callable[..., Any]) -> str | None:
+def refuse_other_than_plain_def(fn: object) -> None:
+    """A DefinitionError unless `fn` is a plain `def` function, raised before anything reads a function's
+    attributes (`__qualname__`, its signature): `tl.jit` applied to a class, an instance, a `functools.partial` or
+    a builtin names what it got, where reading those attributes would raise an AttributeError of its own."""
+    kind = _other_than_plain_def(fn)
+    if kind is not None:
+        named = f"{fn.__qualname__}: " if inspect.isfunction(fn) else ""
+        raise DefinitionError(f"{named}{grammar.not_a_plain_def(kind)}")
+
+
+def _other_than_plain_def(fn: object) -> str | None:
     """What `fn` is if not a plain `def` (a lambda's source is its whole line, which may not parse alone)."""
+    if not inspect.isfunction(fn):
+        return f"the class {fn.__qualname__}" if isinstance(fn, type) else describe(fn)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         return grammar.ASYNC_DEF
     if inspect.isgeneratorfunction(fn):

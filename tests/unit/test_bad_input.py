@@ -17,6 +17,7 @@ of a misaligned pointer to the slow path is tested in test_cache_key.py.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 from pathlib import Path
@@ -201,6 +202,24 @@ def test_a_negated_view(seed_gemm) -> None:
     with pytest.raises(ValueError, match=r"^gemm: argument 'B' is a negated view \(torch's lazy negative bit, .*"
                                          r"pass B.resolve_neg\(\).resolve_conj\(\)$"):
         seed_gemm.gemm.lower(meta(256, 512), torch._neg_view(meta(512, 128)))
+
+
+@pytest.mark.parametrize("layout", ["sparse_coo", "sparse_csr", "jagged"])
+def test_a_tensor_of_another_layout_is_refused_naming_it(seed_gemm, layout: str) -> None:
+    """A sparse or nested tensor has no elements at strides in memory: it is never lowered as a dense one (a sparse
+    COO tensor was), nor read for strides or sizes it does not have (a CSR tensor's `is_contiguous()` and a jagged
+    one's sizes raised RuntimeError and AttributeError), by a call or by `lower`."""
+    dense = torch.zeros(256, 512, dtype=torch.float16)
+    made = {"sparse_coo": lambda: dense.to_sparse(), "sparse_csr": lambda: dense.to_sparse_csr(),
+            "jagged": lambda: torch.nested.nested_tensor([dense[:3], dense[:5]], layout=torch.jagged)}[layout]
+    with pytest.warns(UserWarning) if layout == "sparse_csr" else contextlib.nullcontext():  # torch's beta warning
+        a = made().to("meta")
+    message = (rf"^gemm: argument 'A' is a {layout} tensor; kernels take dense \(strided\) tensors, whose elements lie "
+               rf"in memory at their strides: pass a dense copy \(A\.to_dense\(\) for a sparse one\)$")
+    with pytest.raises(tl.ArgumentValueError, match=message):
+        seed_gemm.gemm(a, meta(512, 128))
+    with pytest.raises(tl.ArgumentValueError, match=message):
+        seed_gemm.gemm.lower(a, meta(512, 128))
 
 
 def test_wrong_rank(seed_gemm) -> None:

@@ -188,6 +188,12 @@ class Binder:
         if not issubclass(type(t), torch.Tensor):  # never `t.__class__`, which a value may fake
             raise self._fail(ArgumentTypeError, f"argument {p.name!r} expects a torch tensor {spec}, got {describe(t)}")
         self._check_device(p, t, bound, allow_meta)
+        if t.layout is not torch.strided:  # before anything reads strides or memory, which such a tensor may not have
+            raise self._fail(
+                ArgumentValueError, f"argument {p.name!r} is a {str(t.layout).removeprefix('torch.')} tensor; kernels "
+                f"take dense (strided) tensors, whose elements lie in memory at their strides: pass a dense copy "
+                f"({p.name}.to_dense() for a sparse one)",
+            )
         if not without_data(t) and t.numel() and not _has_memory(t):
             raise self._fail(
                 ArgumentValueError, f"argument {p.name!r} is a {type(t).__qualname__} with no memory of its own "
@@ -396,8 +402,9 @@ def inspection_arguments(
         # (type() first: a hostile value's `__class__` is never asked)
         if p.tensor is None:
             continue
-        if issubclass(type(given), torch.Tensor) and isinstance(given, torch.Tensor):
-            sizes: list[int | None] = [int(size) for size in given.shape]
+        if issubclass(type(given), torch.Tensor) and isinstance(given, torch.Tensor):  # (a jagged tensor's sizes are no
+            # ints: it gives none, and the binder refuses its layout)
+            sizes: list[int | None] = [int(size) for size in given.shape] if given.layout is torch.strided else []
         else:
             sizes = described[p.name][0] if p.name in described else []
         if len(sizes) == len(p.tensor.dims):

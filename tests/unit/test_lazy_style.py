@@ -272,3 +272,35 @@ def test_an_out_idx_of_another_type_is_refused_at_decoration(style: str) -> None
     fn = head.__wrapped__ if style == "eager" else undetermined_dim
     with pytest.raises(tl.DefinitionError, match=r"out_idx must be an int or a list of ints, got float 1\.0"):
         tl.jit(out_idx=1.0)(fn)  # type: ignore[call-overload]
+
+
+class _Settings:
+    """A plain object: hashed and compared by identity, while its attributes may change."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+class _RaisingHash:
+    def __hash__(self) -> int:
+        raise ValueError("__hash__ raised")
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [(_Settings(64), tl.ArgumentTypeError, r"must be compared by value .*_Settings .*, compared by identity"),
+     (torch.tensor(64), tl.ArgumentTypeError, r"must be a value, not a tensor .*`\.item\(\)`"),
+     (_RaisingHash(), tl.ArgumentTypeError, r"must be hashable .*\(its __hash__ raised ValueError\)$"),
+     (float("nan"), tl.ArgumentValueError, r"must compare equal to itself .*got float nan$")],
+    ids=["compared by identity", "a tensor", "__hash__ raises", "nan"],
+)
+def test_a_factory_s_arguments_are_refused_as_a_const_is(sm90, value: object, error: type[Exception], message: str) -> None:
+    """A kernel object is made once per set of values and served again for an equal set: an object compared by
+    identity (or a tensor) was served the kernel its factory made before its attributes (contents) changed, and a
+    raising `__hash__` raised its own ValueError out of the call."""
+    with pytest.raises(error, match=r"^matmul: argument 'M' " + message):
+        ks.matmul(value, 128, 64, 64, 64, 32)
+    if not isinstance(value, _RaisingHash):  # (a tuning space refuses such a candidate itself: test_autotune.py)
+        with pytest.raises(error, match=r"^row_sum: argument 'block' " + message):
+            ks.row_sum(256, 64, tl.tune([32, value]))  # each candidate of a tuning space too
+    assert ks.matmul(T.dynamic("m"), 128, 64, 64, 64, 32).signature.dims == {"m": True}  # TileLang's variables are values

@@ -28,9 +28,11 @@ from typing import Any
 
 from tltyped.errors import ArgumentTypeError, DefinitionError, DimSyntaxError
 from tltyped.frontend import dims as dimlib
+from tltyped.frontend.const_types import const_problem
 from tltyped.types.source import function_ast
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, TensorSpec
 from tltyped.types.dtypes import as_dtype
+from tltyped.types.params import Tune
 from tltyped.types.values import describe
 
 
@@ -77,20 +79,21 @@ def out_indices(name: str, count: int, out_idx: int | Sequence[int] | None) -> t
 
 def bind_factory(fn: Callable[..., Any], signature: inspect.Signature, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The factory's arguments by name, defaults applied; each must be hashable, as a const must."""
+    """The factory's arguments by name, defaults applied; each (each candidate of a `tl.tune` space) must be what a
+    const must be (const_types.const_problem), its annotation aside (TileLang's factories annotate `M: int` and are
+    given `T.dynamic("m")`): a kernel object is made once per set of values and served again for equal ones, so a
+    tensor or an object compared by identity would be served the kernel made before its contents changed, and a
+    value whose `__hash__` or `__eq__` raises would raise out of that lookup."""
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as exc:
         raise ArgumentTypeError(f"{fn.__name__}: {exc}") from None
     bound.apply_defaults()
     for name, value in bound.arguments.items():
-        try:
-            hash(value)
-        except TypeError:
-            raise ArgumentTypeError(
-                f"{fn.__name__}: argument {name!r} must be hashable (a factory's arguments are consts, each set of "
-                f"values builds its own kernel); got {describe(value)}"
-            ) from None
+        for candidate in value.values if type(value) is Tune else (value,):
+            problem = const_problem(inspect.Parameter.empty, candidate)
+            if problem is not None:
+                raise problem[0](f"{fn.__name__}: argument {name!r} {problem[1]}")
     return dict(bound.arguments)
 
 

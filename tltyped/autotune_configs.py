@@ -83,9 +83,10 @@ def tuning_spaces(configs: Sequence[Mapping[str, Hashable]]) -> dict[str, Tune]:
         for name, value in config.items():
             try:
                 hash(value)
-            except TypeError:
-                raise ArgumentTypeError(f"autotune: a configuration's {name}={describe(value)} is unhashable (each "
-                                        "candidate keys the kernel cache)") from None
+            except Exception as exc:  # noqa: BLE001 - whatever the value's own __hash__ raises is reported
+                raised = "" if isinstance(exc, TypeError) else f" (its __hash__ raised {type(exc).__name__})"
+                raise ArgumentTypeError(f"autotune: a configuration's {name}={describe(value)} is unhashable{raised} "
+                                        "(each candidate keys the kernel cache)") from None
     values = {name: tuple(dict.fromkeys(config[name] for config in configs)) for name in names}
     given = {tuple(config[name] for name in names) for config in configs}
     if len(given) == math.prod(len(candidates) for candidates in values.values()):  # every combination

@@ -238,6 +238,18 @@ def test_unhashable_tune_candidate_is_rejected() -> None:
         tl.tune([[64, 128]])
 
 
+def test_a_tune_candidate_whose_hash_raises_is_refused_naming_it() -> None:
+    """Its own ValueError leaked out of `tl.tune(...)` and `tl.autotune(configs=...)`."""
+    from tests.unit.hostile import RaisingHash
+
+    with pytest.raises(tl.ArgumentTypeError, match=r"^tl.tune\(\): candidate tests\.unit\.hostile\.RaisingHash <.*> is "
+                       r"unhashable \(its __hash__ raised ValueError\) \(each candidate keys the kernel cache\)$"):
+        tl.tune([64, RaisingHash()])
+    with pytest.raises(tl.ArgumentTypeError, match=r"^autotune: a configuration's block=tests\.unit\.hostile\.RaisingHash "
+                       r"<.*> is unhashable \(its __hash__ raised ValueError\)"):
+        tl.autotune(configs=[{"block": 64}, {"block": RaisingHash()}])
+
+
 @pytest.mark.parametrize("values", [64, "64", None, {64, 128}])
 def test_tune_takes_a_list_of_candidates(values: Any) -> None:
     """A string would otherwise be a space of its characters, a set one whose order differs between processes; an

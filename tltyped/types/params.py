@@ -98,9 +98,10 @@ class Tune:
         for value in self.values:
             try:
                 hash(value)
-            except TypeError:
+            except Exception as exc:  # noqa: BLE001 - whatever the candidate's own __hash__ raises is reported
+                raised = "" if isinstance(exc, TypeError) else f" (its __hash__ raised {type(exc).__name__})"
                 raise ArgumentTypeError(
-                    f"tl.tune(): candidate {describe(value)} is unhashable (each candidate keys the kernel cache)"
+                    f"tl.tune(): candidate {describe(value)} is unhashable{raised} (each candidate keys the kernel cache)"
                 ) from None
         if self.group and (len(self.rows) != len(self.values) or {len(row) for row in self.rows} != {len(self.group)}):
             raise ArgumentValueError(f"a tuning space over the group {self.group} needs one configuration of the group "

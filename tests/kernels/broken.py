@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import tltyped as tl
 import tltyped.language as T
-from tests.kernels.helpers import blocks_for
+from tests.kernels.helpers import blocks_for, copy_through
 
 M = TypeVar("M")
 L = TypeVar("L", bound=tl.dyn[int])
@@ -99,6 +99,34 @@ def calls_a_failing_helper(A: tl.Tensor[tl.float32, M]):
     (m,) = A.shape
     with T.Kernel(blocks_for(m, 64), threads=64) as bx:  # FAILS HERE: calls_a_failing_helper
         A[bx * 64] = 0.0
+
+
+@T.macro
+def fill_through(dst):
+    T.copy(dst, dst, dst_typo=1)  # FAILS HERE: fill_through
+
+
+@tl.jit
+def calls_a_failing_macro(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    C = T.empty((m,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((m,), tl.float32)
+        copy_through(A, S)  # FAILS HERE: calls_a_failing_macro
+        T.copy(S, C)
+    return C
+
+
+@tl.jit
+def calls_a_failing_macro_of_its_module(A: tl.Tensor[tl.float32, M]):
+    (m,) = A.shape
+    C = T.empty((m,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((m,), tl.float32)
+        T.copy(A, S)
+        fill_through(S)  # FAILS HERE: calls_a_failing_macro_of_its_module
+        T.copy(S, C)
+    return C
 
 
 @tl.jit

@@ -5,6 +5,7 @@ No `from __future__ import annotations`: the prim_funcs' annotations are evaluat
 
 import tltyped as tl
 import tltyped.language as T
+from tests.kernels.helpers import copy_through
 
 BLOCK = 128  # a global a factory reads: rebinding it changes the kernel (tests/unit/test_lazy_style.py)
 
@@ -331,3 +332,26 @@ def zero_all_but_last():
                 B[i] = 0
 
     return kernel
+
+
+@T.macro
+def copy_twice(src, dst):
+    T.copy(src, dst)
+    T.copy(src, dst, dst_typo=1)  # FAILS HERE: copy_twice
+
+
+@tl.jit(out_idx=-1)
+def calls_failing_macros(N, here=True):
+    """A `T.macro` of this module (`here`), or of another, failing."""
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((N,), "float32")
+            if here:
+                copy_twice(X, S)  # FAILS HERE: calls_failing_macros here
+            else:
+                copy_through(X, S)  # FAILS HERE: calls_failing_macros elsewhere
+            T.copy(S, Y)
+
+    return main

@@ -459,6 +459,21 @@ def test_a_failure_in_a_helper_of_another_module_names_both_lines() -> None:
     )
 
 
+@pytest.mark.parametrize(("kernel", "macro", "module"), [("calls_a_failing_macro", "copy_through", helpers),
+                                                        ("calls_a_failing_macro_of_its_module", "fill_through", broken)])
+def test_a_failure_in_a_macro_names_the_kernel_s_line_then_the_macro_s(kernel: str, macro: str, module: object) -> None:
+    """As for a helper: the kernel's line that called the `T.macro`, then the macro's line that failed, named by
+    the macro (a macro of another module was named first, with the kernel in parentheses as if it were the
+    helper; one of the kernel's module by its own line alone)."""
+    with pytest.raises(KernelBuildError) as info:
+        getattr(broken, kernel).lower(meta(64, dtype=torch.float32))
+    assert str(info.value) == (
+        f"{kernel}: building the kernel failed at {broken.__file__}:{marker_line(broken, kernel)} (in {macro} at "
+        f"{module.__file__}:{marker_line(module, macro)}): TypeError: copy() got an unexpected keyword argument "  # type: ignore[attr-defined]
+        "'dst_typo'"
+    )
+
+
 def test_an_output_of_a_negative_size_is_refused_as_the_launcher_refuses_it() -> None:
     assert broken.output_of_a_negative_size(meta(164, dtype=torch.float32)).shape == (64,)
     with pytest.raises(tl.ArgumentValueError, match=r"^output_of_a_negative_size: output 'C' would have size -36 in "

@@ -5,6 +5,7 @@ No `from __future__ import annotations` here or in tests/kernels/lazy_style.py, 
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -93,6 +94,24 @@ def test_a_bare_assert_failing_in_tilelang_is_described_by_its_text(sm90) -> Non
                        r"failed at .*lazy_style.py:\d+: AssertionError: `assert len\(obj.indices\) == len\(exts\)` "
                        r"failed \(tilelang/utils/language.py:\d+\)$"):
         ks.copies_a_point_into_a_tile(64)
+
+
+@pytest.mark.parametrize("here", [True, False], ids=["of its module", "of another module"])
+def test_a_factory_failing_in_a_macro_names_its_line_then_the_macro_s(sm90, here: bool) -> None:
+    """The prim_func's line that called the `T.macro`, then the macro's line that failed, whichever module holds it
+    (a macro of the factory's module was named by its own line alone)."""
+    from tests.kernels import helpers
+
+    def line(module, marker):
+        text = Path(module.__file__).read_text().splitlines()
+        (found,) = [i for i, t in enumerate(text, 1) if t.rstrip().endswith(f"# FAILS HERE: {marker}")]
+        return f"{module.__file__}:{found}"
+
+    macro, module = ("copy_twice", ks) if here else ("copy_through", helpers)
+    site = line(ks, f"calls_failing_macros {'here' if here else 'elsewhere'}")
+    with pytest.raises(tl.KernelBuildError, match=re.escape(
+            f"failed at {site} (in {macro} at {line(module, macro)}): TypeError: copy() got an unexpected keyword")):
+        ks.calls_failing_macros(64, here)
 
 
 def test_a_non_contiguous_tensor_is_refused_naming_it(sm90) -> None:

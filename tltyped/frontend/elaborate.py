@@ -264,7 +264,9 @@ class Elaborator:
             builder.out_idx = _returned_indices(prim_func, builder.returned)
             prim_func = tl_builder._patch_prim_func_attrs(prim_func, builder)
         except Exception as exc:
-            where = (failure_site(exc, builder.current_file, builder.current_line) if builder.current_line
+            # inside a T.macro the builder's line is the macro's; its stack keeps the body's file it was called from
+            file = next((f for f, line, _ in builder.macro_fileline_stack if line > 0), builder.current_file)
+            where = (failure_site(exc, file, builder.current_line) if builder.current_line
                      else self._signature.name)
             raise ElaborationError(f"{self._signature.name}: building the kernel failed at {where}: {_describe(exc)}") from exc
         _check_returns(self._signature, prim_func, dims)
@@ -302,18 +304,39 @@ def _check_returns(signature: KernelSignature, prim_func: Any, dims: Mapping[str
 
 
 def failure_site(exc: BaseException, file: str, line: int) -> str:
-    """`file:line` (the kernel's or factory's line that failed), and the innermost line of the user's own code in
-    another file that `exc` passed through: a helper of another module the body called."""
-    inner, tb = None, exc.__traceback__
-    while tb is not None:  # TVM adds frames of its C++ (`op.cc`), of no module
-        code, module = tb.tb_frame.f_code, tb.tb_frame.f_globals.get("__name__")
-        if code.co_filename != file and isinstance(module, str) and is_users_code(code.co_filename, module):
-            inner = tb
+    """`file:line` (the kernel's or factory's line that failed), and the innermost line of the user's own code that
+    `exc` passed through below it: a helper of another module the body called, or a `T.macro` (of any module).
+
+    Where the failure is inside a `T.macro`, `file:line` is the line of `file` that called the macro (the
+    builder's own line is the macro's then): the kernel's line first, the macro's in parentheses, as for a
+    helper, so that a macro called twice says which call failed."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
         tb = tb.tb_next
+    entered = next((i for i, frame in enumerate(frames) if _enters_a_macro(frame.tb_frame)), None)
+    if entered is None:
+        below = [frame for frame in frames if frame.tb_frame.f_code.co_filename != file]
+    else:
+        callers = [frame.tb_lineno for frame in frames[:entered] if frame.tb_frame.f_code.co_filename == file]
+        line = callers[-1] if callers else line
+        below = frames[entered + 1:]
+    inner = None
+    for frame in below:  # TVM adds frames of its C++ (`op.cc`), of no module
+        code, module = frame.tb_frame.f_code, frame.tb_frame.f_globals.get("__name__")
+        if isinstance(module, str) and is_users_code(code.co_filename, module):
+            inner = frame
     site = f"{file}:{line}"
     if inner is None:
         return site
     return f"{site} (in {inner.tb_frame.f_code.co_name} at {inner.tb_frame.f_code.co_filename}:{inner.tb_lineno})"
+
+
+def _enters_a_macro(frame: FrameType) -> bool:
+    """Whether a traceback's frame is TileLang's call of a `T.macro` (`Macro.__call__`), below which the macro's body
+    runs."""
+    return frame.f_code.co_name == "__call__" and isinstance(frame.f_locals.get("self"), tl_builder.Macro)
 
 
 def outputs_last(prim_func: Any, outputs: list[str]) -> Any:

@@ -99,6 +99,13 @@ ODD_BODIES = {  # the kernel's parameters and body, a call, what the error says
     "a dim dividing by zero": ("A, B", 'N = T.const("N")\n    A: T.Tensor[[N], T.float32]\n    B: T.Tensor[[N // 0], T.float32]',
                                "kernel(torch.empty(4, device='meta'), torch.empty(4, device='meta'))",
                                "argument 'B': dim 0 cannot be checked: `N // 0` divides by zero (N = 4)"),
+    # a const or a global in a shape assert escaped as "dim `block` is used but never declared", with no line
+    "a shape assert naming a const": ("A: tl.Tensor[tl.float16, M], block: int = 64", "assert A.shape[0] % block == 0", "",
+                                      "odd_body.py:15: `assert A.shape[0] % block == 0` is checked at each call against the "
+                                      "tensors' dims, and 'block' is not a dim of the kernel"),
+    "a shape assert naming a global": ("A: tl.Tensor[tl.float16, M]", "assert A.shape[0] == 2 * BLOCK_SIZE", "",
+                                       "odd_body.py:15: `assert A.shape[0] == 2 * BLOCK_SIZE` is checked at each call "
+                                       "against the tensors' dims, and 'BLOCK_SIZE' is not a dim of the kernel"),
     "a tuned scalar annotated in the body": ("A, alpha=tl.tune([1.0, 2.0])", "N = T.dynamic('N')\n    A: T.Tensor[[N], T.float32]\n    alpha: T.float32",
                                              "", "parameter 'alpha': a dyn parameter cannot take a tl.tune default"),
 }

@@ -436,8 +436,15 @@ def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyIn
             return ast.BinOp(copy.deepcopy(node.left), ast.Sub(), quotient)
 
     declared = {d: dimlib.symbol(d) for d in signature.dims}
-    sides = [dimlib.from_ast(_Dims().visit(copy.deepcopy(side)), declared) for side in (relation.left, relation.right)]
     written = (ast.unparse(relation.left), ast.unparse(relation.right))
+    try:
+        sides = [dimlib.from_ast(_Dims().visit(copy.deepcopy(side)), declared) for side in (relation.left, relation.right)]
+    except UndeclaredDim as exc:  # a const parameter, a global: the check is over a call's dims alone
+        raise DefinitionError(
+            f"{where}: `assert {' == '.join(written)}` is checked at each call against the tensors' dims, and "
+            f"{exc.name!r} is not a dim of the kernel: a shape assert at the top of the body relates dims and int "
+            "literals only"
+        ) from None
     return ShapeCheck(sides[0], sides[1], " == ".join(written), relation.line, written, relation.message)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -308,3 +309,31 @@ def test_par_compile_ignoring_errors_logs_each_configuration_that_failed_to_buil
     assert record.getMessage().startswith("matmul: configuration tuple (256, 128, 512, 256, 128, 256) failed to build: ")
     assert "main_kernel uses 589824 bytes of shared memory" in record.getMessage()
 
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [(dict(configs=None), tl.ArgumentTypeError, "par_compile takes a list of configurations, got NoneType None"),
+     (dict(configs={"M": 256, "N": 32}), tl.ArgumentTypeError, "par_compile takes a list of configurations, got dict"),
+     (dict(configs=[{"M": 256, "N": 32}], num_workers=-1), tl.ArgumentValueError,
+      "par_compile's num_workers is the number of builds run at once, an int (0 or None: one per CPU), got int -1"),
+     (dict(configs=[{"M": 256, "N": 32}], num_workers="2"), tl.ArgumentTypeError, "par_compile's num_workers .* got str '2'")],
+    ids=["configs None", "one dict", "num_workers -1", "num_workers str"],
+)
+def test_par_compile_refuses_what_is_no_list_of_configurations_or_number_of_workers(
+    sm90, arguments: dict[str, object], error: type[Exception], message: str,
+) -> None:
+    """Refused before anything builds, naming the kernel: Python's `'NoneType' object is not iterable` and the thread
+    pool's `max_workers must be greater than 0` came out instead (a dict was taken for its keys)."""
+    with pytest.raises(error, match="^add_or_sub: " + (message if ".*" in message else re.escape(message))):
+        elementwise.add_or_sub.par_compile(**arguments)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (dict(pass_configs=["tl.disable_tma_lower"]), "pass_configs must be a dict of TileLang's pass configurations "
+                                                  "(PassConfigKey, or its string) to their values, got list"),
+    (dict(compile_flags=3), "compile_flags must be a string or a list of strings, got int 3")])
+def test_jit_options_of_another_type_are_refused_at_decoration(options: dict[str, object], message: str) -> None:
+    """Where a list of pass configs raised AttributeError ('list' object has no attribute 'items') and an int of flags
+    TypeError."""
+    with pytest.raises(tl.ArgumentTypeError, match="^" + re.escape(message)):
+        tl.jit(**options)  # type: ignore[call-overload]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tltyped.errors import ArgumentTypeError
+from tltyped.types.values import describe
 
 
 @dataclass(frozen=True)
@@ -28,9 +29,19 @@ class BuildOptions:
 
     @classmethod
     def of(cls, pass_configs: Mapping[str, Any] | None, compile_flags: str | Sequence[str] | None) -> BuildOptions:
-        flags = shlex.split(compile_flags) if isinstance(compile_flags, str) else list(compile_flags or ())
+        """`tl.jit`'s two options, each checked to be of its type before it is read (a list of pass configs, or an
+        int of flags, raised Python's own AttributeError or TypeError)."""
+        if isinstance(compile_flags, str):
+            flags = shlex.split(compile_flags)
+        elif compile_flags is None or isinstance(compile_flags, Sequence):
+            flags = list(compile_flags or ())
+        else:
+            flags = [compile_flags]  # refused below
         if not all(isinstance(f, str) for f in flags):
-            raise ArgumentTypeError(f"compile_flags must be a string or a list of strings, got {compile_flags!r}")
+            raise ArgumentTypeError(f"compile_flags must be a string or a list of strings, got {describe(compile_flags)}")
+        if pass_configs is not None and not isinstance(pass_configs, Mapping):
+            raise ArgumentTypeError(f"pass_configs must be a dict of TileLang's pass configurations (PassConfigKey, or "
+                                    f"its string) to their values, got {describe(pass_configs)}")
         configs = {str(getattr(key, "value", key)): value for key, value in (pass_configs or {}).items()}
         return cls(configs, tuple(flags))
 

@@ -55,7 +55,14 @@ def par_compile(
     """TileLang's `fn.par_compile(configs)`: `fn.compile` of each configuration (a dict of keyword arguments, or a
     tuple of positional ones), built in parallel, in order. A configuration that fails raises its error, or with
     `ignore_error` one that elaborates but fails to build (lowering, nvcc, resources) gives None and a warning
-    naming it."""
+    naming it. `configs` and `num_workers` are checked before anything is built, so that neither raises Python's or
+    the thread pool's own error (`'NoneType' object is not iterable`, `max_workers must be greater than 0`)."""
+    if isinstance(configs, (str, bytes, Mapping)) or not isinstance(configs, Iterable):
+        raise ArgumentTypeError(f"{name}: par_compile takes a list of configurations, got {describe(configs)}")
+    if num_workers is not None and (type(num_workers) is not int or num_workers < 0):
+        error = ArgumentTypeError if type(num_workers) is not int else ArgumentValueError
+        raise error(f"{name}: par_compile's num_workers is the number of builds run at once, an int (0 or None: one "
+                    f"per CPU), got {describe(num_workers)}")
     configs = list(configs)
     builds: list[Callable[[], Built]] = []
     for config in configs:

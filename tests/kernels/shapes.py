@@ -42,6 +42,14 @@ def derived(A, B):
 
 
 @tl.jit
+def blocks_of(A, B, block: int = 4):
+    """B has one element per block of A's: a dim computed from a const, read at a call for its value."""
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N // block], T.float32]  # FAILS HERE: blocks_of
+
+
+@tl.jit
 def asserted(A: tl.Tensor[tl.float32, M], B: tl.Tensor[tl.float32, N]):
     """The signature form's derived dim: a shape assert at the top of the body."""
     assert B.shape[0] == 2 * A.shape[0] + 1

@@ -283,6 +283,18 @@ def test_derived_dim(b_shape: tuple[int, int], message: str) -> None:
         binder.bind((meta(8, dtype=torch.float32), meta(*b_shape, dtype=torch.float32)), allow_meta=True)
 
 
+@pytest.mark.parametrize(("block", "message"), [(0, "cannot evaluate `N // block`: InternalError: .*Divide by zero"),
+                                               (-1, "unsupported syntax in dim `-1`")])
+def test_an_annotation_a_const_makes_unreadable_notes_the_const(block: int, message: str) -> None:
+    """Read at the call for the call's consts, the annotation names its line, and a note the values it was read
+    for (the message said `Divide by zero` of `N // block` with nothing of `block=0`)."""
+    assert shapes.blocks_of(meta(16, dtype=torch.float32), meta(4, dtype=torch.float32), block=4) is None
+    with pytest.raises(tl.DefinitionError, match=f"^{re.escape(shapes.__file__)}:{marker_line(shapes, 'blocks_of')}: "
+                                                 f"{message}") as info:
+        shapes.blocks_of(meta(16, dtype=torch.float32), meta(4, dtype=torch.float32), block=block)
+    assert info.value.__notes__ == [f"blocks_of's annotations were read for block=int {block}"]
+
+
 def test_shape_assert() -> None:
     binder = shapes.asserted._dispatcher.binder
     binder.bind((meta(8, dtype=torch.float32), meta(17, dtype=torch.float32)), allow_meta=True)

@@ -24,13 +24,13 @@ from tltyped.callpath.dispatcher import CacheInfo, Dispatcher
 from tltyped.callpath.fastpath import (
     _exec, call_in_order, const_key, const_key_items, named_plainly, python_arguments, python_parameters, reserved_prefix,
 )
-from tltyped.errors import ArgumentTypeError
+from tltyped.errors import ArgumentTypeError, DefinitionError
 from tltyped.frontend.analyze import Analysis
 from tltyped.frontend.const_types import key_form
 from tltyped.frontend.signature import KernelSignature
 from tltyped.templates import GENERATED, render
 from tltyped.templates.names import identifier
-from tltyped.types.values import typed_key
+from tltyped.types.values import describe, typed_key
 
 if TYPE_CHECKING:
     from tltyped.backend.lower import LoweredKernel
@@ -82,7 +82,7 @@ class Router:
         with self._lock:
             dispatcher = self.children.get(key)
             if dispatcher is None:
-                signature = self.analysis.resolve(consts)
+                signature = self._resolved(consts)
                 # its ops named from the jit function's name (torch_op.py), as its siblings' are
                 dispatcher = self.children[key] = Dispatcher(
                     self.analysis.fn, signature, self.target, self.options, self.op, op_owner=self,
@@ -91,6 +91,17 @@ class Router:
                     dispatcher.register_autograd(*self.backward)
                 self.calls[key] = dispatcher.fast_path.call
         return dispatcher
+
+    def _resolved(self, consts: dict[str, Any]) -> KernelSignature:
+        """The signature read for these const values; an annotation they make unreadable (`M // block` for
+        `block=0`, a dtype table without the key given) notes the values, which its message, naming the annotation's
+        line, does not (a const of the wrong type is named by its own error)."""
+        try:
+            return self.analysis.resolve(consts)
+        except DefinitionError as exc:
+            exc.add_note(f"{self.signature.name}'s annotations were read for "
+                         + ", ".join(f"{name}={describe(value)}" for name, value in consts.items()))
+            raise
 
     def _consts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         params = self.signature.params

@@ -323,6 +323,9 @@ def test_missing_argument_in_lower(seed_gemm) -> None:
         ({"N": "128"}, TypeError, "gemm: dim N given by name must be an int size, got str '128'"),
         ({"N": True}, TypeError, "gemm: dim N given by name must be an int size, got bool True"),
         ({"N": -5}, ValueError, "gemm: dim N given by name must not be negative, got -5"),
+        # B, described by K (A's) and N: torch's overflow error, with its C++ stack, came out of torch.empty
+        ({"N": 2**62}, ValueError, "gemm: argument 'B' would have shape (512, 4611686018427387904), which no tensor "
+                                   "can have: its size in bytes does not fit in an int64"),
         ({"N": 128, "K": 2**40}, ValueError, "gemm: dim K = 1099511627776 (given by name) is too large for a dyn dim "
                                              "(int32, at most 2147483647); declare it const to specialise on it"),
     ],
@@ -345,6 +348,8 @@ def test_a_dim_given_by_name_agrees_with_a_described_tensor(seed_gemm) -> None:
     [
         ((10.5, 512), TypeError, "gemm: argument 'A': T.Tensor's dim 0 must be an int size, got float 10.5"),
         ((-1, 512), ValueError, "gemm: argument 'A': T.Tensor's dim 0 must not be negative, got -1"),
+        ((2**70, 512), ValueError, "gemm: argument 'A' would have shape (1180591620717411303424, 512), which no tensor "
+                                   "can have: its size in bytes does not fit in an int64"),
         ((T.dynamic("m"), 512), TypeError, "gemm: argument 'A': T.Tensor's dim 0 is a variable, but the kernel "
                                            "specialises on its size there (M): give the size"),
         ((256, 512, 3), ValueError, "gemm: argument 'A' expects rank 2 (Tensor[float16, M, K]), got rank 3 with shape "

@@ -515,7 +515,7 @@ def _described(
                                     f"but the kernel specialises on its size there ({dim}): give the size")
         else:
             shape.append(int(dim.evaluate(dims)))
-    return torch.empty(tuple(shape), dtype=to_torch(as_dtype(dtype)), device="meta")
+    return _meta(signature.name, p, tuple(shape), as_dtype(dtype), None)
 
 
 def _placeholder(
@@ -537,6 +537,21 @@ def _placeholder(
     else:
         raise ArgumentTypeError(f"{name}: missing argument {p.name!r}: its dtype {spec.dtype} is bound only by a tensor; pass one")
     shape = tuple(int(d.evaluate(dims)) for d in spec.dims)
-    if spec.strides is None:
-        return torch.empty(shape, dtype=to_torch(dtype), device="meta")
-    return torch.empty_strided(shape, tuple(int(d.evaluate(dims)) for d in spec.strides), dtype=to_torch(dtype), device="meta")
+    strides = None if spec.strides is None else tuple(int(d.evaluate(dims)) for d in spec.strides)
+    return _meta(name, p, shape, dtype, strides)
+
+
+def _meta(name: str, p: Param, shape: tuple[int, ...], dtype: type[DType], strides: tuple[int, ...] | None) -> torch.Tensor:
+    """The meta tensor standing for parameter `p` in an inspection call. Its sizes come from the dims given by name
+    or a `T.Tensor` description, which no tensor checked: a shape no tensor can have (a negative size from a
+    derived dim, more elements than an int64 counts) is refused naming the parameter, not with torch's overflow
+    error and its C++ stack."""
+    try:
+        if strides is None:
+            return torch.empty(shape, dtype=to_torch(dtype), device="meta")
+        return torch.empty_strided(shape, strides, dtype=to_torch(dtype), device="meta")
+    except (RuntimeError, TypeError, OverflowError):  # torch's text of either is its C++ stack
+        negative = [axis for axis, size in enumerate(shape) if size < 0]
+        reason = f"dim {negative[0]} is negative" if negative else "its size in bytes does not fit in an int64"
+        raise ArgumentValueError(f"{name}: argument {p.name!r} would have shape {shape}, which no tensor can have: "
+                                 f"{reason}") from None

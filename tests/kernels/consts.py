@@ -118,3 +118,8 @@ def quads(A):
     with T.Kernel(1, threads=128) as _:
         for i in T.serial(n * 4):
             A[i] = 0
+
+
+@tl.jit
+def listed_by_default(A: tl.Tensor[tl.float32, M], sizes=[64, 128]):  # noqa: B006 - the default is the point
+    """A const whose default is unhashable: a call that leaves it out is refused, naming it as the default."""

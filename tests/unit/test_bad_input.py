@@ -617,6 +617,16 @@ def test_badly_behaved_const(value: object, error: type[Exception], fragments: l
         assert fragment in str(info.value)
 
 
+def test_a_const_s_unhashable_default_is_named_as_the_default() -> None:
+    """A call that passes nothing for `sizes` was told `const parameter 'sizes' must be hashable`, and no more."""
+    with pytest.raises(tl.ArgumentTypeError, match=r"^listed_by_default: const parameter 'sizes' must be hashable .*got "
+                       r"list \[64, 128\] \(it is the parameter's default: pass a value, or change the default\)$"):
+        consts.listed_by_default.lower(meta(4, dtype=torch.float32))
+    with pytest.raises(tl.ArgumentTypeError, match=r"got list \[64\]$"):  # a value given is named as given
+        consts.listed_by_default.lower(meta(4, dtype=torch.float32), [64])
+    consts.listed_by_default.lower(meta(4, dtype=torch.float32), (64, 128))
+
+
 class Settings:
     """A plain object: hashed and compared by identity, while its attributes may change."""
 

@@ -123,15 +123,20 @@ class Binder:
         return bound
 
     def _check_const(self, p: Param, value: Any) -> None:
-        """A const (each candidate of a tuning space) must be a cache key and of its annotation's type."""
+        """A const (each candidate of a tuning space) must be a cache key and of its annotation's type. A default
+        that is not (`sizes=[64, 128]`) is refused at each call that leaves it out, saying it is the default: the
+        call passed nothing for the parameter the message names."""
         for candidate in value.values if type(value) is Tune else (value,):
             problem = const_problem(p.annotation, candidate)
             if problem is not None:
                 outputs = ", ".join(repr(o.name) for o in self.signature.outputs)
                 passed_an_output = issubclass(type(candidate), torch.Tensor) and outputs
+                defaulted = p.has_default and value is p.default
                 raise self._fail(problem[0], f"const parameter {p.name!r} {problem[1]}" + (
                     f" (if it was meant for {outputs}: the kernel allocates and returns it, out_idx, and a call does not "
-                    "pass it)" if passed_an_output else ""))
+                    "pass it)" if passed_an_output else "") + (
+                    " (it is the parameter's default: pass a value, or change the default)"
+                    if defaulted else ""))
 
     def _pointer(self, p: Param, value: Any, bound: Bound, allow_meta: bool) -> int:
         """A `ptr` argument's address: an int as given, or a CUDA tensor's data pointer (a tracer's has none)."""

@@ -37,7 +37,7 @@ from tests.conftest import has_nvcc, needs_nvcc
 from tests.kernels import torch_ops
 from tests.kernels.settings import Tile
 from tests.unit.test_disk_cache import (  # noqa: F401
-    build_probe, cache_dir, compiles, fake_compiler, probe_step, replace_file,
+    build_probe, cache_dir, compiles, fake_compiler, probe_step, replace_file, so_of,
 )
 from tltyped.backend import build, cache, records
 from tltyped.frontend.const_text import shown
@@ -241,11 +241,16 @@ def test_an_unusable_cache_builds_in_a_private_folder_gone_at_exit_and_the_comma
 
 def tmpfs(folder: Path, options: str) -> Iterator[Path]:
     """`folder` as a tmpfs mounted with these options, where this host lets us mount one (root, in most CI)."""
+    yield from mount(folder, "tmpfs", options)
+
+
+def mount(folder: Path, kind: str, options: str) -> Iterator[Path]:
+    """`folder` as a file system of this kind mounted with these options, where this host lets us mount one."""
     folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "none", str(folder)],
+    mounted = subprocess.run(["mount", "-t", kind, "-o", options, kind, str(folder)],
                              capture_output=True, text=True, check=False) if shutil.which("mount") else None
     if mounted is None or mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip() if mounted else 'no mount'})")
+        pytest.skip(f"cannot mount a {kind} here ({mounted.stderr.strip() if mounted else 'no mount'})")
     try:
         yield folder
     finally:
@@ -273,6 +278,37 @@ def test_a_cache_on_a_noexec_file_system_builds_in_a_private_folder(tmp_path: Pa
     assert run.returncode != 0 and "UnusableCache" in run.stderr, run.stderr
     assert f"set {cache.ENV_CACHE_DIR} (or TMPDIR) to a private, writable directory on another file system" in run.stderr
     assert list((noexec / "tmp").iterdir()) == []  # no private folder made where none could serve
+
+
+@pytest.fixture
+def image_layer(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """(lower, merged): a folder, and an overlayfs mount of it with a writable layer above, as a container sees a
+    folder of its image (Docker's storage driver)."""
+    lower, upper, work = tmp_path / "lower", tmp_path / "upper", tmp_path / "work"
+    for folder in (lower, upper, work):
+        folder.mkdir()
+    for merged in mount(tmp_path / "merged", "overlay", f"lowerdir={lower},upperdir={upper},workdir={work}"):
+        yield lower, merged
+
+
+def test_a_cache_in_a_container_image_s_layer_is_repaired_and_cleared(
+    image_layer: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cache made while the image was built, used in a container: overlayfs cannot rename a folder of the image's
+    layer (EXDEV), where an unusable entry is set aside and `clear` removes one. The damaged entry is rebuilt in
+    the cache, not the whole process sent to a private folder, and `clear` empties the cache."""
+    lower, merged = image_layer
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(lower / "cache"))
+    built, _ = build.build("probe", [probe_step(851)])  # by the image's build, before the container started
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(merged / "cache"))
+    entry = merged / "cache" / "modules" / built.name
+    replace_file(so_of(entry), b"")  # damaged in the container
+    with pytest.warns(tl.CacheWarning) as caught:  # built, not loaded: a module loaded from it keeps the mount busy
+        assert build.build("probe", [probe_step(851)]) == (entry, True)
+    assert [str(w.message).split(" (")[0] for w in caught] == [f"tltyped: cache entry {entry} is unusable"], \
+        [str(w.message) for w in caught]
+    assert "removed" in cache_command("clear")
+    assert list((merged / "cache" / "modules").iterdir()) == []
 
 
 # -- cache clear ----------------------------------------------------------------------------------------

@@ -377,6 +377,21 @@ def test_a_read_only_cache(tmp_path: Path) -> None:
     assert "cannot be used" in run.stdout and run.stdout.count("cannot be used") == 1
 
 
+@pytest.mark.parametrize("replacement", ["a file", "a symbolic link to itself"])
+def test_an_entry_that_is_no_folder_is_rebuilt_leaving_nothing_aside(cache_dir: Path, replacement: str) -> None:
+    """An entry's name taken by a file or a symbolic link (a loop): rebuilt, and what stood there is removed, not
+    left in the cache as `.<key>.discarded-<pid>` for good."""
+    _, folder, _ = build_probe(506)
+    shutil.rmtree(folder)
+    if replacement == "a file":
+        folder.write_text("not an entry")
+    else:
+        folder.symlink_to(folder)
+    with pytest.warns(CacheWarning, match="unusable"):
+        assert build_probe(506) == (506, folder, True)
+    assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".")] == []
+
+
 def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

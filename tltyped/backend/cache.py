@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -297,13 +298,34 @@ def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Call
 
 
 def _discard(folder: Path) -> None:
-    """Move an unusable entry out of the way, then remove it; UnusableCache if it cannot be."""
+    """Move an unusable entry out of the way, then remove it; UnusableCache if it cannot be.
+
+    Whatever stands at the entry's name goes: a folder, or a file or a symbolic link (which `rmtree` would
+    leave behind as `.<key>.discarded-<pid>`). overlayfs (a cache in a container image's lower layer) cannot
+    rename a folder of a lower layer (EXDEV): there it is removed where it is, which readers, verifying every
+    file before a load, never mistake for an entry.
+    """
     aside = folder.with_name(f".{folder.name}.discarded-{os.getpid()}")
     try:
         os.rename(folder, aside)
     except OSError as exc:
-        raise UnusableCache(f"cannot replace {folder}: {exc}") from None
-    shutil.rmtree(aside, ignore_errors=True)
+        if exc.errno != errno.EXDEV:
+            raise UnusableCache(f"cannot replace {folder}: {exc}") from None
+        try:
+            _remove_tree(folder)
+        except OSError as removing:
+            raise UnusableCache(f"cannot replace {folder}: {removing}") from None
+        return
+    with contextlib.suppress(OSError):
+        _remove_tree(aside)
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a folder and everything in it, or a file or symbolic link."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
 def find(key: str) -> Path | None:

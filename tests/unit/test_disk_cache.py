@@ -392,6 +392,65 @@ def test_an_entry_that_is_no_folder_is_rebuilt_leaving_nothing_aside(cache_dir: 
     assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_lock_that_cannot_be_taken_builds_in_a_private_folder(cache_dir: Path) -> None:
+    """A folder where an entry's lock file belongs (copied in, made by hand): the build cannot be serialised with
+    other processes, so it is built where no other process looks, after a warning naming the lock; not refused as
+    a full disk."""
+    step = probe_step(507)
+    key, _ = build.build_key([step])
+    (cache.root() / f"{key}.lock").mkdir()
+    with pytest.warns(CacheWarning, match=f"cannot lock {cache.root() / key}.lock") as caught:
+        answer, folder, compiled = build_probe(507)
+    assert (answer, compiled) == (507, True)
+    assert cache_dir not in folder.parents, folder
+    assert len(caught) == 1, [str(w.message) for w in caught]
+
+
+LOCKED_BY_ANOTHER_USER = """
+import sys, warnings
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from test_disk_cache import build_probe
+    answer, folder, compiled = build_probe(508)
+print(answer, compiled, folder, [str(w.message) for w in caught])
+"""
+
+
+def test_an_entry_and_lock_of_another_user_in_a_private_cache(cache_dir: Path) -> None:
+    """A cache folder of this user's holding another user's entry and lock (restored from a backup or a
+    container image as another uid): the entry is not loaded, and the lock, which cannot be opened, does not
+    fail the build."""
+    folder, _ = build.build("probe", [probe_step(508)])
+    lock = folder.with_name(f"{folder.name}.lock")
+    command = [sys.executable, "-c", LOCKED_BY_ANOTHER_USER.format(root=str(ROOT), tests=str(Path(__file__).parent))]
+    if os.getuid() == 0:  # root: the entry is another user's; the capabilities that let root open any file go
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a file unopenable to this process")
+        os.chown(folder, 65534, 65534)
+        os.chown(lock, 65534, 65534)
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", *command]
+    else:  # not root: another user's files cannot be made; a lock this user cannot open stands for one
+        os.chmod(lock, 0)
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.startswith("508 True "), run.stdout
+    assert f"cannot lock {lock}" in run.stdout, run.stdout
+
+
+def test_a_cache_replaced_by_a_file_while_the_process_runs(cache_dir: Path) -> None:
+    """The cache folder replaced by a file after the process first used it: the next build warns and is built in
+    a private folder, not refused."""
+    build_probe(509)
+    modules = cache_dir / "modules"
+    shutil.rmtree(modules)
+    modules.write_text("not a folder")
+    with pytest.warns(CacheWarning, match=f"cannot lock {modules}"):
+        answer, folder, compiled = build_probe(510)
+    assert (answer, compiled) == (510, True) and cache_dir not in folder.parents
+
+
 def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

@@ -264,7 +264,7 @@ def get_or_build(key: str, about: Mapping[str, Any], produce: Callable[[Path], N
     """
     try:
         return _get_or_build(root(), key, about, produce)
-    except UnusableCache as exc:  # an entry that cannot be replaced: build where no one else can reach
+    except UnusableCache as exc:  # an entry that cannot be replaced or locked: build where no one else can reach
         with _roots_lock:
             _roots[_settings()] = _private_fallback(str(exc))
         return _get_or_build(root(), key, about, produce)
@@ -274,14 +274,18 @@ def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Call
     folder = where / key
     if _verify(folder, key) is None:  # a published entry never changes: reading one needs no lock
         return folder, False
-    with _lock(where, key):
+    lock = _acquired(where, key)
+    try:
         if os.path.lexists(folder):
             problem = _verify(folder, key)
             if problem is None:
                 return folder, False
             warn(f"tltyped: cache entry {folder} is unusable ({problem}); rebuilding it", CacheWarning)
             _discard(folder)
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=where))
+        try:
+            staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=where))
+        except OSError as exc:  # made read-only or removed since the lock was taken
+            raise UnusableCache(f"the kernel cache {where} cannot take a build ({exc.strerror or exc})") from None
         try:
             produce(staging)
             files = {}
@@ -295,6 +299,8 @@ def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Call
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return folder, True
+    finally:
+        lock.release()
 
 
 def _discard(folder: Path) -> None:
@@ -343,12 +349,30 @@ def _lock(where: Path, key: str) -> FileLock:
     return FileLock(where / f"{key}.lock", mode=0o600)
 
 
+def _acquired(where: Path, key: str) -> FileLock:
+    """The lock of `key` in `where`, held; UnusableCache where it cannot be made or opened.
+
+    That is a lock file this user cannot open (another user's, restored with
+    the cache from a backup or an image; made read-only), a folder in its
+    place, or the cache folder replaced by a file under the process. Then
+    nothing serialises the build with other processes: the caller builds in
+    its private folder instead, after a warning naming the lock, rather than
+    failing the user's call.
+    """
+    path = where / f"{key}.lock"
+    try:
+        lock = _lock(where, key)
+        lock.acquire()
+    except OSError as exc:
+        raise UnusableCache(f"cannot lock {path} ({exc.strerror or exc})") from None
+    return lock
+
+
 @contextlib.contextmanager
 def locked(key: str) -> Iterator[None]:
     """Hold the cross-process lock of `key` (an entry's or a record's); without one if it cannot be made."""
     try:
-        lock = _lock(root(), key)
-        lock.acquire()
+        lock = _acquired(root(), key)
     except OSError:  # a read-only cache folder: nothing can be written there to race over
         yield
         return

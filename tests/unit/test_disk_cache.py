@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from pathlib import Path
 
@@ -449,6 +450,41 @@ def test_a_cache_replaced_by_a_file_while_the_process_runs(cache_dir: Path) -> N
     with pytest.warns(CacheWarning, match=f"cannot lock {modules}"):
         answer, folder, compiled = build_probe(510)
     assert (answer, compiled) == (510, True) and cache_dir not in folder.parents
+
+
+REMOVED_WHILE_BUILDING = """
+import sys, warnings
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from test_disk_cache import build_probe
+    answer, folder, compiled = build_probe(511, {cc!r})
+print(answer, compiled, folder, [str(w.message) for w in caught])
+"""
+
+
+def test_a_cache_removed_while_a_build_runs_in_it(cache_dir: Path, tmp_path: Path) -> None:
+    """`rm -rf` of the cache while a process compiles into it: the compiler's output folder is gone, and the build
+    is made again in the cache made anew (after a warning), not refused as a full disk."""
+    cc = fake_compiler(tmp_path, "1.0")
+    code = REMOVED_WHILE_BUILDING.format(root=str(ROOT), tests=str(Path(__file__).parent), cc=cc)
+    builder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "FAKE_CC_DELAY": "2"})
+    try:
+        deadline = time.monotonic() + 120
+        while compiles(tmp_path) == 0:  # the compiler is running, in the staging folder inside the cache
+            assert builder.poll() is None and time.monotonic() < deadline, builder.communicate()
+            time.sleep(0.05)
+        shutil.rmtree(cache_dir)
+        out, err = builder.communicate(timeout=300)
+    finally:
+        if builder.poll() is None:
+            builder.kill()
+            builder.wait()
+    assert builder.returncode == 0, err[-3000:]
+    assert out.startswith(f"511 True {cache_dir / 'modules'}/"), out + err[-3000:]
+    assert "was removed while" in out and compiles(tmp_path) == 2, out
 
 
 def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -529,6 +529,20 @@ def test_info_counts_an_unreadable_record_as_stale_and_warns_of_it_once(cache_di
     assert run.stderr.count(f"cache record {cut} is unusable") == 1, run.stderr
 
 
+@pytest.mark.parametrize("link", ["a loop", "to nothing"])
+def test_info_counts_a_record_that_is_a_symbolic_link_as_stale(cache_dir: Path, link: str) -> None:
+    """A record's name taken by a symbolic link (to itself, or to a file since removed): `info` counts it stale and
+    sizes the link, not what it points to, instead of failing on it."""
+    folder, _ = build.build("probe", [probe_step(824)])
+    spec = {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.scale", "sm_90a", spec, folder.name))
+    linked = cache_dir / "modules" / f"{'b' * 32}.json"
+    linked.symlink_to(linked if link == "a loop" else cache_dir / "removed.json")
+    run = python("-m", "tltyped", "cache", "info")
+    assert run.returncode == 0, run.stderr
+    assert "records: 1," in run.stdout and "stale records: 1," in run.stdout, run.stdout
+
+
 # -- what a failed build says -----------------------------------------------------------------------------
 
 

@@ -460,8 +460,15 @@ def records() -> Iterator[tuple[Path, dict[str, Any] | None]]:
 
 
 def size(path: Path) -> int:
-    """Bytes a cache entry or record takes."""
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+    """Bytes a cache entry or record takes: its files', a symbolic link's own (never what it points to: a link
+    in a record's place may point nowhere, or to itself); 0 for one removed meanwhile (by another process's
+    `clear`)."""
+    try:
+        if not stat.S_ISDIR(path.lstat().st_mode):
+            return path.lstat().st_size
+        return sum(p.lstat().st_size for p in path.rglob("*") if p.is_symlink() or not p.is_dir())
+    except FileNotFoundError:
+        return 0
 
 
 def remove(path: Path) -> None:

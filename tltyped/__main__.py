@@ -34,11 +34,15 @@ from tltyped.errors import UnusableCache
 
 
 def _age(path: Path) -> str:
+    """`3 h ago`; `2 d in the future` for a time ahead of this machine's clock (a record written on a host whose
+    clock runs ahead, as over NFS)."""
     seconds = time.time() - path.stat().st_mtime
+    when = "ago" if seconds >= 0 else "in the future"
+    seconds = abs(seconds)
     for unit, length in (("d", 86400), ("h", 3600), ("min", 60)):
         if seconds >= length:
-            return f"{seconds / length:.0f} {unit}"
-    return f"{seconds:.0f} s"
+            return f"{seconds / length:.0f} {unit} {when}"
+    return f"{seconds:.0f} s {when}"
 
 
 def _kib(size: int) -> str:
@@ -63,7 +67,7 @@ def list_cache() -> None:
         print(f"no kernels recorded in {cache.root()}")
         return
     for function, target, consts, size, age, detail in sorted(rows):
-        print(f"{function}  {target}  {consts}  {size}  {age} ago  {detail}".rstrip())
+        print(f"{function}  {target}  {consts}  {size}  {age}  {detail}".rstrip())
 
 
 def info() -> None:

@@ -543,6 +543,18 @@ def test_info_counts_a_record_that_is_a_symbolic_link_as_stale(cache_dir: Path, 
     assert "records: 1," in run.stdout and "stale records: 1," in run.stdout, run.stdout
 
 
+def test_ls_shows_a_record_written_by_a_clock_ahead_as_in_the_future(cache_dir: Path) -> None:
+    """A record whose time is ahead of this machine's clock (written on a host whose clock runs ahead, over NFS):
+    `ls` says so, not `-172800 s ago`."""
+    folder, _ = build.build("probe", [probe_step(825)])
+    spec = {"consts": {}, "dims": {"N": 64}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.scale", "sm_90a", spec, folder.name))
+    ahead = time.time() + 2 * 86400 + 60
+    os.utime(cache_dir / "modules" / f"{'a' * 32}.json", (ahead, ahead))
+    (line,) = cache_command("ls").splitlines()
+    assert re.fullmatch(r"mod\.scale  sm_90a  N=64  [1-9]\d* KiB  2 d in the future", line), line
+
+
 # -- what a failed build says -----------------------------------------------------------------------------
 
 

@@ -555,6 +555,42 @@ def test_ls_shows_a_record_written_by_a_clock_ahead_as_in_the_future(cache_dir: 
     assert re.fullmatch(r"mod\.scale  sm_90a  N=64  [1-9]\d* KiB  2 d in the future", line), line
 
 
+@pytest.mark.parametrize("command", [["ls"], ["info"], ["clear"], ["clear", "scale"]], ids=" ".join)
+def test_the_cache_command_runs_over_an_unreadable_entry_and_a_lock_that_is_a_folder(
+    cache_dir: Path, command: list[str],
+) -> None:
+    """A cache of this user's holding an entry this user cannot read (another user's, restored from a backup or an
+    image as another uid) and a folder where a lock file belongs: each command runs, `clear` removing what this
+    user can remove, instead of failing on them."""
+    unreadable, _ = build.build("probe", [probe_step(826)])
+    named, _ = build.build("probe", [probe_step(827)])
+    spec = {"consts": {}, "dims": {"N": 64}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.scale", "sm_90a", spec, named.name))
+    lock = named.with_name(f"{named.name}.lock")
+    lock.unlink()
+    lock.mkdir()
+    prefix: list[str] = []
+    if os.getuid() == 0:  # root: the entry is another user's, and the capabilities that let root read it go
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder unreadable to this process")
+        for path in (unreadable, *unreadable.iterdir()):
+            os.chown(path, 65534, 65534)
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+    else:
+        os.chmod(unreadable, 0)
+    run = subprocess.run([*prefix, sys.executable, "-m", "tltyped", "cache", *command], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    if command == ["ls"]:
+        assert run.stdout.startswith("mod.scale  sm_90a  N=64  "), run.stdout
+    elif command == ["info"]:
+        assert "builds: 1, records: 1," in run.stdout, run.stdout  # the build named; the other cannot be read
+    elif command == ["clear"]:
+        assert not lock.exists() and not named.exists() and not unreadable.exists(), sorted(os.listdir(cache_dir / "modules"))
+    else:
+        assert "removed 1 record(s) and 1 build(s)" in run.stdout, run.stdout
+
+
 # -- what a failed build says -----------------------------------------------------------------------------
 
 

@@ -447,9 +447,10 @@ def write_record(key: str, data: Mapping[str, Any]) -> None:
 
 
 def entries() -> Iterator[Path]:
-    """Every entry folder of the cache (for inspection)."""
+    """Every entry folder of the cache (for inspection): each with a manifest this user can reach (one in a
+    folder it cannot read, another user's, is no entry of its: its processes never load it)."""
     for path in sorted(root().iterdir()):
-        if (path / MANIFEST).is_file():
+        if os.path.isfile(path / MANIFEST):
             yield path
 
 
@@ -472,12 +473,14 @@ def size(path: Path) -> int:
 
 
 def remove(path: Path) -> None:
-    """Remove an entry or a record (and its lock)."""
+    """Remove an entry or a record (and its lock, a folder in its place too)."""
     if path.is_dir():
         _discard(path)
     else:
         path.unlink(missing_ok=True)
-    path.with_suffix(".lock").unlink(missing_ok=True)
+    lock = path.with_suffix(".lock")
+    if os.path.lexists(lock):
+        _remove_tree(lock)
 
 
 def clear() -> tuple[int, int]:
@@ -508,7 +511,9 @@ def clear() -> tuple[int, int]:
 def _unless_held(lock_path: Path) -> Iterator[bool]:
     """Hold `lock_path` while the body runs and yield True; yield False where another process holds it.
 
-    Makes no lock file: where there is none, nothing is being built under it.
+    Makes no lock file: where there is none, nothing is being built under it;
+    nor where it cannot be opened (another user's, a folder in its place),
+    which no build of this user's can hold either.
     """
     from filelock import FileLock, Timeout
 
@@ -520,6 +525,9 @@ def _unless_held(lock_path: Path) -> Iterator[bool]:
         lock.acquire(blocking=False)
     except Timeout:
         yield False
+        return
+    except OSError:
+        yield True
         return
     try:
         yield True

@@ -17,7 +17,8 @@ Where the configured cache cannot be used (TLTYPED_CACHE_DIR names a file, no
 home folder, a folder others can write), each command says why on stderr and
 exits with status 1: there is no cache to show or clear, since every process
 then builds its kernels in a private temporary folder of its own, removed
-when it exits.
+when it exits. `clear` alone still empties a cache on a file system mounted
+noexec: no process loads a kernel from it, but what is there can go.
 """
 
 from __future__ import annotations
@@ -85,10 +86,10 @@ def info() -> None:
           f"stale records: {len(stale)}, size: {_kib(size)}")
 
 
-def clear_all() -> None:
-    removed, kept = cache.clear()
+def clear_all(folder: Path) -> None:
+    removed, kept = cache.clear(folder)
     running = f"; kept {kept} item(s) of builds running now in other processes" if kept else ""
-    print(f"removed {removed} item(s) from {cache.root()}{running}")
+    print(f"removed {removed} item(s) from {folder}{running}")
 
 
 def clear_function(name: str) -> None:
@@ -136,8 +137,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         unmade = _missing_folders(cache.configured_folder())
     except OSError:  # configured_root says why
         unmade = []
+    emptying = args.action == "clear" and args.function is None  # a noexec cache loads nothing, yet can be emptied
     try:
-        cache.configured_root()
+        folder = cache.configured_root(loadable=not emptying)
     except UnusableCache as exc:  # `cache.root()` would name a folder of this command's own, gone when it exits
         fallback = Path(tempfile.gettempdir()) / f"{cache.FALLBACK_PREFIX}*"
         parser.exit(1, (
@@ -160,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.action == "info":
         info()
     elif args.function is None:
-        clear_all()
+        clear_all(folder)
     else:
         clear_function(args.function)
 

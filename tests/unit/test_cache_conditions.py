@@ -280,6 +280,23 @@ def test_a_cache_on_a_noexec_file_system_builds_in_a_private_folder(tmp_path: Pa
     assert list((noexec / "tmp").iterdir()) == []  # no private folder made where none could serve
 
 
+def test_clear_empties_a_cache_on_a_noexec_file_system(noexec: Path) -> None:
+    """A cache left on a file system since mounted noexec (or one that kernels were built in elsewhere): no process
+    can use it, so `ls` says there is no cache, but `clear` removes what is there instead of saying the same."""
+    modules = noexec / "cache" / "modules"
+    (modules / ("a" * 32)).mkdir(parents=True, mode=0o700)
+    os.chmod(noexec / "cache", 0o700)
+    (modules / ("a" * 32) / "kernel.cubin").write_bytes(b"\0" * 64)
+    (modules / f"{'b' * 32}.json").write_text("{}")
+    env = {cache.ENV_CACHE_DIR: str(noexec / "cache")}
+    listing = python("-m", "tltyped", "cache", "ls", env=env)
+    assert listing.returncode == 1 and "mounted noexec" in listing.stderr, listing.stdout + listing.stderr
+    cleared = python("-m", "tltyped", "cache", "clear", env=env)
+    assert cleared.returncode == 0, cleared.stderr
+    assert cleared.stdout.strip() == f"removed 2 item(s) from {modules}"
+    assert list(modules.iterdir()) == []
+
+
 @pytest.fixture
 def image_layer(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     """(lower, merged): a folder, and an overlayfs mount of it with a writable layer above, as a container sees a

@@ -104,10 +104,15 @@ def configured_folder() -> Path:
     return _configured_root(explicit, xdg) / "modules"
 
 
-def configured_root() -> Path:
+def configured_root(*, loadable: bool = True) -> Path:
     """The folder the environment configures for entries, made if missing and checked usable, with no fallback:
-    UnusableCache saying why it cannot be used otherwise (what `root()` warns of before it falls back)."""
-    return _checked_root(_settings())
+    UnusableCache saying why it cannot be used otherwise (what `root()` warns of before it falls back).
+
+    Without `loadable`, a folder on a file system mounted noexec is returned
+    too: no process loads a kernel from it, yet what is there (left from
+    before the mount, or copied in) can be removed (`cache clear`).
+    """
+    return _checked_root(_settings(), loadable=loadable)
 
 
 def _usable_root(settings: Settings) -> Path:
@@ -117,7 +122,7 @@ def _usable_root(settings: Settings) -> Path:
         return _private_fallback(str(exc))
 
 
-def _checked_root(settings: Settings) -> Path:
+def _checked_root(settings: Settings, *, loadable: bool = True) -> Path:
     explicit, xdg, _ = settings
     try:
         wanted = _configured_root(explicit, xdg) / "modules"
@@ -131,7 +136,7 @@ def _checked_root(settings: Settings) -> Path:
         _check_private(wanted, follow_symlinks=True)
         probe = tempfile.mkdtemp(prefix=".probe-", dir=wanted)  # writable, not only by its mode
         os.rmdir(probe)
-        noexec = _noexec(wanted)
+        noexec = _noexec(wanted) if loadable else None
     except OSError as exc:
         raise UnusableCache(f"the kernel cache {wanted} cannot be used ({exc})") from None
     if noexec:
@@ -483,16 +488,17 @@ def remove(path: Path) -> None:
         _remove_tree(lock)
 
 
-def clear() -> tuple[int, int]:
+def clear(where: Path | None = None) -> tuple[int, int]:
     """Remove everything in the cache folder but what a build running now in another process uses.
 
     That is builds, records, locks, the staging folders of builds that were
     killed, entries set aside as unusable and `failed/` (the sources of failed
     compiles). A running build holds the lock of its key; everything under a
     key whose lock is held (its staging folder, its lock) stays. Returns how
-    many items were removed and how many kept.
+    many items were removed and how many kept. `where` is the cache folder,
+    `root()` unless given (`configured_root(loadable=False)`).
     """
-    where = root()
+    where = root() if where is None else where
     items = sorted(where.iterdir())
     kept = 0
     for path in items:

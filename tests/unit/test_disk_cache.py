@@ -487,6 +487,22 @@ def test_a_cache_removed_while_a_build_runs_in_it(cache_dir: Path, tmp_path: Pat
     assert "was removed while" in out and compiles(tmp_path) == 2, out
 
 
+def test_a_folder_where_a_record_belongs_is_replaced_by_the_record(cache_dir: Path) -> None:
+    """A folder in a record's place (made by hand, or by a bug) reads as no record, with a warning; the next write
+    of the record replaces it, as a rebuilt entry replaces an unusable one, instead of failing in every process."""
+    folder, _ = build.build("probe", [probe_step(512)])
+    record = records.LaunchRecord("mod.scale", "sm_90a", {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}, folder.name)
+    (cache.root() / f"{'a' * 32}.json").mkdir()
+    (cache.root() / f"{'a' * 32}.json" / "inside").write_text("")
+    with pytest.warns(CacheWarning, match="Is a directory"):
+        assert records.read(records.LaunchRecord, "a" * 32) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        records.write("a" * 32, record)
+    assert records.read(records.LaunchRecord, "a" * 32) == record
+    assert [p.name for p in cache.root().iterdir() if p.name.startswith(".")] == []
+
+
 def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

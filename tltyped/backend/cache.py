@@ -437,14 +437,22 @@ def remove_record(key: str) -> None:
 
 
 def write_record(key: str, data: Mapping[str, Any]) -> None:
-    """Write (or replace) record `key` atomically: readers see the old record or the new one, whole."""
+    """Write (or replace) record `key` atomically: readers see the old record or the new one, whole.
+
+    A folder in the record's place (made by hand, or by a bug), which no
+    rename can replace, goes first, as an unusable entry does before its
+    rebuild; left, it would cost every process a rebuild and a warning.
+    """
     where = root()
     _make_private_dirs(where)  # removed while the process ran (`rm -rf` of the cache): made again, as a build's is
+    target = _record_path(key)
+    if os.path.isdir(target) and not os.path.islink(target):
+        _discard(target)
     handle, staging = tempfile.mkstemp(prefix=f".{key}.", suffix=".json", dir=where)  # created 0600
     try:
         with os.fdopen(handle, "w") as out:
             json.dump({**data, "key": key}, out, indent=1, sort_keys=True)
-        os.replace(staging, _record_path(key))
+        os.replace(staging, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(staging)

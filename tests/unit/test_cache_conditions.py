@@ -608,6 +608,22 @@ def test_the_cache_command_runs_over_an_unreadable_entry_and_a_lock_that_is_a_fo
         assert "removed 1 record(s) and 1 build(s)" in run.stdout, run.stdout
 
 
+def test_a_record_being_written_or_cut_off_by_a_kill_is_no_record(cache_dir: Path) -> None:
+    """A record is written to `.<key>.<random>.json` and renamed into place: that file, half-written by a process
+    running now (or killed mid-write), is neither listed nor warned of nor counted stale by `ls` and `info`; `clear`
+    removes it."""
+    folder, _ = build.build("probe", [probe_step(828)])
+    spec = {"consts": {}, "dims": {"N": 64}, "dtypes": {}, "strides": {}}
+    records.write("a" * 32, records.LaunchRecord("mod.scale", "sm_90a", spec, folder.name))
+    whole = (cache_dir / "modules" / f"{'a' * 32}.json").read_text()
+    (cache_dir / "modules" / f".{'b' * 32}.k2j4x9q1.json").write_text(whole[: len(whole) // 2])
+    for command in ("ls", "info"):
+        run = python("-m", "tltyped", "cache", command)
+        assert run.returncode == 0 and "CacheWarning" not in run.stderr, run.stderr
+    assert "records: 1," in run.stdout and "stale records: 0," in run.stdout, run.stdout
+    assert "removed" in cache_command("clear") and list((cache_dir / "modules").iterdir()) == []
+
+
 # -- what a failed build says -----------------------------------------------------------------------------
 
 

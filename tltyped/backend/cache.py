@@ -468,9 +468,15 @@ def entries() -> Iterator[Path]:
 
 
 def records() -> Iterator[tuple[Path, dict[str, Any] | None]]:
-    """Every record file of the cache with what it holds, None where it cannot be trusted (for inspection)."""
+    """Every record file of the cache with what it holds, None where it cannot be trusted (for inspection).
+
+    Not `.<key>.<random>.json`: a record being written (`write_record`) by a
+    process running now, or cut off by a kill, is no record (`clear` removes
+    what a kill left).
+    """
     for path in sorted(root().glob("*.json")):
-        yield path, read_record(path.stem)
+        if not path.name.startswith("."):
+            yield path, read_record(path.stem)
 
 
 def size(path: Path) -> int:

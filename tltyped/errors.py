@@ -104,6 +104,12 @@ class UnusableCache(Error, OSError):
     """The cache directory cannot be used safely (caught: the process falls back to a private folder)."""
 
 
+class CacheRemoved(UnusableCache):
+    """The staging folder of a build was removed while the build wrote into it: the cache was removed (`rm -rf`)
+    under the process. Not the build's fault, nor a full disk's: the cache builds it once more, in the cache
+    folder made again; removed again, the build goes to the private fallback as for any unusable cache."""
+
+
 class ABIError(Error, RuntimeError):
     """A lowered kernel's parameters are not what its signature implies: a bug in tltyped or TileLang."""
 

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tltyped.errors import CacheWarning, UnusableCache
+from tltyped.errors import CacheRemoved, CacheWarning, UnusableCache
 from tltyped.log import warn, warn_once
 
 if TYPE_CHECKING:
@@ -260,12 +260,6 @@ def manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
-class _Removed(UnusableCache):
-    """The staging folder of a build was removed while the build wrote into it: the cache was removed (`rm -rf`)
-    under the process. Not the build's fault, nor a full disk's: `get_or_build` builds it once more, in the cache
-    folder made again; removed again, the build goes to the private fallback as for any unusable cache."""
-
-
 def get_or_build(key: str, about: Mapping[str, Any], produce: Callable[[Path], None]) -> tuple[Path, bool]:
     """The verified folder of entry `key`, built by `produce(folder)` unless one exists.
 
@@ -276,7 +270,7 @@ def get_or_build(key: str, about: Mapping[str, Any], produce: Callable[[Path], N
     try:
         try:
             return _get_or_build(root(), key, about, produce)
-        except _Removed as exc:  # `rm -rf` of the cache during the build: once more, in the folder made again
+        except CacheRemoved as exc:  # `rm -rf` of the cache during the build: once more, in the folder made again
             warn(f"tltyped: {exc}; building it again", CacheWarning)
             return _get_or_build(root(), key, about, produce)
     except UnusableCache as exc:  # an entry that cannot be replaced or locked: build where no one else can reach
@@ -313,7 +307,7 @@ def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Call
             os.rename(staging, folder)
         except Exception as exc:
             if not staging.is_dir():  # what failed was writing into a folder that is no longer there
-                raise _Removed(f"the kernel cache {where} was removed while {key} was built in it") from exc
+                raise CacheRemoved(f"the kernel cache {where} was removed while {key} was built in it") from exc
             raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -351,8 +351,9 @@ class KernelRewrite:
             args = [self.signature_annotation(a) for a in typ.args]
             return typ if all(a is b for a, b in zip(args, typ.args)) else typ.copy_modified(args=args)
         dtype, dims = written_tensor_parts(typ)
-        checked = [self.signature_dim(d) for d in dims]
-        read_dtype = self.signature_dtype(dtype)
+        consts = self.found.reads_consts(typ.name)
+        checked = [self.signature_dim(d, consts) for d in dims]
+        read_dtype = self.signature_dtype(dtype, consts)
         if read_dtype is dtype and all(a is b for a, b in zip(checked, dims)):
             return typ
         first = _dim_list(typ.args[0])
@@ -361,23 +362,36 @@ class KernelRewrite:
             return typ.copy_modified(args=[dims_list, *([] if read_dtype is None else [read_dtype]), *typ.args[2:]])
         return typ.copy_modified(args=[read_dtype or first, *checked])
 
-    def signature_dtype(self, dtype: Type | None) -> Type | None:
+    def signature_dtype(self, dtype: Type | None, consts: bool = False) -> Type | None:
         """A signature's dtype written as a name of the function around the kernel (a factory's parameter or
         local, hiding the module's names) is Any, the dtype each factory call gives, as `named_dtype` reads such a
         name in the body: the signature is evaluated when the factory runs. Left as written, the annotation hook
-        would find the factory's variable, which is no dtype class, and report an unknown dtype."""
+        would find the factory's variable, which is no dtype class, and report an unknown dtype.
+
+        Where the annotation may name the kernel's consts (`consts`: TileLang's Tensor under postponed annotations,
+        `ModuleNames.reads_consts`), a const parameter's name is the dtype each call gives it, as in the body;
+        left as written, mypy would find no such name."""
+        if consts and isinstance(dtype, UnboundType) and _is_bare_name(dtype) and dtype.name in self.params:
+            self.signature_changed = True
+            return parameter_dtype(self.func, dtype.name, dtype.line, dtype.column)
         if isinstance(dtype, UnboundType) and _is_bare_name(dtype) and dtype.name in self.closure:
             self.signature_changed = True
             return AnyType(TypeOfAny.special_form, line=dtype.line, column=dtype.column)
         return dtype
 
-    def signature_dim(self, dim: Type) -> Type:
+    def signature_dim(self, dim: Type, consts: bool = False) -> Type:
+        """A signature's dim written as a name: a declared dim, a module's name, or (where the annotation may name
+        the kernel's consts, as `signature_dtype` says) a parameter, whose size each call gives (Any, as
+        `body_dim` reads it); else a dim never declared."""
         if not _is_bare_name(dim):
             return dim
         assert isinstance(dim, UnboundType)
         if dim.name in self.dims:
             self.plain_dims.add(dim.name)
             return dim
+        if consts and dim.name in self.params:
+            self.signature_changed = True
+            return AnyType(TypeOfAny.special_form, line=dim.line, column=dim.column)
         if dim.name in self.found.other_values or hasattr(builtins, dim.name):
             return dim  # a module-level alias (`L64 = Literal[64]`) or a builtin (`int`): the hook reads it
         if self.module_bound is None or dim.name in self.module_bound:

@@ -74,6 +74,10 @@ class ModuleNames:
     tensor: set[str] = field(default_factory=set)
     # and of the language's StridedTensor beyond `<language>.StridedTensor`
     strided_tensor: set[str] = field(default_factory=set)
+    # dotted spellings of TileLang's own Tensor (`T.Tensor` after `import tilelang.language as T`): a subset of those
+    # `is_tensor` reads, which the runtime reads from source where it is a kernel's signature annotation
+    tilelang_tensor: set[str] = field(default_factory=set)
+    postponed: bool = False  # `from __future__ import annotations`: signature annotations are not evaluated at def
     # names the module's own scope binds (imports, assignments, defs, in its blocks too); None after a star import
     top_level: set[str] | None = field(default_factory=set)
 
@@ -91,6 +95,12 @@ class ModuleNames:
         """Whether a dotted name an annotation writes is the language's StridedTensor (`T.StridedTensor`), by the
         module's imports, as `is_tensor` reads Tensor."""
         return name in self.strided_tensor or name in {f"{language}.StridedTensor" for language in self.language}
+
+    def reads_consts(self, name: str) -> bool:
+        """Whether a kernel's signature annotation spelled `name[...]` may name the kernel's consts: TileLang's own
+        Tensor under postponed annotations, which the runtime reads from source as an in-body annotation
+        (tltyped/frontend/analyze.py); tltyped's Tensor is evaluated, where a parameter's name is undefined."""
+        return self.postponed and name in self.tilelang_tensor
 
     def tensor_spelling(self) -> str | None:
         """A dotted name that resolves to tltyped's Tensor in this module (`tl.Tensor`, a `Tensor` imported by
@@ -185,9 +195,12 @@ def _read_import(imp: Import, found: ModuleNames) -> None:
             found.language.add(alias or module)
         if module in names.TENSOR_MODULES:  # `tltyped.types.Tensor`, `tt.Tensor` after `import tltyped.types as tt`
             found.tensor.add(f"{alias or module}.Tensor")
+        if module == names.TILELANG_LANGUAGE:
+            found.tilelang_tensor.add(f"{alias or module}.Tensor")
         if module == "tilelang":  # the language as the package's attribute: `tilelang.language.prim_func`, `.Tensor`, ...
             found.prim_func.add(f"{alias or module}.language.prim_func")
             found.tensor.add(f"{alias or module}.language.Tensor")
+            found.tilelang_tensor.add(f"{alias or module}.language.Tensor")
             found.strided_tensor.add(f"{alias or module}.language.StridedTensor")
 
 
@@ -206,10 +219,15 @@ def _read_import_from(imp: ImportFrom, found: ModuleNames) -> None:
             found.language.add(bound)
         elif imp.id == "tilelang" and name == "language":
             found.language.add(bound)
+            found.tilelang_tensor.add(f"{bound}.Tensor")
+        elif imp.id == "__future__" and name == "annotations":
+            found.postponed = True
         elif imp.id in (names.LANGUAGE, names.TILELANG_LANGUAGE) and name == "prim_func":
             found.prim_func.add(bound)
         elif imp.id in names.TENSOR_MODULES and name == "Tensor":
             found.tensor.add(bound)
+            if imp.id == names.TILELANG_LANGUAGE:
+                found.tilelang_tensor.add(bound)
         elif imp.id in (names.LANGUAGE, names.TILELANG_LANGUAGE) and name == "StridedTensor":
             found.strided_tensor.add(bound)
 

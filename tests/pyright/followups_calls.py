@@ -9,7 +9,7 @@ from typing import Literal
 import torch
 
 import tltyped as tl
-from tests.pyright.followups_kernels import decode, gemm, padded, scaled, tuned_copy
+from tests.pyright.followups_kernels import decode, gemm, padded, repeated, scaled, tuned_copy
 
 
 def calls(
@@ -36,3 +36,7 @@ def calls(
     scaled()  # wrong: count
     scaled(v, block="64")  # wrong: scalar
     tuned_copy()  # wrong: count
+    reveal_type(repeated(v, 3, "mul"))  # reveal: Tensor[float32, Literal[16]]
+    repeated(v, times=3, mode="add")
+    repeated(v, times="3")  # wrong: scalar
+    repeated(v, mode="pow")  # wrong: scalar

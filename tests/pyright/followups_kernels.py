@@ -1,11 +1,12 @@
 """Kernels that followups_calls.py calls: lazy-style factories that return one of several prim_funcs from branches,
 as TileLang's examples do (flash_decoding/example_gqa_decode.py, gemm_fp8/example_tilelang_gemm_amd.py), and
-kernels whose parameters `@tl.autotune(configs=[...])` sets (a call may leave those out).
+kernels whose parameters `@tl.autotune(configs=[...])` sets (a call may leave those out), and consts declared
+`tl.const[X]`.
 
 No `from __future__ import annotations`: the prim_funcs' annotations are evaluated objects, as in TileLang's code.
 """
 
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import tltyped as tl
 import tltyped.language as T
@@ -101,3 +102,14 @@ def tuned_copy(N, block):
                 B[bx * block + i] = A[bx * block + i]
 
     return main
+
+
+@tl.jit
+def repeated(A: tl.Tensor[tl.float32, M], times: tl.const[int] = 2, mode: tl.const[Literal["add", "mul"]] = "add") -> tl.Tensor[tl.float32, M]:
+    """Consts declared `tl.const[X]`: each takes an X, as `times: int` would."""
+    m = A.shape[0]
+    B = T.empty((m,), tl.float32)
+    with T.Kernel(T.ceildiv(m, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            B[bx * 128 + i] = A[bx * 128 + i] * times if mode == "mul" else A[bx * 128 + i] + times
+    return B

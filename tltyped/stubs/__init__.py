@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 import tltyped as tl
 from tltyped.frontend import dims as dimlib
@@ -38,6 +38,7 @@ from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, 
 from tltyped.stubs import prim_func
 from tltyped.templates import render
 from tltyped.types.dtypes import DType
+from tltyped.types.params import CONST
 
 if TYPE_CHECKING:
     from tltyped.callpath.factory import Factory
@@ -121,13 +122,18 @@ def _param_type(p: Param, typevars: Mapping[str, str]) -> str:
 def _const_type(p: Param) -> str:
     """A const's annotation where a stub can spell it (`Literal["row", "col"]`, `int`), else Any. An unannotated
     const takes any hashable value, whatever its default (`dtype="float16"` takes `T.bfloat16`, a torch dtype):
-    `Hashable`, as a lazy-style factory's parameters, and as the plugin checks such a const at call sites."""
+    `Hashable`, as a lazy-style factory's parameters, and as the plugin checks such a const at call sites.
+    `tl.const[X]` (`Annotated[X, CONST]`) is spelt as X is: the marker only says what an unmarked const is too,
+    and a call takes an X, as the mypy plugin checks it."""
     if p.annotation is inspect.Parameter.empty:
         return "Hashable"
-    if get_origin(p.annotation) is Literal and all(type(v) in _CONST_TYPES for v in get_args(p.annotation)):
-        return f"Literal[{', '.join(map(repr, get_args(p.annotation)))}]"
-    if p.annotation in _CONST_TYPES:
-        return str(p.annotation.__name__)
+    annotation = p.annotation
+    if get_origin(annotation) is Annotated and CONST in annotation.__metadata__:
+        annotation = annotation.__origin__
+    if get_origin(annotation) is Literal and all(type(v) in _CONST_TYPES for v in get_args(annotation)):
+        return f"Literal[{', '.join(map(repr, get_args(annotation)))}]"
+    if annotation in _CONST_TYPES:
+        return str(annotation.__name__)
     return "Any"
 
 

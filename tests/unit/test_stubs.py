@@ -83,6 +83,46 @@ def test_cli_writes_into_a_stubs_folder_by_module_path(tmp_path: Path, monkeypat
     assert out.read_text() == stub_of("interleave")
 
 
+PACKAGED_MODULE = '''\
+from typing import TypeVar
+
+import tltyped as tl
+import tltyped.language as T
+
+from .sizes import BLOCK
+
+N = TypeVar("N")
+
+
+@tl.jit
+def copy(A: tl.Tensor[tl.float32, N], B: tl.Tensor[tl.float32, N]) -> None:
+    with T.Kernel(T.ceildiv(A.shape[0], BLOCK), threads=BLOCK) as bx:
+        for i in T.Parallel(BLOCK):
+            B[bx * BLOCK + i] = A[bx * BLOCK + i]
+'''
+
+
+def test_cli_given_a_file_of_a_package_writes_the_stub_of_its_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m tltyped.stubs proj/ops/kernels.py` is the module `proj.ops.kernels` (each folder above it with an
+    `__init__.py` is a package, as mypy reads a file's module), so its stub goes where a type checker looks for that
+    module, typings/proj/ops/kernels.pyi, and its relative imports resolve."""
+    from tltyped.stubs.__main__ import main
+
+    package = tmp_path / "proj" / "ops"
+    package.mkdir(parents=True)
+    for folder in (tmp_path / "proj", package):
+        (folder / "__init__.py").write_text("")
+    (package / "sizes.py").write_text("BLOCK = 128\n")
+    (package / "kernels.py").write_text(PACKAGED_MODULE)
+    monkeypatch.chdir(tmp_path)
+    assert main([str(package / "kernels.py")]) == 0
+    stub = tmp_path / "typings" / "proj" / "ops" / "kernels.pyi"
+    assert "def copy(\n    A: tl.Tensor[tl.float32, N],\n    B: tl.Tensor[tl.float32, N],\n) -> None:" in stub.read_text()
+    assert not (tmp_path / "typings" / "kernels.pyi").exists()
+
+
 @pytest.mark.parametrize(("target", "message"), [
     ("os", "os defines no jit function"),  # its stub would hide the standard library's types from pyright
     ("no_such_module_here", "No module named 'no_such_module_here'"),

@@ -24,6 +24,11 @@ DEFAULT_DIR = "typings"
 def load(target: str) -> ModuleType:
     if target.endswith(".py"):
         path = Path(target).resolve()
+        name, root = file_module(path)
+        if name != path.stem:  # a package or its module: imported by its name (relative imports resolve), not as a file
+            if str(root) not in sys.path:
+                sys.path.insert(0, str(root))
+            return importlib.import_module(name)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -31,6 +36,18 @@ def load(target: str) -> ModuleType:
         spec.loader.exec_module(module)
         return module
     return importlib.import_module(target)
+
+
+def file_module(path: Path) -> tuple[str, Path]:
+    """The dotted name of the module a .py file is, and the folder it is imported from: each folder above the file
+    holding an `__init__.py` is a package, as mypy reads a file's module. A type checker looks for the stub of
+    `proj/ops/kernels.py` as `proj.ops.kernels`; written under its bare file name, it would be no module's."""
+    parts = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts) or path.stem, folder
 
 
 def stub_path(module: ModuleType, folder: Path) -> Path:

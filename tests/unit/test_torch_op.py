@@ -19,6 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export import Dim
 
 import tltyped as tl
+from tltyped.frontend.fingerprint import fingerprint
 from tests.conftest import ROOT
 from tests.kernels import torch_ops as kernels
 from tests.kernels.torch_ops import accumulated, interleaved, scaled_plus_one
@@ -132,6 +133,35 @@ def test_an_op_name_given_to_two_kernels_is_refused(fake: FakeTensorMode) -> Non
         first(x)
         with pytest.raises(tl.DefinitionError, match="'tltyped_tests::offset' is another kernel's op already"):
             second(x)
+
+
+@pytest.mark.parametrize("name", ["my-lib::offset", "tltyped_tests::offset.default", "tltyped_tests::a::b",
+                                  "::offset", "tltyped_tests::"])
+def test_an_op_name_torch_cannot_take_is_refused_naming_the_kernel(fake: FakeTensorMode, name: str) -> None:
+    """torch's schema parser takes `namespace::name`, each an identifier: anything else is the kernel's error, not
+    a parse error from inside torch.library at the first traced call."""
+    with fake, pytest.raises(tl.DefinitionError, match=rf"^add_offset: op {re.escape(repr(name))} must be named"):
+        kernels.offset_kernel(1.0, op=name)(cuda(fake, 8))
+
+
+def test_an_op_name_torch_has_already_is_refused_and_a_derived_one_passes_it_by(fake: FakeTensorMode) -> None:
+    """A user's torch.library op, or torch's own (`aten::add`, whose second schema torch would take, leaving the
+    graph calling aten's op), is not the kernel's to define: `op=` naming one is refused; a derived name that one
+    holds is passed by, as one another kernel holds."""
+    library = torch.library.Library("tltyped_tests_user", "DEF")
+    library.define("offset(Tensor x) -> Tensor")
+    x = cuda(fake, 8)
+    for name in ("tltyped_tests_user::offset", "aten::add"):
+        with fake, pytest.raises(tl.DefinitionError, match=rf"^add_offset: op '{name}' is defined already .*not by "
+                                                           r"tltyped; give the kernel a name of its own"):
+            kernels.offset_kernel(1.0, op=name)(x)
+    kernel = kernels.offset_kernel(4.0)
+    taken = "tltyped::tests_kernels_torch_ops_offset_kernel__locals__add_offset_" + fingerprint(kernel._dispatcher.fn).digest[:8]
+    holder = torch.library.Library("tltyped", "FRAGMENT")  # its ops live as long as it does
+    holder.define(f"{taken.split('::')[1]}(Tensor x) -> Tensor")
+    with fake:
+        assert tuple(kernel(x).shape) == (8,)
+    assert list(kernel._dispatcher.torch_ops) == [f"{taken}_2"]
 
 
 def test_export_has_one_op_and_symbolic_shapes(fake: FakeTensorMode) -> None:

@@ -14,7 +14,9 @@ digest of the values its body reads (its closure: frontend/fingerprint.py),
 so that a process names them alike whatever order it traces them in, and a
 count where even that is taken (a kernel made twice from equal values, or one
 whose values are read where its body is not: a module-level function
-decorated twice); a name given twice is refused. A kernel's consts are not op
+decorated twice), or one torch has an op of already (a user's
+torch.library op); a name given twice, one torch has an op of, or one
+that is not `namespace::name` of identifiers is refused. A kernel's consts are not op
 arguments (a const is any hashable Python value, most of which a schema
 cannot type): each set of const values (a lazy-style kernel object's
 factory arguments are its consts) is its own op, fixed into its
@@ -80,6 +82,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -254,12 +257,31 @@ def _claim_name(dispatcher: Dispatcher) -> str:
     calls are traced in (an exported program names its ops so)."""
     name, owner = dispatcher.signature.name, dispatcher.op_owner
     if dispatcher.op is not None:
-        if "::" not in dispatcher.op:
-            raise DefinitionError(f"{name}: op {dispatcher.op!r} must be named `namespace::name`")
-        if _named.setdefault(dispatcher.op, weakref.ref(owner))() is not owner:
-            raise DefinitionError(f"{name}: op {dispatcher.op!r} is another kernel's op already; give each its own name")
+        if not _OP_NAME.fullmatch(dispatcher.op):
+            raise DefinitionError(f"{name}: op {dispatcher.op!r} must be named `namespace::name`, each an identifier "
+                                  "(letters, digits and underscores; no overload name)")
+        if not _claim(dispatcher.op, owner):
+            if dispatcher.op in _named:
+                raise DefinitionError(f"{name}: op {dispatcher.op!r} is another kernel's op already; give each its own name")
+            raise DefinitionError(f"{name}: op {dispatcher.op!r} is defined already (by torch.library or torch itself), "
+                                  "not by tltyped; give the kernel a name of its own with tl.jit(op=...)")
         return dispatcher.op
-    return next(n for n in _derived_names(dispatcher) if _named.setdefault(n, weakref.ref(owner))() is owner)
+    return next(n for n in _derived_names(dispatcher) if _claim(n, owner))
+
+
+_OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*")
+"""A name `tl.jit(op=...)` may give: torch's schema parser takes nothing else, and the op is its default overload."""
+
+
+def _claim(qualname: str, owner: object) -> bool:
+    """Whether the op name is `owner`'s: claimed by it before, or now. A name torch has an op of that no kernel
+    claimed (a user's `torch.library` op, torch's own `aten::add`) is never claimed: defining the kernel's op there
+    fails deep in torch, or, where torch takes a second schema of the name, leaves the graph calling the other op."""
+    if qualname not in _named:
+        namespace, name = qualname.split("::", 1)
+        if hasattr(getattr(torch.ops, namespace), name):
+            return False
+    return _named.setdefault(qualname, weakref.ref(owner))() is owner
 
 
 def _derived_names(dispatcher: Dispatcher) -> Iterator[str]:

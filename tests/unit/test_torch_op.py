@@ -185,6 +185,28 @@ def test_export_records_the_kernel_s_op_and_nothing_else_on_meta_inputs_too(fake
     assert len(ops) == 1 and ops[0].startswith("tltyped.tests_kernels_torch_ops_offset_kernel"), ops
 
 
+class Weighted(torch.nn.Module):
+    """A module whose parameter (requiring grad, as parameters do) reaches kernels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(8, device="meta"))
+
+    def forward(self, x):
+        return kernels.interleave(x, self.weight) * 2 + kernels.scale(self.weight, 2.0).sum()
+
+
+def test_export_of_a_module_whose_parameters_reach_kernels_records_their_ops_and_nothing_else() -> None:
+    """A call autograd would record, traced: the kernel's op and no grad-mode switch around it (an empty
+    `wrap_with_set_grad_enabled` per call, which only `run_decompositions` would remove). Meta inputs: autograd's
+    engine, given fake CUDA tensors requiring grad, aborts the process on a CPU-only torch."""
+    model, x = Weighted(), torch.empty(8, device="meta")
+    ep = torch.export.export(model, (x,))
+    ops = [str(node.target) for node in ep.graph.nodes if node.op == "call_function"]
+    assert ops == ["tltyped_tests.interleave.default", "aten.mul.Tensor", "tltyped.tests_kernels_torch_ops_scale.default",
+                   "aten.sum.default", "aten.add.Tensor"], ops
+
+
 def test_export_of_an_output_sized_by_min_holds_for_every_size() -> None:
     """`T.min(N, 256)` is a symbolic min of the traced size, not a guard that specialises the export to N > 256."""
     ep = torch.export.export(One(kernels.head), (torch.empty(1000, device="meta"),),

@@ -97,7 +97,7 @@ from tltyped.callpath.dispatcher import unpack
 from tltyped.callpath.fastpath import call_in_order
 from tltyped.callpath.import_hook import not_lru_cache_wrappers
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
-from tltyped.frontend.binding import transformed, unwrapped
+from tltyped.frontend.binding import traced, transformed, unwrapped
 from tltyped.frontend.fingerprint import Reader, fingerprint
 from tltyped.frontend.signature import Kind, Param
 from tltyped.templates.names import identifier
@@ -169,9 +169,13 @@ def autograd_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
     `transformable`. A call the key cannot be read for (a tracer's tensors, which the tensor reader refuses,
     or bad arguments) is bound and checked (kernel_op), then one call of the op."""
     runtime = [a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime]
-    wrapped = any(transformed(a) for a in runtime if issubclass(type(a), torch.Tensor))
+    tensors = [a for a in runtime if issubclass(type(a), torch.Tensor)]
+    wrapped = any(transformed(a) for a in tensors)
     key = None
-    if not wrapped:
+    # Not for a tracer's tensors (or a transform's, which `traced` counts), whose key the reader refuses: the
+    # grad-mode switch around reading it would be traced too, an empty `wrap_with_set_grad_enabled` node beside
+    # each kernel's in torch.export's graph of a module whose parameters reach a kernel.
+    if not any(traced(a) for a in tensors):
         try:
             with torch.no_grad():
                 key = dispatcher.key(*args)

@@ -382,6 +382,18 @@ def test_compile_passes_a_symbolic_size_to_a_dyn_int_and_specialises_a_const_on_
     assert tuple(blocked(cuda(fake, 64)).shape) == (64,)
 
 
+def test_a_view_whose_strides_are_traced_sizes_is_specialised_on_them() -> None:
+    """Strides are static, as const dims are: under dynamic shapes a non-contiguous view's strides are symbolic
+    (a row of every other column, a step given as a size), and the kernel is built for the ints they stand for (a
+    guard), not handed torch's symbols. Meta tensors: slicing a fake CUDA tensor needs a CUDA build of torch."""
+    torch._dynamo.reset()
+    columns = torch.compile(lambda a: kernels.split(a[:, ::2]), fullgraph=True, dynamic=True, backend="aot_eager")
+    first, half = columns(torch.empty(6, 16, device="meta"))
+    assert (tuple(first.shape), tuple(half.shape)) == ((6,), (6, 8))
+    stepped = torch.compile(lambda a, step: kernels.scale(a[::step], 2.0), fullgraph=True, dynamic=True, backend="aot_eager")
+    assert [tuple(stepped(torch.empty(n, device="meta"), step).shape) for n, step in ((16, 2), (18, 3))] == [(8,), (6,)]
+
+
 @pytest.mark.parametrize("dynamic", [None, True])
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_a_python_float_that_the_compiler_makes_dynamic_reaches_a_dyn_float(fake: FakeTensorMode, dynamic, backend) -> None:

@@ -372,8 +372,12 @@ class Dispatcher:
         return {p.name: bound.values[p.name] for p in self.signature.params if p.kind is Kind.CONST}
 
     def specialization(self, bound: Bound, consts: dict[str, Any]) -> Specialization:
-        const_dims = {d: int(v) for d, v in bound.dims.items() if not self.signature.dims[d]}  # a traced size: specialised
-        return Specialization(consts, const_dims, dict(bound.dtypes), dict(bound.strides))
+        """What the call's kernel is built for. A tracer's symbolic size (a SymInt) in a const dim or a stride (a
+        non-contiguous view of a tensor with a dynamic size) is specialised on, as `int()` tells the tracer: both
+        are static, fixed into the kernel, which TileLang builds from ints."""
+        const_dims = {d: int(v) for d, v in bound.dims.items() if not self.signature.dims[d]}
+        strides = {name: None if given is None else tuple(int(s) for s in given) for name, given in bound.strides.items()}
+        return Specialization(consts, const_dims, dict(bound.dtypes), strides)
 
     def kernel(self, bound: Bound, consts: dict[str, Any], device: torch.device) -> CompiledKernel[..., Any]:
         """The compiled kernel of one specialisation and target, built or loaded once per process."""

@@ -38,8 +38,9 @@ Fake implementation: `Dispatcher.outputs`, the same function a call with
 meta tensors runs, after the binder has checked the call against the types
 (naming the argument whose dims disagree): outputs are shaped from the
 declared and derived dims, evaluated over the dyn dims' sizes, symbolic
-ones included, and typed by the annotations. Const dims are specialised on
-(a symbolic size there becomes an int, as the kernel needs).
+ones included, and typed by the annotations. Const dims and strides are
+specialised on (a symbolic size there becomes an int, as the kernel needs:
+`Dispatcher.specialization`).
 
 Dynamo. The jit function is a C object (or a generated function) Dynamo
 cannot trace into. It carries the attributes torch gives `torch.jit`'s

@@ -266,6 +266,40 @@ def test_an_op_is_named_alike_whatever_was_traced_before_it(earlier: str, later:
     assert names[0] == names[1] and names[0].startswith(later), names
 
 
+LOAD_SAVED = """
+import sys, torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from tests.kernels import torch_ops as kernels
+if sys.argv[2] == "traced":
+    with FakeTensorMode():
+        kernels.interleave(torch.empty(1, device="meta"), torch.empty(1, device="meta"))
+try:
+    ep = torch.export.load(sys.argv[1])
+except RuntimeError:
+    print("not loaded")
+else:
+    print(tuple(ep.module()(torch.empty(7, device="meta"), torch.empty(7, device="meta")).shape))
+"""
+
+
+def test_a_saved_exported_program_loads_where_its_kernels_have_been_traced(fake: FakeTensorMode, tmp_path: Path) -> None:
+    """An op is defined by a traced call, not by importing its kernel's module (README): a fresh process loads a
+    program `torch.export.save` wrote once it has traced a call of each kernel with the program's consts, and
+    the loaded program has the op's symbolic shapes."""
+    n = Dim("n")
+    saved = tmp_path / "interleaved.pt2"
+    torch.export.save(torch.export.export(Two(interleaved), (cuda(fake, 10), cuda(fake, 10)),
+                                          dynamic_shapes=({0: n}, {0: n})), saved)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TLTYPED_TARGET": "sm_90a", "TLTYPED_CACHE_DIR": str(tmp_path)}
+    printed = []
+    for traced in ("traced", "imported"):
+        run = subprocess.run([sys.executable, "-c", LOAD_SAVED, str(saved), traced], capture_output=True, text=True,
+                             env=env, cwd=ROOT, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        printed.append(run.stdout.strip().splitlines()[-1])
+    assert printed == ["(15,)", "not loaded"], printed
+
+
 def test_each_set_of_const_values_is_an_op_of_its_own_the_defaults_under_the_plain_name(fake: FakeTensorMode) -> None:
     """Consts are fixed into the op, not passed to it: the op of the defaults (given or not) is
     `tltyped::<module>_<qualname>` or the name `op=` gives, any other values append their digest; a dyn scalar is

@@ -146,12 +146,12 @@ def test_an_op_name_torch_cannot_take_is_refused_naming_the_kernel(fake: FakeTen
 
 def test_an_op_name_torch_has_already_is_refused_and_a_derived_one_passes_it_by(fake: FakeTensorMode) -> None:
     """A user's torch.library op, or torch's own (`aten::add`, whose second schema torch would take, leaving the
-    graph calling aten's op), is not the kernel's to define: `op=` naming one is refused; a derived name that one
-    holds is passed by, as one another kernel holds."""
+    graph calling aten's op), is not the kernel's to define, nor a name torch.ops' namespaces have as an attribute
+    (`name`): `op=` naming one is refused; a derived name that one holds is passed by, as one another kernel holds."""
     library = torch.library.Library("tltyped_tests_user", "DEF")
     library.define("offset(Tensor x) -> Tensor")
     x = cuda(fake, 8)
-    for name in ("tltyped_tests_user::offset", "aten::add"):
+    for name in ("tltyped_tests_user::offset", "aten::add", "tltyped_tests::name"):
         with fake, pytest.raises(tl.DefinitionError, match=rf"^add_offset: op '{name}' is defined already .*not by "
                                                            r"tltyped; give the kernel a name of its own"):
             kernels.offset_kernel(1.0, op=name)(x)

@@ -268,8 +268,9 @@ def _claim_name(dispatcher: Dispatcher) -> str:
         if not _claim(dispatcher.op, owner):
             if dispatcher.op in _named:
                 raise DefinitionError(f"{name}: op {dispatcher.op!r} is another kernel's op already; give each its own name")
-            raise DefinitionError(f"{name}: op {dispatcher.op!r} is defined already (by torch.library or torch itself), "
-                                  "not by tltyped; give the kernel a name of its own with tl.jit(op=...)")
+            raise DefinitionError(f"{name}: op {dispatcher.op!r} is defined already (by torch.library or torch itself, "
+                                  "or torch.ops names something so), not by tltyped; give the kernel a name of its own "
+                                  "with tl.jit(op=...)")
         return dispatcher.op
     return next(n for n in _derived_names(dispatcher) if _claim(n, owner))
 
@@ -281,7 +282,8 @@ _OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*")
 def _claim(qualname: str, owner: object) -> bool:
     """Whether the op name is `owner`'s: claimed by it before, or now. A name torch has an op of that no kernel
     claimed (a user's `torch.library` op, torch's own `aten::add`) is never claimed: defining the kernel's op there
-    fails deep in torch, or, where torch takes a second schema of the name, leaves the graph calling the other op."""
+    fails deep in torch, or, where torch takes a second schema of the name, leaves the graph calling the other op.
+    Nor is one that `torch.ops.<namespace>` has as an attribute of its own (`name`), where the op could not be found."""
     if qualname not in _named:
         namespace, name = qualname.split("::", 1)
         if hasattr(getattr(torch.ops, namespace), name):

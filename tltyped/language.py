@@ -37,11 +37,11 @@ import functools
 import importlib
 import inspect
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
+from tltyped import locks
 from tltyped.errors import ArgumentTypeError, DefinitionError
 from tltyped.types.dtypes import (
     BY_NAME, DTypeLike, DTypeName, argument_dtype, call_with_tilelang_dtypes, tilelang_value, to_tilelang,
@@ -225,7 +225,7 @@ def _evaluated(annotation: object, env: dict[str, Any]) -> object:
 
 _DTYPE_NAMES = {name: DTypeName(name) for name in BY_NAME}
 _OWN = frozenset(globals())  # tltyped's names: TileLang's never replace them
-_load_lock = threading.Lock()
+_load_lock = locks.Lock()
 
 
 @functools.cache

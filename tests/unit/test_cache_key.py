@@ -10,6 +10,8 @@ binding, CPU tensors for the fast path with hand-filled cache entries.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
+import os
 import random
 import re
 import threading
@@ -31,6 +33,7 @@ from tests.conftest import meta, needs_nvcc
 from tests.kernels import consts, dispatch, eager_style, elementwise
 from tltyped.backend import cache, records
 from tltyped.callpath import tensors as facts_module
+from tltyped.callpath import torch_direct
 from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.ast_race import AST_RACE, AST_RACE_TRIES
 from tltyped.frontend.analyze import analyze
@@ -398,6 +401,76 @@ def test_different_keys_build_concurrently(cpu_slow_path) -> None:
     state["delay"] = 0
     assert run_threads(2, work) == []
     assert waited == {0: True}
+
+
+def in_forked_child(work: Any, timeout: float = 60) -> Any:
+    """What `work()` returns in a child forked now (as a DataLoader's workers are), or a failure when it has not
+    returned within `timeout` seconds (a lock the child waits on for ever)."""
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+
+    def child() -> None:
+        try:
+            results.put(("returned", work()))
+        except BaseException as exc:  # noqa: BLE001  (reported to the parent)
+            results.put(("raised", repr(exc)))
+
+    process = context.Process(target=child, daemon=True)
+    process.start()
+    process.join(timeout)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        pytest.fail(f"the forked child did not finish within {timeout} s: it waits on a lock no thread of it holds")
+    outcome, value = results.get(timeout=10)
+    assert outcome == "returned", value
+    return value
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_child_forked_while_a_thread_builds_a_key_builds_it_itself(cpu_slow_path) -> None:
+    """A thread is building key c=7 (holding its build lock) when the process forks: the child's call of the same key
+    must build it in the child, not wait for ever on the lock of a thread the child does not have."""
+    d, _, state = cpu_slow_path
+    parent, building, release = os.getpid(), threading.Event(), threading.Event()
+
+    def hook(c: int) -> None:
+        if os.getpid() == parent:
+            building.set()
+            assert release.wait(30)
+
+    state["hook"], state["delay"] = hook, 0
+    thread = threading.Thread(target=lambda: d.fast_path.call(1, 7), daemon=True)
+    thread.start()
+    try:
+        assert building.wait(30)
+        assert in_forked_child(lambda: d.fast_path.call(3, 7)) == (7, 3, 0)
+    finally:
+        release.set()
+        thread.join(30)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.parametrize("held", ["tensors", "torch_direct"])
+def test_a_child_forked_while_a_thread_loads_the_c_helpers_loads_them_itself(held: str) -> None:
+    """A thread holds the lock under which the C helpers are built (the first call or compile of a process, seconds)
+    when the process forks: the child's first call or compile loads them itself instead of waiting for ever."""
+    lock = {"tensors": facts_module._lock, "torch_direct": torch_direct._lock}[held]
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:
+            holding.set()
+            assert release.wait(30)
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        in_forked_child(lambda: facts_module.load_helpers() and None)
+    finally:
+        release.set()
+        thread.join(30)
 
 
 def test_different_keys_elaborate_concurrently_into_the_same_kernels() -> None:

@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -30,6 +29,7 @@ from types import ModuleType
 
 import torch
 
+from tltyped import locks
 from tltyped.backend import cache, records
 from tltyped.errors import CompileError
 
@@ -250,7 +250,7 @@ def helper(
     return load_extension(module, folder / name)
 
 
-_loading = threading.Lock()
+_loading = locks.Lock()
 
 
 @functools.cache

@@ -37,11 +37,11 @@ import os
 import shutil
 import stat
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tltyped import locks
 from tltyped.errors import CacheRemoved, CacheWarning, UnusableCache
 from tltyped.log import warn, warn_once
 
@@ -74,7 +74,7 @@ def _configured_root(explicit: str | None, xdg: str | None) -> Path:
 
 
 _roots: dict[Settings, Path | UnusableCache] = {}  # where the environment says the cache is -> the folder builds go to
-_roots_lock = threading.Lock()
+_roots_lock = locks.Lock()
 
 
 def root() -> Path:

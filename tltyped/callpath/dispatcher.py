@@ -21,13 +21,13 @@ import functools
 import inspect
 import json
 import sys
-import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import torch
 
+from tltyped import locks
 from tltyped.autotuner import candidates, first_candidates, memory_copy, search, time_call, tuned
 from tltyped.backend import records
 from tltyped.backend import target as targets
@@ -98,8 +98,8 @@ class Dispatcher:
         self.launches: dict[Any, Callable[..., Any]] = {}
         self.watched: tuple[Watch, ...] = ()  # where the values of the kernels in `launches` were read from
         self.watched_texts: tuple[str | None, ...] = ()  # their texts, as read then (fingerprint.watched_texts)
-        self.guard_lock = threading.Lock()  # `launches`, `watched` and the fast path's guard change together
-        self.building: dict[Any, threading.Lock] = {}  # key -> the lock of the thread building its launch
+        self.guard_lock = locks.Lock()  # `launches`, `watched` and the fast path's guard change together
+        self.building: dict[Any, locks.Lock] = {}  # key -> the lock of the thread building its launch
         self.misses = 0
         self.plan = plan_call(signature)
         self.fast_path_source = render_fast_path(self.plan)
@@ -167,7 +167,7 @@ class Dispatcher:
         if launch is None and pinned is not None:
             launch = launches.setdefault(key, pinned.launch)  # checked: this key is the compiled kernel's
         elif launch is None:
-            with self.building.setdefault(key, threading.Lock()):
+            with self.building.setdefault(key, locks.Lock()):
                 try:
                     launch = launches.get(key)
                     if launch is None:

@@ -32,10 +32,10 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tltyped import locks
 from tltyped.autotuner import first_candidates
 from tltyped.backend import cache, records
 from tltyped.backend import target as targets
@@ -77,7 +77,7 @@ class Factory:
         self.parameters = inspect.signature(fn)
         self.kernels: dict[tuple[str, ...], Any] = {}  # the factory's arguments, as texts -> their kernel object
         self.backward: tuple[Callable[..., Any], Callable[..., Any] | None] | None = None  # given to every kernel object
-        self._lock = threading.Lock()
+        self._lock = locks.Lock()
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

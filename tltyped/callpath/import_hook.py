@@ -18,14 +18,15 @@ import importlib.abc
 import importlib.machinery
 import logging
 import sys
-import threading
 import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from tltyped import locks
+
 logger = logging.getLogger(__name__)
 
-_lock = threading.Lock()
+_lock = locks.Lock()
 
 
 def when_imported(name: str, callback: Callable[[types.ModuleType], None]) -> None:
@@ -94,7 +95,7 @@ class _ThenCall(importlib.abc.Loader):
 # -- the jit functions, told apart from lru_cache wrappers once Dynamo is imported ------------------------
 
 _waiting_for_dynamo = False
-_waiting_lock = threading.Lock()
+_waiting_lock = locks.Lock()
 
 
 def not_lru_cache_wrappers(exposed: Iterable[Any]) -> None:

@@ -26,11 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tltyped import locks
 from tltyped.backend import build as builds
 from tltyped.backend import cache, records
 from tltyped.backend.kernel import CompiledKernel, load
@@ -68,7 +68,7 @@ class KernelTable:
         self._name = f"{fn.__module__}.{fn.__qualname__}"
         self._kernels: dict[str, tuple[CompiledKernel[..., Any], tuple[object, ...]]] = {}
         self._chosen: dict[str, tuple[dict[str, Hashable], tuple[object, ...]]] = {}  # tuning winners, as _kernels
-        self._lock = threading.Lock()
+        self._lock = locks.Lock()
         self.compiles = 0  # kernels built (elaborated and lowered) in this process
         self.disk_hits = 0  # kernels loaded from the disk cache without building them
 

@@ -13,10 +13,10 @@ with one tuple and one dict lookup.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
+from tltyped import locks
 from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
@@ -50,7 +50,7 @@ class Router:
         self.signature: KernelSignature = analysis.signature
         self.children: dict[Hashable, Dispatcher] = {}
         self.calls: dict[Hashable, Callable[..., Any]] = {}
-        self._lock = threading.Lock()
+        self._lock = locks.Lock()
         params = self.signature.params
         annotations = {p.name: p.annotation for p in params}
         # each const keyed in its key form, as the fast path keys it: `2.0` routes apart from `2`, `-0.0` from `0.0`

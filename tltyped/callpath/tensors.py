@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import torch
 from torch.autograd import forward_ad
 
+from tltyped import locks
 from tltyped.backend import build
 from tltyped.callpath import torch_direct
 from tltyped.errors import ArgumentValueError, CompileError
@@ -91,7 +91,7 @@ def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
 
 
 _MODULE, _SOURCE, _HEADER = "tltyped_cached_call", "cached_call.c", "tensors.h"
-_lock = threading.Lock()
+_lock = locks.Lock()
 _loaded: list[ModuleType | None] = []  # the helper once it is loaded, or None once it cannot be had
 
 

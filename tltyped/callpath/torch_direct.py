@@ -16,15 +16,15 @@ back, after one warning.
 from __future__ import annotations
 
 import logging
-import threading
 from types import ModuleType
 
+from tltyped import locks
 from tltyped.backend import build
 from tltyped.errors import CompileError
 
 logger = logging.getLogger(__name__)
 
-_lock = threading.Lock()
+_lock = locks.Lock()
 _loaded: list[ModuleType | None] = []  # the helper once it is loaded, or None once it cannot be had
 
 

@@ -84,7 +84,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -93,6 +92,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.autograd import forward_ad
 
+from tltyped import locks
 from tltyped.autotuner import tuned
 from tltyped.callpath.dispatcher import unpack
 from tltyped.callpath.fastpath import call_in_order
@@ -231,7 +231,7 @@ def kernel_op(dispatcher: Dispatcher, args: tuple[Any, ...]) -> KernelOp:
     return op
 
 
-_defining = threading.Lock()
+_defining = locks.Lock()
 
 
 def op_name(dispatcher: Dispatcher, consts: dict[str, Any]) -> str:

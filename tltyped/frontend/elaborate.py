@@ -27,7 +27,6 @@ import functools
 import inspect
 import operator
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from tilelang.language.eager import builder as tl_builder
 from tilelang.language.eager import utils as tl_utils
 from tilelang.language.eager.utils import construct_strides
 
+from tltyped import locks
 from tltyped.errors import ArgumentValueError, ElaborationError
 from tltyped.frontend.ast_race import surviving_ast_race
 from tltyped.frontend.extents import check_grid
@@ -207,7 +207,7 @@ class Elaborator:
         self._generator: Any = None
         self._cells: tuple[object, ...] = ()  # what the closure cells held when the generator was made
         self._text = ""  # the digest of the file's text it was parsed from (fingerprint.source_digest)
-        self._lock = threading.Lock()
+        self._lock = locks.Lock()
 
     def _ir_generator(self) -> Any:
         """TileLang's rewrite of the body, made again whenever a closure cell holds another object than when it was

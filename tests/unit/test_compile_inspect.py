@@ -8,9 +8,13 @@ from `tl.jit(target=...)`, else TLTYPED_TARGET, else the GPU, else a clear error
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -326,6 +330,31 @@ def test_par_compile_refuses_what_is_no_list_of_configurations_or_number_of_work
     pool's `max_workers must be greater than 0` came out instead (a dict was taken for its keys)."""
     with pytest.raises(error, match="^add_or_sub: " + (message if ".*" in message else re.escape(message))):
         elementwise.add_or_sub.par_compile(**arguments)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread()
+                    or signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+                    reason="Ctrl-C raises KeyboardInterrupt in the main thread only")
+def test_ctrl_c_during_parallel_builds_cancels_the_builds_not_started() -> None:
+    """Ctrl-C while the tuner's candidates or `par_compile`'s configurations build, one worker at a time: the
+    interrupt reaches the caller once the running build ends, without building every configuration queued behind it
+    (on two cores, minutes of nvcc for a tuning space of twenty candidates)."""
+    from tltyped.callpath.parallel import build_in_parallel
+
+    ran: list[int] = []
+
+    def build(index: int) -> int:
+        ran.append(index)
+        if index == 0:  # the user presses Ctrl-C during the first build, every build submitted by then
+            time.sleep(0.3)
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        time.sleep(0.2)
+        return index
+
+    with pytest.raises(KeyboardInterrupt):
+        build_in_parallel("scale", [functools.partial(build, i) for i in range(8)], workers=1)
+    time.sleep(0.5)  # a build the pool still ran would have started by now
+    assert ran == [0]
 
 
 @pytest.mark.parametrize(("options", "message"), [

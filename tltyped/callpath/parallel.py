@@ -11,7 +11,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionError, DimSyntaxError, ElaborationError
@@ -28,7 +28,15 @@ any build starts: a bad argument, a definition it cannot take, a body that fails
 
 def build_in_parallel(name: str, builds: Sequence[Callable[[], Built]], workers: int | None = None) -> list[Built | Exception]:
     """Run every build at once (nvcc runs outside the GIL), showing progress: each one's result, or what it raised,
-    in order."""
+    in order.
+
+    Interrupted (Ctrl-C while the caller waits; the wait wakes every tenth of
+    a second to take it, since the signal may reach a build's thread), the
+    builds not started are cancelled: leaving the pool waits for the builds
+    running then (each releases its locks and leaves the cache as a finished
+    or failed build does), not for every build queued behind them, minutes
+    of nvcc for a large tuning space on few cores.
+    """
     from tqdm import tqdm
 
     if not builds:
@@ -36,8 +44,14 @@ def build_in_parallel(name: str, builds: Sequence[Callable[[], Built]], workers:
     with ThreadPoolExecutor(max_workers=min(len(builds), workers or os.cpu_count() or 1)) as pool, \
             tqdm(total=len(builds), desc=f"building {name}", unit="config", disable=None, leave=False) as bar:
         futures = [pool.submit(_outcome, build) for build in builds]
-        for _ in as_completed(futures):
-            bar.update()
+        pending = set(futures)
+        try:
+            while pending:  # woken often: a signal that another thread received does not end a wait
+                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                bar.update(len(done))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return [future.result() for future in futures]
 
 

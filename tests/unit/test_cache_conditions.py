@@ -186,6 +186,32 @@ def test_a_cache_dir_that_is_a_file_is_named_by_the_cache_command(tmp_path: Path
     assert user.stderr.count("CacheWarning") == 1 and f"{reason}; kernels are built in " in user.stderr, user.stderr
 
 
+FORKED_CHILD_EXITS = """
+import os, sys
+from tltyped.backend import cache
+folder = cache.root()
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)  # a forked child that ends normally: the atexit handlers it inherited run
+_, status = os.waitpid(pid, 0)
+print(folder, os.path.isdir(folder), os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_ending_leaves_the_private_fallback_of_its_parent(tmp_path: Path) -> None:
+    """A process builds in its private fallback folder (TLTYPED_CACHE_DIR names a file) and forks a child that ends
+    normally: the folder, still the parent's cache, stays until the parent exits, when it is removed."""
+    blocker = tmp_path / "kernel-cache"
+    blocker.write_text("not a folder")
+    run = python("-c", FORKED_CHILD_EXITS, env={cache.ENV_CACHE_DIR: str(blocker)})
+    assert run.returncode == 0, run.stderr
+    folder, exists, child = run.stdout.split()
+    assert Path(folder).name.startswith(cache.FALLBACK_PREFIX) and child == "0", run.stdout
+    assert exists == "True", "the forked child's exit removed the fallback folder its parent builds in"
+    assert not Path(folder).exists(), "the parent's exit left its fallback folder"
+
+
 IN_THE_FALLBACK = """
 import warnings
 from tests.unit.test_disk_cache import build_probe

@@ -182,10 +182,23 @@ def _private_fallback(reason: str) -> Path:
             "private, writable directory on another file system"
         )
     fallback = Path(tempfile.mkdtemp(prefix=FALLBACK_PREFIX))
-    atexit.register(shutil.rmtree, fallback, ignore_errors=True)
+    atexit.register(_remove_fallback, fallback, os.getpid())
     warn(f"tltyped: {reason}; kernels are built in {fallback} for this process only. "
          f"Set {ENV_CACHE_DIR} to a private, writable directory to keep them.", CacheWarning)
     return fallback
+
+
+def _remove_fallback(folder: Path, owner: int) -> None:
+    """Remove the private fallback `folder` at the exit of process `owner`, which made it, and of no other.
+
+    A child forked from it inherits its atexit handlers and runs them when
+    it ends normally (a forked worker that returns, `sys.exit`): removing
+    the folder then would take the builds and records of the parent, still
+    running, from under it (rebuilt at its next miss, or a build of its
+    failing as the folder goes).
+    """
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _make_private_dirs(path: Path) -> None:

@@ -69,6 +69,7 @@ import ast
 import contextlib
 import importlib.abc
 import importlib.machinery
+import faulthandler
 import io
 import json
 import multiprocessing
@@ -131,6 +132,7 @@ class Result:
     phase: str | None = None  # None (ran to the end or to CAP), "lower", "after", "before", "timeout"
     seconds: float = 0.0
     other: int = 0  # tltyped mode: kernels built by TileLang itself (a `tilelang.compile` the migration keeps)
+    stacks: str = ""  # a timed-out child's threads, where each waited (faulthandler's dump)
 
     @property
     def lowers(self) -> bool:
@@ -788,7 +790,9 @@ LOG_DIR: Path | None = None
 error's traceback); None: nowhere."""
 
 
-def _child(file: str, mode: str, conn: multiprocessing.connection.Connection) -> None:
+def _child(file: str, mode: str, conn: multiprocessing.connection.Connection, stacks: Path, timeout: float) -> None:
+    stacks_file = open(stacks, "w")  # noqa: SIM115  (open until the child exits)
+    faulthandler.dump_traceback_later(max(timeout - 3, 1), file=stacks_file)  # where a hang waits, for the parent
     if LOG_DIR is not None:
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         name = file.replace("/", "__") + ("" if mode == "gpu" else f".{mode}")
@@ -808,11 +812,11 @@ def _child(file: str, mode: str, conn: multiprocessing.connection.Connection) ->
         os._exit(0)
 
 
-def warm_imports(tests: bool = False) -> None:
-    """What every child needs, imported once in the parent (forks inherit it), to lower for sm_90a."""
+def warm_imports(scratch: Path, tests: bool = False) -> None:
+    """What every child needs, imported once in the parent (forks inherit it), to lower for sm_90a; the caches in
+    `scratch` where none is set."""
     os.environ.setdefault("TLTYPED_TARGET", "sm_90a")
     os.environ.setdefault("TVM_NUM_THREADS", "1")
-    scratch = Path(tempfile.mkdtemp(prefix="tltyped-corpus-"))  # caches of this run only
     os.environ.setdefault("TLTYPED_CACHE_DIR", str(scratch / "tltyped"))
     os.environ.setdefault("TILELANG_CACHE_DIR", str(scratch / "tilelang"))
     import torch  # noqa: F401
@@ -833,44 +837,51 @@ def run_all(
     files: Sequence[str], modes: Sequence[str] = ("tilelang", "tltyped"), jobs: int = 2, timeout: float = TIMEOUT,
     progress: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Each (file, mode) in a forked child, `jobs` at a time, each within `timeout` seconds.
+    """Each (file, mode) in a forked child, `jobs` at a time, each within `timeout` seconds; a child that runs past
+    it is killed, and its result holds where each of its threads was (`Result.stacks`).
 
     On CPU the parent imports what every child needs first; on a GPU it imports nothing, since a child forked
-    from a process that has initialised CUDA (TileLang's import does) cannot use it."""
-    if "gpu" not in modes:
-        warm_imports(tests=any("::" in f for f in files))
+    from a process that has initialised CUDA (TileLang's import does) cannot use it. The parent should be a process
+    of its own (the command below), not one that has run other work: a child forked while another thread holds a
+    lock waits on it for ever."""
     ctx = multiprocessing.get_context("fork")
-    todo = [(f, m) for f in files for m in modes]
-    running: dict[Any, tuple[str, str, Any, float]] = {}
-    results: list[Result] = []
-    while todo or running:
-        while todo and len(running) < jobs:
-            file, mode = todo.pop(0)
-            receive, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(file, mode, send), daemon=True)
-            proc.start()
-            send.close()
-            running[receive] = (file, mode, proc, time.perf_counter())
-        ready = multiprocessing.connection.wait(list(running), timeout=1.0)
-        now = time.perf_counter()
-        for conn in list(running):
-            file, mode, proc, started = running[conn]
-            result = None
-            if conn in ready:
-                try:
-                    result = Result(**conn.recv())
-                except EOFError:
-                    result = Result(file, mode, error=f"the child died (exit code {proc.exitcode})", phase="before")
-            elif now - started > timeout:
-                proc.kill()
-                result = Result(file, mode, error=f"timed out after {timeout:.0f} s", phase="timeout", seconds=timeout)
-            if result is not None:
-                proc.join(5)
-                conn.close()
-                del running[conn]
-                results.append(result)
-                if progress:
-                    progress(result)
+    with tempfile.TemporaryDirectory(prefix="tltyped-corpus-") as scratch:
+        if "gpu" not in modes:
+            warm_imports(Path(scratch), tests=any("::" in f for f in files))
+        todo = [(f, m) for f in files for m in modes]
+        running: dict[Any, tuple[str, str, Any, float, Path]] = {}
+        results: list[Result] = []
+        while todo or running:
+            while todo and len(running) < jobs:
+                file, mode = todo.pop(0)
+                receive, send = ctx.Pipe(duplex=False)
+                stacks = Path(scratch) / f"{len(todo)}.stacks"
+                proc = ctx.Process(target=_child, args=(file, mode, send, stacks, timeout), daemon=True)
+                proc.start()
+                send.close()
+                running[receive] = (file, mode, proc, time.perf_counter(), stacks)
+            ready = multiprocessing.connection.wait(list(running), timeout=1.0)
+            now = time.perf_counter()
+            for conn in list(running):
+                file, mode, proc, started, stacks = running[conn]
+                result = None
+                if conn in ready:
+                    try:
+                        result = Result(**conn.recv())
+                    except EOFError:
+                        result = Result(file, mode, error=f"the child died (exit code {proc.exitcode})", phase="before")
+                elif now - started > timeout:
+                    proc.kill()
+                    waits = stacks.read_text().strip() if stacks.exists() else ""
+                    result = Result(file, mode, error=f"timed out after {timeout:.0f} s", phase="timeout", seconds=timeout,
+                                    stacks=waits)
+                if result is not None:
+                    proc.join(5)
+                    conn.close()
+                    del running[conn]
+                    results.append(result)
+                    if progress:
+                        progress(result)
     order = {(f, m): i for i, (f, m) in enumerate((f, m) for f in files for m in modes)}
     return sorted(results, key=lambda r: order[(r.file, r.mode)])
 
@@ -1086,6 +1097,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=TIMEOUT)
     parser.add_argument("--cap", type=int, default=CAP)
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--modes", default="tilelang,tltyped", help="the modes to run each file in (comma-separated)")
     parser.add_argument("--gpu", type=Path, metavar="OUT_DIR", help="run the files CORPUS.md lists as lowered by tltyped on a GPU")
     args = parser.parse_args(argv)
     CAP, TIMEOUT = args.cap, args.timeout
@@ -1095,10 +1107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     LOG_DIR = args.logs
     files = tested_units(args.files) if args.tests else args.files or example_files()
     start = time.perf_counter()
-    results = run_all(files, jobs=args.jobs, timeout=args.timeout, progress=_print)
+    modes = tuple(args.modes.split(","))
+    results = run_all(files, modes=modes, jobs=args.jobs, timeout=args.timeout, progress=_print)
     seconds = time.perf_counter() - start
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    if set(modes) != {"tilelang", "tltyped"}:
+        print(f"\n{len(files)} {'units' if args.tests else 'files'} in {seconds:.0f} s; lowered: {sum(r.lowers for r in results)}")
+        return 0
     theirs, ours, groups = summary(results)
     print(f"\n{len(files)} {'units' if args.tests else 'files'} in {seconds:.0f} s; of the {theirs} TileLang lowers, tltyped lowers {ours}"
           f" ({100.0 * ours / max(theirs, 1):.1f}%)")

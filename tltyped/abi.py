@@ -1,20 +1,25 @@
 """What the binder, the generated fast path and the compiled launcher agree on.
 
-A compiled kernel's `launch(*args, stream, device)` takes, in order: the
-runtime parameters in signature order (data pointers of tensors, dyn scalars,
-ptrs), the dyn dims in declaration order, then the raw CUDA stream and the
-device index; it allocates the outputs itself and returns what the kernel
-returns.
+A compiled kernel's `launch(*args, stream, device[, *tensors])` takes, in
+order: the runtime parameters in signature order (data pointers of tensors,
+dyn scalars, ptrs), the dyn dims in declaration order, then the raw CUDA
+stream and the device index; it allocates the outputs itself and returns what
+the kernel returns. The call path passes the call's tensor arguments last (the
+torch.Tensors whose data pointers lead, in order): the launch then bumps the
+version of each one its kernel writes, as torch's in-place ops do, so that
+autograd refuses a backward that would read a saved tensor the kernel has
+since written.
 
 Its module's `LAUNCH_RAW` capsule ("tltyped.launch_raw") holds the same
-launch for C callers (the cached call in backend/csrc/facts.c):
+launch for C callers (the cached call in callpath/csrc/cached_call.c):
 
-    PyObject* launch_raw(PyObject* const* objects, const uint64_t* words, void* stream, long device)
+    PyObject* launch_raw(PyObject* const* objects, const uint64_t* words, PyObject* const* tensors,
+                         void* stream, long device)
 
 with one slot per argument of `args`: a data pointer or a dyn dim's value
-(as int64) in `words`, a dyn scalar's Python value in `objects`. It converts
-and checks them as `launch` does; a refused value raises the same TypeError
-or OverflowError.
+(as int64) in `words`, a dyn scalar's Python value in `objects`; and the
+call's tensors in `tensors`. It converts and checks them as `launch` does; a
+refused value raises the same TypeError or OverflowError.
 
 A dyn scalar is passed by value, so its dtype must be one whose C type the
 launcher declares and converts (`HOST_SCALARS`); `check_host_scalar` refuses

@@ -8,6 +8,7 @@ import tltyped as tl
 import tltyped.language as T
 
 N = TypeVar("N", bound=tl.dyn[int])
+M = TypeVar("M", bound=tl.dyn[int])
 R = TypeVar("R")
 C = TypeVar("C")
 
@@ -15,6 +16,19 @@ C = TypeVar("C")
 @tl.jit
 def axpy(X: tl.Tensor[tl.float32, N], Y: tl.Tensor[tl.float32, N], alpha: tl.dyn[float] = 2.0, block: int = 256) -> None:
     """Y += alpha * X, in place: a kernel whose effect shows which stream ran it."""
+    (n,) = X.shape
+    with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < n:
+                Y[bx * block + i] = Y[bx * block + i] + alpha * X[bx * block + i]
+
+
+@tl.jit
+def axpy_asserted(X: tl.Tensor[tl.float32, N], Y: tl.Tensor[tl.float32, M], alpha: tl.dyn[float] = 2.0,
+                  block: int = 256) -> None:
+    """axpy, its tensors' lengths asserted equal rather than declared so: the generated fast path serves its calls,
+    since a shape assert is a check the C cached call does not make."""
+    assert Y.shape[0] == X.shape[0]
     (n,) = X.shape
     with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
         for i in T.Parallel(block):

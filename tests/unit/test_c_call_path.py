@@ -8,6 +8,7 @@ serves must hit the same entry with the same launch arguments, and a call it
 does not serve must end exactly as the Python path ends it.
 """
 
+import ctypes
 import dataclasses
 import inspect
 import pickle
@@ -34,6 +35,32 @@ def test_the_c_helpers_build_where_a_compiler_exists() -> None:
         pytest.skip("no C compiler")
     assert tensors.load_helpers() is not None
     assert torch_direct.helper() is not None and torch_direct.tensor_reader() is not None
+
+
+@pytest.mark.parametrize("how", ["helper", "torch's Python API"])
+def test_a_version_bump_makes_autograd_refuse_a_saved_tensor_and_leaves_an_inference_tensor_alone(how: str) -> None:
+    """What a launch does to each tensor its kernel writes (launcher.h's bump_written): through the helper's BUMP
+    capsule, or through torch's Python API where the helper cannot be had."""
+    if how == "helper":
+        capsule = torch_direct.version_bump()
+        if type(capsule).__name__ != "PyCapsule":
+            pytest.skip("the helper is not built here")
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        bump = ctypes.PYFUNCTYPE(None, ctypes.py_object)(get(capsule, b"tltyped.bump"))
+    else:
+        bump = torch_direct.bump_version
+    x, w = torch.randn(4, requires_grad=True), torch.randn(4)
+    loss = (x * w).sum()  # autograd saves w
+    before = w._version
+    bump(w)
+    assert w._version == before + 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    with torch.inference_mode():
+        frozen = torch.randn(4)
+    bump(frozen)  # no version counter: left alone, and no error
+    assert frozen.is_inference()
 
 
 C = tensors.load_helpers()
@@ -110,9 +137,11 @@ def test_the_c_path_serves_a_hit_with_the_python_paths_key_and_arguments(paths, 
     assert c_path.call(*args, **kwargs) == "launched"
     assert c_path.call.hits == 1  # served in C, not handed to the Python path
     assert python_path.call(*args, **kwargs) == "launched"
-    c_args, python_args = recorder.calls
+    (*c_args, c_a, c_b), (*python_args, python_a, python_b) = recorder.calls
     assert c_args == python_args
-    assert c_args[0] == args[0].data_ptr() and c_args[-2:] == (0, -1)  # CPU tensors: stream 0, device -1
+    assert c_args[0] == args[0].data_ptr() and c_args[-2:] == [0, -1]  # CPU tensors: stream 0, device -1
+    tensors_given = full_arguments(args, kwargs)[:2]
+    assert (c_a, c_b) == (python_a, python_b) == tensors_given  # by identity: the tensors, last
 
 
 def outcome(call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

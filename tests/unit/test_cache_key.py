@@ -221,9 +221,10 @@ def test_fast_path_hit_launches_with_pointers_and_dyn_dims(seed_gemm) -> None:
     launches = Launches()
     d.launches[d.key(a, b, 128, 128, 32, 3)] = launches
     assert d.fast_path.call(a, b) == "launched"
-    ((*args, stream, device),) = launches.calls
+    ((*args, stream, device, given_a, given_b),) = launches.calls
     assert args == [a.data_ptr(), b.data_ptr(), 512]  # pointers, then the dyn dim K
     assert (stream, device) == (0, -1)  # CPU tensors: no device, no stream
+    assert given_a is a and given_b is b  # the tensors last: the launch bumps the versions of those it writes
     assert d.cache_info().hits == 1
     assert d.cache_info().misses == 0
 

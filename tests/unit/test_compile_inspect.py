@@ -230,8 +230,11 @@ def test_a_kernel_of_no_arguments_builds(sm90) -> None:
 @needs_nvcc
 def test_launcher_checks_its_argument_count(compiled_seed_gemm) -> None:
     # A, B, dim K, then stream and device (the launcher allocates the output C itself)
-    with pytest.raises(TypeError, match=r"gemm: launch takes 5 arguments, got 2"):
+    with pytest.raises(TypeError, match=r"gemm: launch takes 5 arguments \(7 with the call's tensors\), got 2"):
         compiled_seed_gemm.launch(0, 0)
+    # the call's tensors after them, whose versions it bumps where its kernel writes them: torch.Tensors only
+    with pytest.raises(TypeError, match=r"gemm: launch's tensor 1 is a str, not a torch.Tensor"):
+        compiled_seed_gemm.launch(0, 0, 512, 0, 0, torch.empty(1), "B")
 
 
 @needs_nvcc

@@ -254,12 +254,13 @@ def raw_entry(kernel: Any) -> Any:
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     signature = ctypes.PYFUNCTYPE(
-        ctypes.py_object, ctypes.POINTER(ctypes.py_object), ctypes.POINTER(ctypes.c_uint64), ctypes.c_void_p, ctypes.c_long
+        ctypes.py_object, ctypes.POINTER(ctypes.py_object), ctypes.POINTER(ctypes.c_uint64),
+        ctypes.POINTER(ctypes.py_object), ctypes.c_void_p, ctypes.c_long,
     )
     entry = signature(get_pointer(capsule, b"tltyped.launch_raw"))
 
     def call(*words: int, device: int) -> Any:
-        return entry((ctypes.py_object * len(words))(), (ctypes.c_uint64 * len(words))(*words), None, device)
+        return entry((ctypes.py_object * len(words))(), (ctypes.c_uint64 * len(words))(*words), None, None, device)
 
     return call
 

@@ -80,7 +80,9 @@ def test_the_fast_path_names_its_variables_apart_from_the_parameters() -> None:
     calls: list[tuple[Any, ...]] = []
     d.launches[d.key(a, b, 1, 2.0, 0, True, 7, 9)] = lambda *args: calls.append(args)
     d.fast_path.call(a, b, 1, 2.0, 0, True, _tl_stream=7, _tl_p0=9)
-    assert calls == [(a.data_ptr(), b.data_ptr(), 1, 2.0, 0, True, 256, 0, -1)]  # CPU tensors: stream 0, device -1
+    ((*launched, given_a, given_b),) = calls
+    assert launched == [a.data_ptr(), b.data_ptr(), 1, 2.0, 0, True, 256, 0, -1]  # CPU tensors: stream 0, device -1
+    assert given_a is a and given_b is b
 
 
 @pytest.mark.parametrize(

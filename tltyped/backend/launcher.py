@@ -134,6 +134,8 @@ class ABI:
     returns: tuple[int, ...]  # indices into `outputs`, in the order the kernel returns them
     tensors: tuple[tuple[str, str], ...]  # each tensor's name in TileLang's host code, and what errors call it
     tensor_args: tuple[CTensor, ...]  # the tensors among `args`, in order
+    given_tensors: int  # the signature's tensor parameters, which the call path passes `launch` last (tltyped/abi.py)
+    written: tuple[int, ...]  # those the kernel writes, as indices among them: each launch bumps their versions
 
     @property
     def writes_arguments(self) -> bool:
@@ -233,7 +235,10 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
                 sizes.of(buffer.strides or compact_strides(buffer.shape)), index in written)
         for index, name, buffer in tensor_args
     )
-    return ABI(tuple(args), tuple(outputs), tuple(call_args), returns, tuple(tensors), arguments)
+    written_names = {t.name for t in arguments if t.written}
+    written_given = tuple(i for i, p in enumerate(signature.tensors) if p.name in written_names)
+    return ABI(tuple(args), tuple(outputs), tuple(call_args), returns, tuple(tensors), arguments, len(signature.tensors),
+               written_given)
 
 
 class _Sizes:

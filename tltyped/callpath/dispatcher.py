@@ -177,7 +177,8 @@ class Dispatcher:
                         self.keep(key, launch, watched, texts)
                 finally:
                     self.building.pop(key, None)  # threads still waiting hold the lock object itself
-        return launch(*self.launch_args(bound), stream, device)
+        call_tensors = [bound.values[p.name] for p in self.signature.tensors]  # the launch bumps the versions of
+        return launch(*self.launch_args(bound), stream, device, *call_tensors)  # those its kernel writes
 
     def recheck(self) -> None:
         """A place the kernels in `launches` read a value from holds another object: where each such object has the

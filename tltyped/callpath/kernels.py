@@ -134,7 +134,7 @@ class KernelTable:
         it was not built from (a process running the file as it was would
         load the edited file's kernel).
         """
-        kernel = allocating(self._build(spec, target))
+        kernel = with_torch(self._build(spec, target))
         self.compiles += 1
         logger.info("%s: built %s for %s (%s)", self._fn.__qualname__, _brief(spec), target["arch"],
                     "nvcc" if kernel.compiled else "device code from the disk cache")
@@ -160,7 +160,7 @@ class KernelTable:
             logger.info("%s: disk record %s is stale (its build is gone or was made with other toolchain files)",
                         self._fn.__qualname__, key)
             return None
-        kernel = allocating(load(folder, compiled=False))
+        kernel = with_torch(load(folder, compiled=False))
         self.disk_hits += 1
         logger.info("%s: loaded %s from the disk cache (%s)", self._fn.__qualname__,
                     records.readable(record.spec) or "its only specialisation", folder)
@@ -201,10 +201,13 @@ class KernelTable:
         return winner
 
 
-def allocating(kernel: CompiledKernel[..., Any]) -> CompiledKernel[..., Any]:
-    """The kernel, allocating its outputs through torch's own allocator (torch_direct.py) where the helper is built."""
+def with_torch(kernel: CompiledKernel[..., Any]) -> CompiledKernel[..., Any]:
+    """The kernel, allocating its outputs through torch's own allocator and bumping the versions of the tensors it
+    writes through torch's own counters (torch_direct.py) where the helper is built."""
     if kernel.outputs and kernel.module is not None:
         kernel.module.set_allocator(torch_direct.torch_empty())
+    if kernel.written and kernel.module is not None:
+        kernel.module.set_version_bump(torch_direct.version_bump())
     return kernel
 
 

@@ -6,7 +6,9 @@
 // A launch, as Python calls it (`launch(*arguments, stream, device)`) or as the C cached call does (the
 // LAUNCH_RAW capsule, tltyped/abi.py): convert each argument as the binder admits it; refuse tensors the
 // kernel writes that share memory with another argument or with themselves; allocate the outputs on
-// torch's allocator; load the cubin and run TileLang's `init` on first use; call TileLang's `call`.
+// torch's allocator; load the cubin and run TileLang's `init` on first use; call TileLang's `call`; bump
+// the version of each tensor the kernel writes, as torch's in-place ops do (where the caller hands the
+// launch its tensors, as the call path does).
 // Sizes computed on the host are 64-bit and never wrap (`Size`).
 //
 // Host-only: no device headers are parsed here. Its names are in `tltyped_launcher`, but for what
@@ -364,6 +366,9 @@ struct Kernel {
   int nfunctions;
   const TensorName* tensors;  // for errors naming a tensor TileLang's host code names
   int ntensors;
+  int ntensor_args;    // the call's tensor parameters, which the call path passes `launch` last
+  const int* written;  // those the kernel writes, as indices among them
+  int nwritten;
   int (*allocate)(const Value* values, Outputs& outputs);  // allocates every output, through `outputs.add`
   int (*check_written)(const Value* values);  // refuses tensors the kernel writes sharing memory; or nullptr
   int (*init)();                              // TileLang's
@@ -488,7 +493,8 @@ static int convert_raw(PyObject* const* objects, const uint64_t* words, Value* v
 template <const Kernel& K>
 static int convert(PyObject* const* args, Py_ssize_t nargs, Value* values, cudaStream_t* stream, long* device) {
   if (nargs != K.nargs + 2) {
-    PyErr_Format(PyExc_TypeError, "%s: launch takes %d arguments, got %zd", K.name, K.nargs + 2, nargs);
+    PyErr_Format(PyExc_TypeError, "%s: launch takes %d arguments (%d with the call's tensors), got %zd", K.name,
+                 K.nargs + 2, K.nargs + 2 + K.ntensor_args, nargs);
     return -1;
   }
   PyObject* objects[K.nargs + 1];
@@ -575,6 +581,34 @@ static int check_written(const char* kernel, const Span (&spans)[N]) {
                      kernel, w.label, o.label);
         return -1;
       }
+    }
+  }
+  return 0;
+}
+
+// -- versions of the tensors the kernel writes ----------------------------------------------------------
+//
+// Autograd keeps a tensor it saved for the backward together with the tensor's version, and refuses a
+// backward that would read it at a later one ("modified by an inplace operation"). A kernel that writes a
+// tensor is an in-place op on it, so each launch given the tensors bumps the version of those it writes:
+// through tltyped's torch_direct helper (its BUMP), handed over by set_version_bump(); without it, through
+// a Python callable (torch.autograd.graph.increment_version).
+
+typedef void (*BumpFn)(PyObject* tensor);
+static BumpFn torch_bump = nullptr;
+static PyObject* python_bump = nullptr;
+static PyTypeObject* tensor_type = nullptr;  // torch.Tensor, found at import: what `launch` takes as tensors
+
+template <const Kernel& K>
+static int bump_written(PyObject* const* tensors) {
+  for (int w = 0; w < K.nwritten; w++) {
+    PyObject* tensor = tensors[K.written[w]];
+    if (torch_bump != nullptr) {
+      torch_bump(tensor);
+    } else if (python_bump != nullptr) {
+      PyObject* done = PyObject_CallOneArg(python_bump, tensor);
+      if (done == NULL) return -1;
+      Py_DECREF(done);
     }
   }
   return 0;
@@ -795,7 +829,7 @@ static inline PyObject* device_failed(const Kernel& k, long device, cudaError_t 
 // One launch of converted arguments: refuse written tensors that share memory, allocate the outputs, load
 // the kernels and run TileLang's `init` on first use, call the kernel; returns what the kernel returns.
 template <const Kernel& K>
-static PyObject* run(const Value* values, cudaStream_t stream, long device) {
+static PyObject* run(const Value* values, cudaStream_t stream, long device, PyObject* const* tensors) {
   if (device < 0 || device >= kMaxDevices) {
     PyErr_Format(errors.argument_value, "%s: launches on a CUDA device (0 to %d), not on device %ld", K.name,
                  kMaxDevices - 1, device);
@@ -823,6 +857,7 @@ static PyObject* run(const Value* values, cudaStream_t stream, long device) {
       PyErr_Format(errors.launch, "%s: kernel launch failed: %s", K.name, message[0] ? message : K.last_error());
     return NULL;
   }
+  if (tensors != nullptr && bump_written<K>(tensors)) return NULL;  // the outputs are freed with `outputs`
   outputs.keep();
   for (int i = 0; i < K.noutputs; i++) {  // the outputs the kernel does not return
     bool returned = false;
@@ -838,23 +873,32 @@ static PyObject* run(const Value* values, cudaStream_t stream, long device) {
   return result;
 }
 
-// launch(*arguments, stream, device): the launch as Python calls it.
+// launch(*arguments, stream, device[, *tensors]): the launch as Python calls it; the call path passes the
+// call's tensor arguments too (torch.Tensors, in order), so that it bumps the versions of those it writes.
 template <const Kernel& K>
 static PyObject* launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Value values[K.nargs + 1];
   cudaStream_t stream;
   long device;
-  if (convert<K>(args, nargs, values, &stream, &device)) return NULL;
-  return run<K>(values, stream, device);
+  const bool given = nargs == K.nargs + 2 + K.ntensor_args && K.ntensor_args > 0;
+  for (int t = 0; given && t < K.ntensor_args; t++) {
+    PyObject* tensor = args[K.nargs + 2 + t];
+    if (tensor_type == nullptr || !PyObject_TypeCheck(tensor, tensor_type))
+      return PyErr_Format(PyExc_TypeError, "%s: launch's tensor %d is a %.200s, not a torch.Tensor", K.name, t,
+                          Py_TYPE(tensor)->tp_name);
+  }
+  if (convert<K>(args, given ? K.nargs + 2 : nargs, values, &stream, &device)) return NULL;
+  return run<K>(values, stream, device, given ? args + K.nargs + 2 : nullptr);
 }
 
 // The launch as the C cached call makes it (the LAUNCH_RAW capsule, tltyped/abi.py): the same conversions and
 // launch, with no Python values made for pointers, dims, stream or device.
 template <const Kernel& K>
-static PyObject* launch_raw(PyObject* const* objects, const uint64_t* words, void* stream, long device) {
+static PyObject* launch_raw(PyObject* const* objects, const uint64_t* words, PyObject* const* tensors, void* stream,
+                            long device) {
   Value values[K.nargs + 1];
   if (convert_raw<K>(objects, words, values)) return NULL;
-  return run<K>(values, static_cast<cudaStream_t>(stream), device);
+  return run<K>(values, static_cast<cudaStream_t>(stream), device, tensors);
 }
 
 // empty_outputs(*launch arguments): the outputs a launch with these arguments allocates, in parameter order,
@@ -886,6 +930,16 @@ static inline PyObject* set_allocator(PyObject*, PyObject* capsule) {
   Py_RETURN_NONE;
 }
 
+// set_version_bump(capsule, callable or None): torch_direct.cpp's BUMP capsule, or a Python callable that
+// bumps a tensor's version, or None (tests of the launcher alone).
+static inline PyObject* set_version_bump(PyObject*, PyObject* bump) {
+  BumpFn fn = nullptr;
+  if (PyCapsule_CheckExact(bump) && (fn = (BumpFn)PyCapsule_GetPointer(bump, "tltyped.bump")) == nullptr) return NULL;
+  torch_bump = fn;
+  Py_XSETREF(python_bump, fn == nullptr && bump != Py_None ? Py_NewRef(bump) : nullptr);
+  Py_RETURN_NONE;
+}
+
 static inline PyObject* set_cubin(PyObject*, PyObject* bytes) {
   if (!PyBytes_Check(bytes)) {
     PyErr_SetString(PyExc_TypeError, "set_cubin expects bytes");
@@ -895,13 +949,15 @@ static inline PyObject* set_cubin(PyObject*, PyObject* bytes) {
   Py_RETURN_NONE;
 }
 
-// torch's DLPack exchange API, or nullptr (then outputs can be allocated only through set_allocator).
-static inline const DLPackExchangeAPI* find_dlpack() {
+// torch's DLPack exchange API, or nullptr (then outputs can be allocated only through set_allocator); and
+// torch.Tensor into `tensor_type`.
+static inline const DLPackExchangeAPI* find_torch() {
   const DLPackExchangeAPI* api = nullptr;
   PyObject* torch = PyImport_ImportModule("torch");
   PyObject* tensor = torch ? PyObject_GetAttrString(torch, "Tensor") : NULL;
   PyObject* capsule = tensor ? PyObject_GetAttrString(tensor, "__dlpack_c_exchange_api__") : NULL;
   if (capsule != NULL) api = (const DLPackExchangeAPI*)PyCapsule_GetPointer(capsule, "dlpack_exchange_api");
+  if (tensor != NULL && PyType_Check(tensor)) tensor_type = (PyTypeObject*)Py_NewRef(tensor);
   Py_XDECREF(capsule);
   Py_XDECREF(tensor);
   Py_XDECREF(torch);
@@ -918,10 +974,11 @@ static PyObject* create_module(const char* name, const char* description) {
       {"empty_outputs", (PyCFunction)(void (*)(void))empty_outputs<K>, METH_FASTCALL, "Allocate the outputs only."},
       {"set_cubin", set_cubin, METH_O, "The device code to load at the first launch."},
       {"set_allocator", set_allocator, METH_O, "How outputs are allocated: torch_direct's EMPTY capsule, or None."},
+      {"set_version_bump", set_version_bump, METH_O, "How written tensors' versions are bumped: BUMP, a callable or None."},
       {NULL, NULL, 0, NULL},
   };
   static PyModuleDef module_def = {PyModuleDef_HEAD_INIT, name, NULL, -1, methods, NULL, NULL, NULL, NULL};
-  dlpack = find_dlpack();
+  dlpack = find_torch();
   find_errors();
   PyObject* module = PyModule_Create(&module_def);
   if (module != NULL && PyModule_AddStringConstant(module, "DESCRIPTION", description) != 0) Py_CLEAR(module);

@@ -32,7 +32,8 @@ enum { MAX_ARGS = 64, MAX_DIMS = 16, MAX_DYN = 64, MAX_LAUNCH = MAX_ARGS + MAX_D
 enum param_kind { TENSOR, CONST_PLAIN, CONST_TYPED, CONST_DEEP, SCALAR };
 
 // A compiled launcher's entry for C callers (its LAUNCH_RAW capsule; tltyped/abi.py).
-typedef PyObject* (*launch_raw_fn)(PyObject* const* objects, const uint64_t* words, void* stream, long device);
+typedef PyObject* (*launch_raw_fn)(PyObject* const* objects, const uint64_t* words, PyObject* const* tensors,
+                                   void* stream, long device);
 
 // A recent hit: what its key was made of, and its launch. A hit on the memo makes no Python object
 // until the launcher returns. An entry of `launches` never changes, and `launches` is emptied only
@@ -164,10 +165,10 @@ fail:
 }
 
 // `launch` called with Python values, as the generated fast path calls it (a word, a data pointer or a
-// size, is never negative).
+// size, is never negative), the call's `nt` tensors last.
 static PyObject* call_with_objects(PyObject* launch, Py_ssize_t n, PyObject* const* objects, const uint64_t* words,
-                                   void* stream, long device) {
-  PyObject* largs[MAX_LAUNCH + 2];
+                                   Py_ssize_t nt, PyObject* const* tensors, void* stream, long device) {
+  PyObject* largs[MAX_LAUNCH + 2 + MAX_ARGS];
   PyObject* result = NULL;
   Py_ssize_t made = 0;
   for (; made < n; made++) {
@@ -179,6 +180,7 @@ static PyObject* call_with_objects(PyObject* launch, Py_ssize_t n, PyObject* con
   made++;
   if ((largs[made] = PyLong_FromLong(device)) == NULL) goto done;
   made++;
+  for (Py_ssize_t t = 0; t < nt; t++) largs[made++] = Py_NewRef(tensors[t]);
   result = PyObject_Vectorcall(launch, largs, made, NULL);
 done:
   while (made > 0) Py_DECREF(largs[--made]);
@@ -200,6 +202,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
   int device = -1, contiguous = 1;
   void* stream = NULL;
   DLTensor ts[MAX_ARGS];
+  PyObject* tensors[MAX_ARGS];  // the tensor arguments (borrowed), for the launch to bump those it writes
   PyObject* full[MAX_ARGS];  // every parameter's value (borrowed): positional, keyword or default
   PyObject* consts[MAX_ARGS];
   Py_ssize_t nparams = self->nparams, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -224,6 +227,7 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
     if (self->kind[i] == SCALAR) objects[nl++] = full[i];
     if (self->kind[i] != TENSOR && self->kind[i] != SCALAR) consts[nc++] = full[i];
     if (self->kind[i] != TENSOR) continue;
+    tensors[nt] = full[i];
     DLTensor* t = &ts[nt++];
     if (!PyObject_TypeCheck(full[i], tensor_type) || read_tensor(full[i], t) != 0 ||
         t->ndim != self->rank[i] || !has_memory(t))
@@ -259,8 +263,8 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
     if (contiguous) raw = memo_store(self, launch, key_words, consts)->raw;
   }
   if (device >= 0 && api->current_work_stream(kDLCUDA, device, &stream) != 0) goto fallback;
-  result = raw != NULL ? raw(objects, words, stream, device)
-                       : call_with_objects(launch, nl, objects, words, stream, device);
+  result = raw != NULL ? raw(objects, words, tensors, stream, device)
+                       : call_with_objects(launch, nl, objects, words, nt, tensors, stream, device);
   if (result == NULL && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)))
     goto fallback;  // a dyn value the launcher refuses to convert: the fast path's slow path says why
   if (result != NULL) self->hits++;

@@ -1,6 +1,6 @@
 /* torch_direct: torch's C++ API where the call path would otherwise go through a slower layer of torch.
  *
- * The module holds two capsules, each with one C function:
+ * The module holds three capsules, each with one C function:
  *
  *     EMPTY ("tltyped.empty"): PyObject* empty(const int64_t* shape, int ndim, DLDataType dtype, int device, void** data)
  *
@@ -30,8 +30,19 @@
  * established when the module is imported, and where either is not as
  * expected, READ is None.
  *
- * Both are built once per torch installation against torch's headers and
- * libraries; where that fails, the call path uses the DLPack exchange API.
+ *     BUMP ("tltyped.bump"): void bump(PyObject* tensor)
+ *
+ * what a torch in-place op does to the tensor it writes: the next version in its
+ * version counter, so autograd, which saved the tensor at an earlier version,
+ * refuses to use the written values ("modified by an inplace operation"), where it
+ * would compute a silently wrong gradient. An inference tensor has no counter,
+ * and nothing autograd saved can hold it: it is left as it is. A launcher calls it
+ * for each tensor its kernel writes (backend/csrc/launcher.h). It reads the
+ * TensorImpl where READ does, and is None where READ is.
+ *
+ * All three are built once per torch installation against torch's headers and
+ * libraries; where that fails, the call path uses the DLPack exchange API, and
+ * launchers torch's `torch.autograd.graph.increment_version`.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -102,6 +113,11 @@ static int read_tensor(PyObject* tensor, DLTensor* out) {
   return 0;
 }
 
+static void bump(PyObject* tensor) {
+  c10::TensorImpl* impl = *reinterpret_cast<c10::TensorImpl* const*>(reinterpret_cast<const char*>(tensor) + impl_offset);
+  if (!impl->is_inference()) impl->bump_version();
+}
+
 // A probe tensor of an experimental dtype makes torch warn; no one asked for it.
 struct Silent : c10::WarningHandler {
   void process(const c10::Warning&) override {}
@@ -158,11 +174,14 @@ PyMODINIT_FUNC PyInit_tltyped_torch_direct(void) {
   if (out_of_memory == NULL) return NULL;
   PyObject* m = PyModule_Create(&module);
   PyObject* empty_capsule = m != NULL ? PyCapsule_New((void*)&empty, "tltyped.empty", NULL) : NULL;
-  PyObject* read_capsule = api != nullptr && calibrate(api) ? PyCapsule_New((void*)&read_tensor, "tltyped.read", NULL) : Py_NewRef(Py_None);
-  if (empty_capsule == NULL || read_capsule == NULL || PyModule_AddObjectRef(m, "EMPTY", empty_capsule) != 0 ||
-      PyModule_AddObjectRef(m, "READ", read_capsule) != 0)
+  const bool calibrated = api != nullptr && calibrate(api);
+  PyObject* read_capsule = calibrated ? PyCapsule_New((void*)&read_tensor, "tltyped.read", NULL) : Py_NewRef(Py_None);
+  PyObject* bump_capsule = calibrated ? PyCapsule_New((void*)&bump, "tltyped.bump", NULL) : Py_NewRef(Py_None);
+  if (empty_capsule == NULL || read_capsule == NULL || bump_capsule == NULL || PyModule_AddObjectRef(m, "EMPTY", empty_capsule) != 0 ||
+      PyModule_AddObjectRef(m, "READ", read_capsule) != 0 || PyModule_AddObjectRef(m, "BUMP", bump_capsule) != 0)
     Py_CLEAR(m);
   Py_XDECREF(empty_capsule);
   Py_XDECREF(read_capsule);
+  Py_XDECREF(bump_capsule);
   return m;
 }

@@ -188,3 +188,13 @@ def test_torch_func_transforms_run_the_kernels_and_their_registered_backward() -
     assert jacobian.shape == (2, 256, 2, 256) and rel_err(jacobian, want_jacobian) < 1e-5
     with pytest.raises(tl.AutogradError, match="argument 'X' carries a tangent"):
         torch.func.jvp(lambda rows: rms_norm(rows, w)[0], (x,), (x,))
+
+
+def test_torch_jit_trace_records_the_kernel_and_its_trace_runs_it_on_new_inputs():
+    """A launch missing from the trace would leave its outputs baked into the graph as constants: the traced
+    function would return the first inputs' result for any other."""
+    traced = torch.jit.trace(scaled_plus_one, (torch.randn(4096, device="cuda"),))
+    assert any(node.kind().startswith("tltyped::") for node in traced.graph.nodes())
+    x = torch.randn(4096, device="cuda")  # new inputs
+    poison_allocator(((4096,), torch.float32))
+    assert rel_err(traced(x), x.double() * 2 + 1) < 1e-6

@@ -305,6 +305,28 @@ def scale_rows_kernel() -> Any:
 
 
 @c_path
+@pytest.mark.parametrize("direct", [True, False], ids=["READ", "exchange API"])
+def test_no_path_serves_a_call_torch_jit_trace_records(paths, direct: bool) -> None:
+    """The trace would miss a launch and bake its outputs into its graph: every call it records goes to the slow
+    path, which calls the kernel's op (READ refuses any tensor then; without READ, the reader asks torch)."""
+    c_path, python_path, recorder, launches = paths
+    launches[python_path.key(A, B, 1.0, 64, "fast", (2, 4))] = recorder
+    served: list[Any] = []
+
+    def traced(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        served.extend([c_path.call(a, b), python_path.call(a, b)])
+        return a + 1
+
+    C.set_reader(torch_direct.tensor_reader() if direct else None)
+    try:
+        assert [c_path.call(A, B), python_path.call(A, B)] == ["launched", "launched"]  # untraced: served
+        torch.jit.trace(traced, (A, B), check_trace=False)
+    finally:
+        C.set_reader(torch_direct.tensor_reader())
+    assert served == ["slow", "slow"]
+
+
+@c_path
 def test_the_c_path_calls_a_compiled_launcher_through_its_raw_entry(scale_rows_kernel: Any) -> None:
     """The raw entry converts what the C path read: it gets to the launch, and a refused value goes to the slow path."""
     assert type(scale_rows_kernel.module.LAUNCH_RAW).__name__ == "PyCapsule"

@@ -185,6 +185,19 @@ def test_export_records_the_kernel_s_op_and_nothing_else_on_meta_inputs_too(fake
     assert len(ops) == 1 and ops[0].startswith("tltyped.tests_kernels_torch_ops_offset_kernel"), ops
 
 
+def test_torch_jit_trace_records_the_kernel_s_op_and_warns_of_nothing() -> None:
+    """torch.jit.trace records the ops called on its inputs: a kernel's call is its op (a launch would be missing from
+    the graph, and its outputs baked into it as constants), found with tracing paused (reading the tensors' sizes
+    would warn that they are taken for constants)."""
+    kernel = kernels.offset_kernel(5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", torch.jit.TracerWarning)
+        traced = torch.jit.trace(lambda a: kernel(a) * 2, (torch.empty(8, device="meta"),), check_trace=False)
+    calls = [node.kind() for node in traced.graph.nodes() if node.kind() != "prim::Constant"]
+    assert len(calls) == 2 and calls[0].startswith("tltyped::tests_kernels_torch_ops_offset_kernel"), calls
+    assert calls[1] == "aten::mul"
+
+
 class Weighted(torch.nn.Module):
     """A module whose parameter (requiring grad, as parameters do) reaches kernels."""
 

@@ -147,7 +147,7 @@ class Dispatcher:
             from tltyped.callpath import torch_op
 
             return torch_op.autograd_call(self, args)
-        if any(traced(t) for t in given):  # a tracer's tensors: the kernel's op
+        if any(traced(t) for t in given) or tensors.jit_tracing():  # a tracer's tensors, or torch.jit.trace's: the op
             from tltyped.callpath import torch_op
 
             return torch_op.traced_call(self, args)

@@ -66,12 +66,24 @@ def forward_ad_open() -> bool:
 
 
 _PYTHON_KEY = torch._C.DispatchKey.Python  # a tensor subclass torch dispatches to Python: a tracer's FakeTensor, ...
+_TRACER_KEY = torch._C._parse_dispatch_key("Tracer")  # not among torch._C.DispatchKey's names
+
+
+def jit_tracing() -> bool:
+    """Whether torch.jit.trace records the ops called now: tracing, and not inside an op it records (whose own calls
+    it does not record), as torch's tracer decides. A launch would be missing from its graph, its outputs baked in as
+    constants: the slow path calls the kernel's torch op instead, which the trace records (torch_direct.cpp's READ
+    reads the same)."""
+    return (_TRACER_KEY is not None and torch._C._dispatch_tls_is_dispatch_key_included(_TRACER_KEY)
+            and not torch._C._dispatch_tls_is_dispatch_key_excluded(_TRACER_KEY))
 
 
 def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
     if forward_ad_open():
         raise ArgumentValueError("a forward-mode AD level is open")  # the slow path's to look at
+    if jit_tracing():
+        raise ArgumentValueError("torch.jit.trace records the call")  # the slow path's: the kernel's op
     device = tensors[0].get_device() if tensors and tensors[0].is_cuda else -1
     if not tensors and torch.cuda.is_available():
         device = torch.cuda.current_device()

@@ -156,9 +156,19 @@ def _no_forward_formula(dispatcher: Dispatcher, argument: str) -> AutogradError:
     )
 
 
+_set_tracing_state: Callable[[Any], None] = torch._C._set_tracing_state  # type: ignore[attr-defined]  # not in torch's stubs
+
+
 def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
-    """A call whose tensors carry no data (a tracer's, or a `torch.func` transform's): one call of the kernel's op."""
-    op = kernel_op(dispatcher, args)
+    """A call a tracer records (its tensors a tracer's, or a `torch.func` transform's, or any under torch.jit.trace):
+    one call of the kernel's op. Under torch.jit.trace the op is found with tracing paused: the trace records the
+    op's call alone, not the reading of the tensors' sizes (which it would warn of) nor what defining the op runs."""
+    state = torch._C._get_tracing_state()
+    _set_tracing_state(None)
+    try:
+        op = kernel_op(dispatcher, args)
+    finally:
+        _set_tracing_state(state)
     return op.overload(*(a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime))
 
 

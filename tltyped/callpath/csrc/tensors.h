@@ -37,9 +37,12 @@ typedef int (*read_fn)(PyObject* tensor, DLTensor* out);
 static read_fn reader = NULL;  // torch_direct.cpp's READ, or NULL
 
 // A tensor's DLTensor, 0; or -1 (a Python error may be set) where the exchange API fails, or where no
-// launch may take the tensor: one that requires grad with grad mode on (autograd is the slow path's), or a
-// tracer's, READ tells (for any tensor); without READ, any tensor that requires grad.
+// launch may take the tensor: one that requires grad with grad mode on (autograd is the slow path's), a
+// tracer's, or any while torch.jit.trace records, READ tells (for any tensor); without READ, any tensor
+// that requires grad, and any while torch.jit.trace is on (`torch._C._is_tracing`: the slow path tells
+// whether it records the call).
 static PyObject* requires_grad_name = NULL;
+static PyObject* is_tracing = NULL;  // torch._C._is_tracing
 static PyObject* is_neg_name = NULL;
 static PyObject* is_conj_name = NULL;
 
@@ -69,7 +72,10 @@ static int read_tensor(PyObject* tensor, DLTensor* out) {
   PyObject* grad = PyObject_GetAttr(tensor, requires_grad_name);
   const int requires_grad = grad == NULL || PyObject_IsTrue(grad);
   Py_XDECREF(grad);
-  return requires_grad || holds_other_values(tensor) ? -1 : 0;
+  PyObject* tracing = PyObject_CallNoArgs(is_tracing);
+  const int traced = tracing == NULL || PyObject_IsTrue(tracing);
+  Py_XDECREF(tracing);
+  return requires_grad || traced || holds_other_values(tensor) ? -1 : 0;
 }
 
 // Whether a tensor read into `t` has memory behind its elements: a tensor subclass without storage of its
@@ -191,7 +197,10 @@ static int tensors_init(void) {
   if (PyErr_Occurred()) return -1;
   PyObject* torch = PyImport_ImportModule("torch");
   if (torch == NULL) return -1;
-  PyObject* type = PyObject_GetAttrString(torch, "Tensor");
+  PyObject* torch_c = PyObject_GetAttrString(torch, "_C");
+  is_tracing = torch_c != NULL ? PyObject_GetAttrString(torch_c, "_is_tracing") : NULL;
+  Py_XDECREF(torch_c);
+  PyObject* type = is_tracing != NULL ? PyObject_GetAttrString(torch, "Tensor") : NULL;
   Py_DECREF(torch);
   if (type == NULL) return -1;
   tensor_type = (PyTypeObject*)type;

@@ -23,9 +23,11 @@
  * which the caller then reads through the API; and first, for any tensor, 1
  * where no launch may take it: it requires grad while grad mode is on (the
  * slow path raises tltyped's AutogradError, or runs the op of the kernel's
- * registered backward), or torch's Python dispatch handles it (a tracer's
+ * registered backward), torch's Python dispatch handles it (a tracer's
  * FakeTensor or FunctionalTensor, which the slow path hands to the kernel's
- * torch op). The cached call (csrc/cached_call.c) reads its tensors with it. It relies on where a torch.Tensor object keeps
+ * torch op), or torch.jit.trace records the ops called now (a launch would be
+ * missing from its graph, and its outputs baked into the graph as constants;
+ * the slow path calls the kernel's torch op, which the trace records). The cached call (csrc/cached_call.c) reads its tensors with it. It relies on where a torch.Tensor object keeps
  * its TensorImpl, and takes dtypes from the exchange API itself: both are
  * established when the module is imported, and where either is not as
  * expected, READ is None.
@@ -53,6 +55,7 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/TensorImpl.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 
 // Declared here rather than included: their headers pull in all of ATen and torch's Python bindings.
@@ -92,12 +95,20 @@ static const int dtype_count = static_cast<int>(c10::ScalarType::NumOptions);
 static DLDataType dtypes[dtype_count];                // each dtype as the exchange API gives it
 static bool known[dtype_count];                       // ... where it gives one
 
+// Whether torch.jit.trace records the ops called now: tracing, and not inside an op it records (whose own
+// calls it does not record), as torch's tracer decides (callpath/tensors.py's `jit_tracing`).
+static bool jit_tracing() {
+  const c10::impl::LocalDispatchKeySet local = c10::impl::tls_local_dispatch_key_set();  // one thread-local read
+  return local.included_.has(c10::DispatchKey::Tracer) && !local.excluded_.has(c10::DispatchKey::Tracer);
+}
+
 static int read_tensor(PyObject* tensor, DLTensor* out) {
   const c10::TensorImpl* impl = *reinterpret_cast<c10::TensorImpl* const*>(reinterpret_cast<const char*>(tensor) + impl_offset);
   const int dtype = static_cast<int>(impl->dtype().toScalarType());
   // a tracer's tensor (fake, functional), a negated or conjugated view (its memory holds other values than its
-  // elements: `.conj().imag`), or one autograd would record: never read
-  if (impl->key_set().has_any(never_read) || (impl->requires_grad() && c10::GradMode::is_enabled())) return 1;
+  // elements: `.conj().imag`), one autograd would record, or any under torch.jit.trace: never read
+  if (impl->key_set().has_any(never_read) || (impl->requires_grad() && c10::GradMode::is_enabled()) || jit_tracing())
+    return 1;
   if (impl->key_set() != plain_cuda || dtype < 0 || dtype >= dtype_count || !known[dtype]) return -1;
   try {
     out->data = const_cast<c10::TensorImpl*>(impl)->mutable_data();

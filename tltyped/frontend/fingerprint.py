@@ -78,6 +78,7 @@ import dataclasses
 import dis
 import enum
 import functools
+import gc
 import hashlib
 import importlib
 import importlib.util
@@ -695,11 +696,21 @@ def _places_along(names: dict[str, Any], path: tuple[str, ...]) -> list[tuple[An
 
 
 def _attributes_of(value: object) -> dict[str, Any] | None:
-    """The dict a user's module or object keeps its attributes in, where setting one rebinds a name (a module's
-    globals, an instance's `__dict__`); None for anything else (a library's is not watched)."""
+    """The dict a user's module, class or object keeps its attributes in, where setting one rebinds a name (a
+    module's globals, a class's namespace, an instance's `__dict__`); None for anything else (a library's is not
+    watched)."""
     if isinstance(value, types.ModuleType):
         return vars(value) if _is_user(value) else None
+    if isinstance(value, type):
+        return _namespace(value) if _is_user(value) else None
     return value.__dict__ if _is_users_object(value) else None
+
+
+def _namespace(cls: type) -> dict[str, Any] | None:
+    """The dict behind a class's read-only `__dict__` proxy (the proxy's one referent), which setting a class
+    attribute (`Knobs.scale = 3`) rebinds a name in, and which the C guard can look up; None where it is not so."""
+    inner = gc.get_referents(cls.__dict__)
+    return inner[0] if len(inner) == 1 and type(inner[0]) is dict else None
 
 
 def _is_users_object(value: object) -> bool:

@@ -14,8 +14,9 @@ where the `def` gives it no default. So:
   kernel's parameters (a tuned parameter is a const).
 The configured names are read from the autotune call's source: `configs` a
 list or tuple of dict literals with string-literal keys. Any other `configs`
-(`configs=get_configs()`) names its parameters only at run time: the kernel
-is left as `@tl.jit` typed it. What the runtime refuses of literal configs is
+(`configs=get_configs()`) names its parameters only at run time: any const
+parameter may be among them, so each may be left out (a call that leaves out
+one the configurations do not set fails at run time). What the runtime refuses of literal configs is
 reported as a `tl.tune` default's is: a name that is no parameter of the
 kernel, a parameter passed at run time, a value that does not fit the
 parameter's type.
@@ -59,9 +60,12 @@ def with_configured_defaults(ctx: FunctionContext) -> Type:
     """The autotuned kernel: its `JitFunction[P, R, C]` with the configured parameters optional in P and not in C."""
     configs = _configs(ctx.context)
     func = _kernel_def(ctx.context)
-    if func is not None:
-        _check_configs(ctx.api, func, configs)
-    configured = {name for config in configs for name, _ in config}
+    if configs is None:  # named at run time: any const may be among them
+        configured = _consts(ctx.api, func) if func is not None else set()
+    else:
+        if func is not None:
+            _check_configs(ctx.api, func, configs)
+        configured = {name for config in configs for name, _ in config}
     kernel = get_proper_type(ctx.default_return_type)
     if not configured or not (isinstance(kernel, Instance) and len(kernel.args) == 3):
         return ctx.default_return_type
@@ -81,8 +85,8 @@ def with_configured_defaults(ctx: FunctionContext) -> Type:
     return kernel.copy_modified(args=[params, kernel.args[1], runtime])
 
 
-def _configs(context: Context) -> list[list[tuple[str, Expression]]]:
-    """The configurations of the autotune call applied here, each as (parameter, value expression) pairs; none when
+def _configs(context: Context) -> list[list[tuple[str, Expression]]] | None:
+    """The configurations of the autotune call applied here, each as (parameter, value expression) pairs; None when
     they are not written literally. The call is one of the decorators (`@tl.autotune(configs=...)`), or the callee
     of the application (`tl.autotune(configs=...)(fn)`)."""
     calls = context.decorators if isinstance(context, Decorator) else [context.callee] if isinstance(
@@ -91,12 +95,14 @@ def _configs(context: Context) -> list[list[tuple[str, Expression]]]:
                  and c.callee.fullname == names.AUTOTUNE), None)
     configs = None if call is None else next(
         (arg for arg, name in zip(call.args, call.arg_names) if name == "configs"), None)
-    if not isinstance(configs, (ListExpr, TupleExpr)):
+    if call is None:
         return []
+    if not isinstance(configs, (ListExpr, TupleExpr)):
+        return None
     found = []
     for config in configs.items:
         if not isinstance(config, DictExpr) or not all(isinstance(key, StrExpr) for key, _ in config.items):
-            return []  # a `**spread` has no key
+            return None  # a `**spread` has no key
         found.append([(key.value, value) for key, value in config.items if isinstance(key, StrExpr)])
     return found
 
@@ -112,10 +118,20 @@ def _kernel_def(context: Context) -> FuncDef | None:
     return node.func if isinstance(node, Decorator) else node if isinstance(node, FuncDef) else None
 
 
+def _consts(api: CheckerPluginInterface, func: FuncDef) -> set[str]:
+    """The parameters of `func` a configuration may set: those not passed at run time."""
+    return {arg.variable.name for index, arg in enumerate(func.arguments)
+            if not runtime_params.annotated_runtime(func, index, _declared(func, index), api)}
+
+
+def _declared(func: FuncDef, index: int) -> Type:
+    """The declared type of the parameter at `index` (Any where the function is not annotated)."""
+    return func.type.arg_types[index] if isinstance(func.type, CallableType) else AnyType(TypeOfAny.special_form)
+
+
 def _check_configs(api: CheckerPluginInterface, func: FuncDef, configs: list[list[tuple[str, Expression]]]) -> None:
     """What the runtime refuses of literal configurations: a name that is no parameter, a parameter passed at run
     time (a tensor, dyn scalar or pointer: configurations set consts), a value of the wrong type."""
-    signature = func.type if isinstance(func.type, CallableType) else None
     parameters = [arg.variable.name for arg in func.arguments]
     for config in configs:
         for name, value in config:
@@ -123,7 +139,7 @@ def _check_configs(api: CheckerPluginInterface, func: FuncDef, configs: list[lis
                 api.fail(f'autotune: "{func.name}" has no parameter "{name}"', value, code=codes.TUNE)
                 continue
             index = parameters.index(name)
-            declared = signature.arg_types[index] if signature is not None else AnyType(TypeOfAny.special_form)
+            declared = _declared(func, index)
             if runtime_params.annotated_runtime(func, index, declared, api):
                 api.fail(f'Parameter "{name}" is passed at run time (a tensor, dyn scalar or pointer): an autotune '
                          "configuration sets consts", value, code=codes.TUNE)

@@ -164,7 +164,8 @@ def const(name: str, dtype: _KernelDType = "int32") -> Any:
 def dynamic(name: str, dtype: _KernelDType = "int32") -> Any:
     """Declare dyn dims: `N = T.dynamic("N")` (the plugin types them as ints)."""
 
-def symbolic(name: str, dtype: _KernelDType = "int32") -> Any: ...
+def symbolic(name: str, dtype: _KernelDType = "int32") -> Any:
+    """TileLang's older name for `dynamic` (deprecated): declares dyn dims alike."""
 
 # -- launch and loops -----------------------------------------------------------------
 

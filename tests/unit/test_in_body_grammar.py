@@ -41,6 +41,7 @@ CASES = [
     Case("const_with_commas", 'M, N = T.const("M, N")\nA: T.Tensor[[M, N], T.float16]', True),
     Case("const_with_spaces", 'M, N = T.const("M N")\nA: T.Tensor[[M, N], T.float16]', True),
     Case("dynamic", 'M = T.dynamic("M")\nA: T.Tensor[[M], T.float16]', True),
+    Case("symbolic", 'M = T.symbolic("M")\nA: T.Tensor[[M], T.float16]', True),  # TileLang's older T.dynamic
     Case("one_call_per_dim", 'R, C = T.dynamic("R"), T.const("C")\nA: T.Tensor[[R, C], T.float16]', True),
     Case("variable_unlike_its_dim", 'M = T.dynamic("m")\nA: T.Tensor[[M], T.float16]', True),
     Case("more_names_than_variables", 'M, N = T.const("M, N, K")\nA: T.Tensor[[M, N], T.float16]', False),
@@ -173,3 +174,15 @@ def test_both_readers_agree(case: Case, modules: dict[str, Path], static: dict[P
     if runtime is not None and checked is not None:
         said = Rejection(runtime.line, runtime.message[:1].upper() + runtime.message[1:])
         assert said in checked, f"{case.name}: the runtime says {said}, mypy says {checked}"
+
+
+def test_t_symbolic_declares_dyn_dims_as_t_dynamic_does(modules: dict[str, Path]) -> None:
+    """TileLang's deprecated name is still written (its own examples do): the dim is dyn, not a const."""
+    signatures = {}
+    for name in ("symbolic", "dynamic"):
+        spec = importlib.util.spec_from_file_location(f"case_{name}", modules[name])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        signatures[name] = module.kernel.signature
+    assert signatures["symbolic"].dyn_dims == signatures["dynamic"].dyn_dims == ("M",)

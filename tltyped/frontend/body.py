@@ -124,7 +124,7 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         declarations = None if names is None else _dim_declarations(names, stmt.value)
         if declarations is not None:
             for declared, call in declarations:
-                _declare_dims(call, declared, _call_name(call) == grammar.DYNAMIC_CALL, stmt.lineno, info)
+                _declare_dims(call, declared, _call_name(call) in grammar.DYNAMIC_CALLS, stmt.lineno, info)
             return
         if names is not None and len(names) == 1 and names[0] not in params:
             _declare_alias(names[0], stmt.value, info)

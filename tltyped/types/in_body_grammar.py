@@ -23,9 +23,10 @@ from typing import Final
 
 from tltyped.errors import DimSyntaxError
 
-DIM_DECLARATION_CALLS: Final = ("const", "dynamic")
+DIM_DECLARATION_CALLS: Final = ("const", "dynamic", "symbolic")
 """`M, N = T.const("M, N")` / `K = T.dynamic("K")`: each declares the dims its string names."""
-DYNAMIC_CALL: Final = "dynamic"
+DYNAMIC_CALLS: Final = ("dynamic", "symbolic")
+"""The calls declaring dyn dims: `T.symbolic` is TileLang's older name for `T.dynamic` (deprecated, still written)."""
 
 OUTPUT_CALLS: Final = ("empty", "alloc_global")
 """`C = T.empty((M, N), dtype)`: a global buffer the kernel returns as an output."""

@@ -405,6 +405,11 @@ def test_a_lock_that_cannot_be_taken_builds_in_a_private_folder(cache_dir: Path)
     assert (answer, compiled) == (507, True)
     assert cache_dir not in folder.parents, folder
     assert len(caught) == 1, [str(w.message) for w in caught]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once
+        assert build_probe(507) == (507, folder, False)  # found where it was built
+        answer, other, compiled = build_probe(512)  # the cache still takes and serves every other kernel
+        assert (answer, compiled) == (512, True) and cache_dir in other.parents, other
 
 
 LOCKED_BY_ANOTHER_USER = """

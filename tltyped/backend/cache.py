@@ -23,7 +23,9 @@ setting), so a relative setting does not follow a later `os.chdir`. When it
 cannot be used (not creatable or writable, a file where a folder should be,
 owned by someone else or writable by others, no home folder to put it in),
 builds go to a private temporary directory for the life of the process, after
-one warning.
+one warning. Where one entry cannot be built in it (its lock another user's,
+the folder made read-only or replaced under the process), that entry is built
+in the same private directory, and the cache still serves the others.
 """
 
 from __future__ import annotations
@@ -172,8 +174,8 @@ FALLBACK_PREFIX = "tltyped-cache-"
 """The name the private fallback folder of a process starts with, in the temporary directory."""
 
 
-def _private_fallback(reason: str) -> Path:
-    """A temporary directory only this user can reach, removed at exit; warns with `reason`."""
+def _private_fallback(reason: str, built: str = "kernels are built") -> Path:
+    """A temporary directory only this user can reach, removed at exit; warns with `reason` that `built` there."""
     temporary = Path(tempfile.gettempdir())
     noexec = _noexec(temporary)
     if noexec:
@@ -183,7 +185,7 @@ def _private_fallback(reason: str) -> Path:
         )
     fallback = Path(tempfile.mkdtemp(prefix=FALLBACK_PREFIX))
     atexit.register(_remove_fallback, fallback, os.getpid())
-    warn(f"tltyped: {reason}; kernels are built in {fallback} for this process only. "
+    warn(f"tltyped: {reason}; {built} in {fallback} for this process only. "
          f"Set {ENV_CACHE_DIR} to a private, writable directory to keep them.", CacheWarning)
     return fallback
 
@@ -286,10 +288,20 @@ def get_or_build(key: str, about: Mapping[str, Any], produce: Callable[[Path], N
         except CacheRemoved as exc:  # `rm -rf` of the cache during the build: once more, in the folder made again
             warn(f"tltyped: {exc}; building it again", CacheWarning)
             return _get_or_build(root(), key, about, produce)
-    except UnusableCache as exc:  # an entry that cannot be replaced or locked: build where no one else can reach
-        with _roots_lock:
-            _roots[_settings()] = _private_fallback(str(exc))
-        return _get_or_build(root(), key, about, produce)
+    except UnusableCache as exc:  # this entry cannot be replaced or locked: built where no one else can reach it,
+        return _get_or_build(_private_folder(str(exc)), key, about, produce)  # the cache still serving the others
+
+
+_private: dict[Settings, Path] = {}  # a cache's private folder, once an entry of it needed one
+
+
+def _private_folder(reason: str) -> Path:
+    """The process's private folder for the entries the cache cannot take, made (and warned of) at the first."""
+    settings = _settings()
+    with _roots_lock:
+        if settings not in _private:
+            _private[settings] = _private_fallback(reason, "it and any other kernel the cache cannot take are built")
+        return _private[settings]
 
 
 def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Callable[[Path], None]) -> tuple[Path, bool]:

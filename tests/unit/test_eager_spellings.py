@@ -357,6 +357,23 @@ def test_jit_keywords_reach_lowering_and_the_build() -> None:
     assert [o.spec.shape for o in abi.outputs] == [("16", "d0")] and abi.returns == (0,)
 
 
+def test_a_pass_config_tilelang_takes_from_the_environment_is_lowered_with_and_keyed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TILELANG_LAYOUT_COST_MODEL sets `tl.layout_cost_model` where the kernel does not, as in TileLang: the kernel
+    is lowered with it, and its key (in memory and on disk) is another, so no build made without it is served."""
+    fn = ks.configured
+    spec = fn._dispatcher.specialization(fn._dispatcher.binder.bind((meta(16, 32),), allow_meta=True), {})
+    target = {"kind": "cuda", "arch": "sm_90a"}
+    monkeypatch.delenv("TILELANG_LAYOUT_COST_MODEL", raising=False)
+    plain = fn._dispatcher.kernels.identity(spec, target)
+    assert "tl.layout_cost_model" not in fn.lower(meta(16, 32)).pass_configs
+    monkeypatch.setenv("TILELANG_LAYOUT_COST_MODEL", "io-aware")
+    assert fn.lower(meta(16, 32)).pass_configs["tl.layout_cost_model"] == "io-aware"
+    from_environment = fn._dispatcher.kernels.identity(spec, target)
+    assert from_environment.memory != plain.memory and from_environment.record != plain.record
+
+
 @needs_nvcc
 def test_jit_keywords_reach_nvcc(sm90) -> None:
     """The build's nvcc command line has the decorator's and the pass configuration's flags: the kernel's code

@@ -268,3 +268,24 @@ def test_build_paths() -> None:
     assert callable(get_nvcc_compiler)
     assert os.path.isdir(TILELANG_TEMPLATE_PATH)
     assert os.path.isdir(CUTLASS_INCLUDE_DIR)
+
+
+def test_the_pass_configs_tilelang_takes_from_the_environment_are_the_ones_tltyped_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every environment variable TileLang declares set at once: the pass configs its normalisation then adds are
+    exactly tltyped's table (options.py), with the values tltyped reads, so a kernel's key holds each of them."""
+    from tilelang.env import EnvVar, Environment
+    from tilelang.transform.pass_config import normalize_pass_configs
+
+    from tltyped.backend.options import ENVIRONMENT_PASS_CONFIGS, environment_pass_configs
+
+    variables = [v.key for v in vars(Environment).values() if isinstance(v, EnvVar)]
+    assert set(ENVIRONMENT_PASS_CONFIGS.values()) <= set(variables)
+    for variable in variables:
+        monkeypatch.setenv(variable, f" {variable.lower()} ")
+    from_tilelang = normalize_pass_configs({})
+    assert from_tilelang == environment_pass_configs()
+    assert set(from_tilelang) == set(ENVIRONMENT_PASS_CONFIGS)
+    explicit = {key: "explicit" for key in ENVIRONMENT_PASS_CONFIGS}
+    assert normalize_pass_configs(explicit) == explicit  # an explicit value wins, as in lower()

@@ -23,7 +23,7 @@ from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
 from tvm.tirx.stmt_functor import pre_order_visit
 
 from tltyped.abi import HOST_SCALARS
-from tltyped.backend.options import BuildOptions
+from tltyped.backend.options import BuildOptions, environment_pass_configs
 from tltyped.errors import LoweringError
 from tltyped.frontend.elaborate import Elaborated
 from tltyped.frontend.tir_nodes import tir_nodes
@@ -279,6 +279,8 @@ def lower(name: str, elaborated: Elaborated, target: dict[str, Any], options: Bu
     attrs = prim_func.attrs
     pass_configs = dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
     pass_configs.update(options.pass_configs)
+    for key, value in environment_pass_configs().items():  # TileLang's defaults from the environment, as it takes them
+        pass_configs.setdefault(key, value)
     try:
         with tvm.transform.PassContext(opt_level=3, config=pass_configs), tvm.target.Target(target):
             artifact = tilelang.lower(prim_func, target=target)

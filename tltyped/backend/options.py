@@ -6,6 +6,7 @@ the disk cache's keys need it in processes that never lower anything.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,18 @@ from typing import Any
 from tltyped.errors import ArgumentTypeError
 from tltyped.types.values import describe
 
+ENVIRONMENT_PASS_CONFIGS: Mapping[str, str] = {"tl.layout_cost_model": "TILELANG_LAYOUT_COST_MODEL"}
+"""The pass configs TileLang defaults from environment variables (`normalize_pass_configs` in
+tilelang/transform/pass_config.py, which its own cache keys on): a variable set, stripped and not empty, is the
+config's value where neither the body nor `tl.jit` sets it. Read here, without TileLang, since a warm process's
+keys need it; tests/unit/test_tilelang_contract.py holds TileLang to the table."""
+
+
+def environment_pass_configs() -> dict[str, str]:
+    """The pass configs the environment sets now (`ENVIRONMENT_PASS_CONFIGS`)."""
+    found = {key: os.environ.get(variable, "").strip() for key, variable in ENVIRONMENT_PASS_CONFIGS.items()}
+    return {key: value for key, value in found.items() if value}
+
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -21,7 +34,9 @@ class BuildOptions:
 
     They add to what the body states with `T.annotate_pass_configs` /
     `T.annotate_compile_flags`; where both set a pass config, the
-    decorator's value wins (as in TileLang).
+    decorator's value wins (as in TileLang). Where neither sets one that
+    TileLang takes from the environment (`ENVIRONMENT_PASS_CONFIGS`), the
+    environment's value counts, read at each build.
     """
 
     pass_configs: Mapping[str, Any] = field(default_factory=dict)
@@ -46,6 +61,9 @@ class BuildOptions:
         return cls(configs, tuple(flags))
 
     def describe(self) -> str:
-        """A text of the options for cache keys: the same in every process."""
+        """A text of the options for cache keys, the environment's pass configs as they are now: the same in every
+        process of the same environment."""
         configs = ", ".join(f"{key}={value!r}" for key, value in sorted(self.pass_configs.items()))
-        return f"pass_configs({configs}) compile_flags{self.compile_flags!r}"
+        environment = environment_pass_configs()
+        from_environment = f" environment({sorted(environment.items())!r})" if environment else ""
+        return f"pass_configs({configs}){from_environment} compile_flags{self.compile_flags!r}"

@@ -94,7 +94,7 @@ class Dispatcher:
         self.signature = signature
         self.reread = reread  # the signature as the annotations read now, checked before each build (Elaborator)
         self.binder = Binder(self.signature, dict(fn.__globals__))
-        self.kernels = KernelTable(fn, signature, lambda spec, target: self.builder.build(spec, target), options.describe())
+        self.kernels = KernelTable(fn, signature, lambda spec, target: self.builder.build(spec, target), options.describe)
         self.launches: dict[Any, Callable[..., Any]] = {}
         self.watched: tuple[Watch, ...] = ()  # where the values of the kernels in `launches` were read from
         self.watched_texts: tuple[str | None, ...] = ()  # their texts, as read then (fingerprint.watched_texts)

@@ -58,13 +58,13 @@ class KernelTable:
 
     def __init__(
         self, fn: Callable[..., Any], signature: KernelSignature,
-        build: Callable[[Specialization, dict[str, Any]], CompiledKernel[..., Any]], options: str = "",
+        build: Callable[[Specialization, dict[str, Any]], CompiledKernel[..., Any]], options: Callable[[], str] = lambda: "",
     ) -> None:
         self._fn = fn
         self._signature = str(signature)
         self._kernel_name = signature.name  # what its builds' manifests name them (launcher.py)
         self._build = build
-        self._options = options  # how the kernels are built besides their specialisation (`BuildOptions.describe`)
+        self._options = options  # how the kernels are built besides their specialisation, now (`BuildOptions.describe`)
         self._name = f"{fn.__module__}.{fn.__qualname__}"
         self._kernels: dict[str, tuple[CompiledKernel[..., Any], tuple[object, ...]]] = {}
         self._chosen: dict[str, tuple[dict[str, Hashable], tuple[object, ...]]] = {}  # tuning winners, as _kernels
@@ -78,9 +78,10 @@ class KernelTable:
         reader = Reader()
         about = records.describe(spec, reader)
         whole = f"{function.digest} {self._signature}"
-        memory = hashlib.sha256(json.dumps([whole, about, dict(target), *extra], sort_keys=True).encode()).hexdigest()
+        options = self._options()
+        memory = hashlib.sha256(json.dumps([whole, about, dict(target), options, *extra], sort_keys=True).encode()).hexdigest()
         stable = function.stable and reader.stable
-        record = records.kernel_key(whole, about, target, self._options, *extra) if stable else None
+        record = records.kernel_key(whole, about, target, options, *extra) if stable else None
         return _Identity(memory, record, about, function.held + tuple(reader.held))
 
     def get(self, spec: Specialization, target: dict[str, Any]) -> CompiledKernel[..., Any]:

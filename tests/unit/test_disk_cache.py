@@ -51,6 +51,25 @@ def build_probe(answer: int, compiler: str | None = None) -> tuple[int, Path, bo
     return module.answer(), folder, compiled
 
 
+PROBE_PROCESS = """
+import sys, warnings
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from test_disk_cache import build_probe
+    answer, folder, compiled = build_probe({answer}, {compiler!r})
+print(answer, compiled, folder, [str(w.message) for w in caught])
+"""
+
+
+def probe_process(answer: int, compiler: str | None = None) -> list[str]:
+    """The command of a process of its own that builds the probe `answer` and prints `answer compiled folder
+    [each warning's message]`."""
+    code = PROBE_PROCESS.format(root=str(ROOT), tests=str(Path(__file__).parent), answer=answer, compiler=compiler)
+    return [sys.executable, "-c", code]
+
+
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh, private cache for this test."""
@@ -163,17 +182,6 @@ def test_a_damaged_entry_is_rebuilt(cache_dir: Path, damage: str) -> None:
         assert build_probe(301) == (301, folder, False)
 
 
-UNCOVERED = """
-import sys, warnings
-sys.path.insert(0, {root!r})
-sys.path.insert(0, {tests!r})
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    from test_disk_cache import build_probe
-    answer, folder, compiled = build_probe(311)
-print(answer, compiled, [str(w.message) for w in caught])
-"""
-
 
 @pytest.mark.parametrize("listing", ["nothing", "a file outside by ..", "a file outside by absolute path", "not the module"])
 def test_an_entry_its_manifest_does_not_cover_is_rebuilt(cache_dir: Path, listing: str) -> None:
@@ -192,8 +200,7 @@ def test_an_entry_its_manifest_does_not_cover_is_rebuilt(cache_dir: Path, listin
         "not the module": {"probe.c": manifest["files"]["probe.c"]},
     }[listing]
     (folder / cache.MANIFEST).write_text(json.dumps(manifest))
-    code = UNCOVERED.format(root=str(ROOT), tests=str(Path(__file__).parent))
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(probe_process(311), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.startswith("311 True ") and f"cache entry {folder} is unusable (its manifest" in run.stdout
 
@@ -295,28 +302,18 @@ def test_the_target_arch_is_in_the_key() -> None:
 # -- 5. processes at once, unusable caches ----------------------------------------------------------
 
 
-RANK = """
-import sys, warnings
-sys.path.insert(0, {root!r})
-sys.path.insert(0, {tests!r})
-warnings.simplefilter("error")  # a healthy shared cache warns about nothing
-from test_disk_cache import build_probe
-answer, folder, compiled = build_probe(501, {cc!r})
-print(answer, compiled)
-"""
-
 
 def test_ranks_starting_at_once_compile_once(cache_dir: Path, tmp_path: Path) -> None:
     """torchrun-style: 4 processes ask for one kernel at the same moment; nvcc (here cc) runs once."""
     cc = fake_compiler(tmp_path, "1.0")
-    code = RANK.format(root=str(ROOT), tests=str(Path(__file__).parent), cc=cc)
     env = {**os.environ, "FAKE_CC_DELAY": "1"}
-    ranks = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ranks = [subprocess.Popen(probe_process(501, cc), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for _ in range(4)]
     results = [rank.communicate(timeout=300) for rank in ranks]
     assert [rank.returncode for rank in ranks] == [0] * 4, results
-    outputs = sorted(out.strip() for out, _ in results)
-    assert outputs == ["501 False"] * 3 + ["501 True"]
+    outputs = [out.strip().split(" ", 3) for out, _ in results]
+    assert sorted((answer, compiled) for answer, compiled, _, _ in outputs) == [("501", "False")] * 3 + [("501", "True")]
+    assert [said for *_, said in outputs] == ["[]"] * 4  # a healthy shared cache warns about nothing
     assert compiles(tmp_path) == 1
 
 
@@ -348,17 +345,6 @@ def test_a_cache_writable_by_everyone_is_not_used(tmp_path: Path, monkeypatch: p
     assert shared not in folder.parents
 
 
-READ_ONLY = """
-import sys, warnings
-sys.path.insert(0, {root!r})
-sys.path.insert(0, {tests!r})
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    from test_disk_cache import build_probe
-    answer, folder, compiled = build_probe(505)
-print(answer, [str(w.message) for w in caught])
-"""
-
 
 def test_a_read_only_cache(tmp_path: Path) -> None:
     """An unwritable cache directory: one clear warning, and the kernel still builds."""
@@ -366,7 +352,7 @@ def test_a_read_only_cache(tmp_path: Path) -> None:
     (ro / "modules").mkdir(parents=True)
     os.chmod(ro / "modules", 0o500)
     os.chmod(ro, 0o500)
-    command = [sys.executable, "-c", READ_ONLY.format(root=str(ROOT), tests=str(Path(__file__).parent))]
+    command = probe_process(505)
     if os.getuid() == 0:  # root writes anywhere: take away the capabilities that let it ignore permissions
         if shutil.which("setpriv") is None:
             pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
@@ -412,17 +398,6 @@ def test_a_lock_that_cannot_be_taken_builds_in_a_private_folder(cache_dir: Path)
         assert (answer, compiled) == (512, True) and cache_dir in other.parents, other
 
 
-LOCKED_BY_ANOTHER_USER = """
-import sys, warnings
-sys.path.insert(0, {root!r})
-sys.path.insert(0, {tests!r})
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    from test_disk_cache import build_probe
-    answer, folder, compiled = build_probe(508)
-print(answer, compiled, folder, [str(w.message) for w in caught])
-"""
-
 
 def test_an_entry_and_lock_of_another_user_in_a_private_cache(cache_dir: Path) -> None:
     """A cache folder of this user's holding another user's entry and lock (restored from a backup or a
@@ -430,7 +405,7 @@ def test_an_entry_and_lock_of_another_user_in_a_private_cache(cache_dir: Path) -
     fail the build."""
     folder, _ = build.build("probe", [probe_step(508)])
     lock = folder.with_name(f"{folder.name}.lock")
-    command = [sys.executable, "-c", LOCKED_BY_ANOTHER_USER.format(root=str(ROOT), tests=str(Path(__file__).parent))]
+    command = probe_process(508)
     if os.getuid() == 0:  # root: the entry is another user's; the capabilities that let root open any file go
         if shutil.which("setpriv") is None:
             pytest.skip("running as root without setpriv: cannot make a file unopenable to this process")
@@ -457,24 +432,12 @@ def test_a_cache_replaced_by_a_file_while_the_process_runs(cache_dir: Path) -> N
     assert (answer, compiled) == (510, True) and cache_dir not in folder.parents
 
 
-REMOVED_WHILE_BUILDING = """
-import sys, warnings
-sys.path.insert(0, {root!r})
-sys.path.insert(0, {tests!r})
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    from test_disk_cache import build_probe
-    answer, folder, compiled = build_probe(511, {cc!r})
-print(answer, compiled, folder, [str(w.message) for w in caught])
-"""
-
 
 def test_a_cache_removed_while_a_build_runs_in_it(cache_dir: Path, tmp_path: Path) -> None:
     """`rm -rf` of the cache while a process compiles into it: the compiler's output folder is gone, and the build
     is made again in the cache made anew (after a warning), not refused as a full disk."""
     cc = fake_compiler(tmp_path, "1.0")
-    code = REMOVED_WHILE_BUILDING.format(root=str(ROOT), tests=str(Path(__file__).parent), cc=cc)
-    builder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    builder = subprocess.Popen(probe_process(511, cc), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "FAKE_CC_DELAY": "2"})
     try:
         deadline = time.monotonic() + 120

@@ -20,7 +20,7 @@ from torch.export import Dim
 
 import tltyped as tl
 from tltyped.frontend.fingerprint import fingerprint
-from tests.conftest import ROOT
+from tests.conftest import ROOT, has_nvcc
 from tests.kernels import torch_ops as kernels
 from tests.kernels.torch_ops import accumulated, interleaved, scaled_plus_one
 
@@ -193,6 +193,25 @@ def test_torch_jit_trace_records_the_kernel_s_op_and_warns_of_nothing() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", torch.jit.TracerWarning)
         traced = torch.jit.trace(lambda a: kernel(a) * 2, (torch.empty(8, device="meta"),), check_trace=False)
+    calls = [node.kind() for node in traced.graph.nodes() if node.kind() != "prim::Constant"]
+    assert len(calls) == 2 and calls[0].startswith("tltyped::tests_kernels_torch_ops_offset_kernel"), calls
+    assert calls[1] == "aten::mul"
+
+
+@pytest.mark.parametrize("call", ["an input requiring grad", "a compiled kernel"])
+def test_torch_jit_trace_reads_no_call_it_records_with_tracing_on(call: str) -> None:
+    """A call autograd would record (an input requiring grad) reaches the op its own way, and a compiled kernel's
+    call is checked against what it was built for first: both read the tensors' sizes with tracing paused too,
+    neither warning nor entering the graph."""
+    kernel = kernels.offset_kernel(7.0 if call == "a compiled kernel" else 6.0)
+    x = torch.empty(8, device="meta", requires_grad=call == "an input requiring grad")
+    if call == "a compiled kernel":
+        if not has_nvcc():
+            pytest.skip("nvcc is not available")
+        kernel = kernel.compile(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", torch.jit.TracerWarning)
+        traced = torch.jit.trace(lambda a: kernel(a) * 2, (x,), check_trace=False)
     calls = [node.kind() for node in traced.graph.nodes() if node.kind() != "prim::Constant"]
     assert len(calls) == 2 and calls[0].startswith("tltyped::tests_kernels_torch_ops_offset_kernel"), calls
     assert calls[1] == "aten::mul"

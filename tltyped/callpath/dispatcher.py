@@ -213,8 +213,10 @@ class Dispatcher:
 
     def check_pinned(self, args: tuple[Any, ...], pinned: Pin) -> Bound:
         """The call bound, unless its dims, dtypes or layout (its inputs'), or the target of the device it runs on,
-        are not the compiled kernel's: refused, naming each difference."""
-        bound = self.binder.bind(args, allow_meta=True)
+        are not the compiled kernel's: refused, naming each difference. Under torch.jit.trace, read with tracing
+        paused (`tensors.jit_trace_paused`): the call is the kernel's op, which the trace records alone."""
+        with tensors.jit_trace_paused():
+            bound = self.binder.bind(args, allow_meta=True)
         called = self.specialization(bound, self.consts(bound))
         inputs = {p.name for p in self.signature.tensors}
         called = dataclasses.replace(called, dtypes={n: d for n, d in called.dtypes.items() if n in inputs})

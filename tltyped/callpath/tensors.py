@@ -21,9 +21,10 @@ built they are in the disk cache, and a later process loads them (a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -76,6 +77,22 @@ def jit_tracing() -> bool:
     reads the same)."""
     return (_TRACER_KEY is not None and torch._C._dispatch_tls_is_dispatch_key_included(_TRACER_KEY)
             and not torch._C._dispatch_tls_is_dispatch_key_excluded(_TRACER_KEY))
+
+
+_set_tracing_state: Callable[[Any], None] = torch._C._set_tracing_state  # type: ignore[attr-defined]  # not in torch's stubs
+
+
+@contextlib.contextmanager
+def jit_trace_paused() -> Iterator[None]:
+    """torch.jit.trace paused while a call it records is read (its arguments bound, checked, its op found or
+    defined), whichever way the call reaches its op: the trace records the op's call alone. Read while it records,
+    each of the tensors' sizes would be a node of its graph and a warning that the trace takes it for a constant."""
+    state = torch._C._get_tracing_state()
+    _set_tracing_state(None)
+    try:
+        yield
+    finally:
+        _set_tracing_state(state)
 
 
 def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:

@@ -97,6 +97,7 @@ from tltyped.autotuner import tuned
 from tltyped.callpath.dispatcher import unpack
 from tltyped.callpath.fastpath import call_in_order
 from tltyped.callpath.import_hook import not_lru_cache_wrappers
+from tltyped.callpath.tensors import jit_trace_paused
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError
 from tltyped.frontend.binding import traced, transformed, unwrapped
 from tltyped.frontend.fingerprint import Reader, fingerprint
@@ -156,19 +157,10 @@ def _no_forward_formula(dispatcher: Dispatcher, argument: str) -> AutogradError:
     )
 
 
-_set_tracing_state: Callable[[Any], None] = torch._C._set_tracing_state  # type: ignore[attr-defined]  # not in torch's stubs
-
-
 def traced_call(dispatcher: Dispatcher, args: tuple[Any, ...]) -> Any:
     """A call a tracer records (its tensors a tracer's, or a `torch.func` transform's, or any under torch.jit.trace):
-    one call of the kernel's op. Under torch.jit.trace the op is found with tracing paused: the trace records the
-    op's call alone, not the reading of the tensors' sizes (which it would warn of) nor what defining the op runs."""
-    state = torch._C._get_tracing_state()
-    _set_tracing_state(None)
-    try:
-        op = kernel_op(dispatcher, args)
-    finally:
-        _set_tracing_state(state)
+    one call of the kernel's op."""
+    op = kernel_op(dispatcher, args)
     return op.overload(*(a for p, a in zip(dispatcher.signature.params, args) if p.is_runtime))
 
 
@@ -228,16 +220,18 @@ def allow_in_graph(entry: Callable[..., Any], exposed: Iterable[Any]) -> None:
 
 
 def kernel_op(dispatcher: Dispatcher, args: tuple[Any, ...]) -> KernelOp:
-    """The op of the call's const values, defined on first use from the call's (traced) tensors."""
-    bound = dispatcher.binder.bind(args, allow_meta=True)
-    consts = dispatcher.consts(bound)
-    qualname = op_name(dispatcher, consts)
-    op = dispatcher.torch_ops.get(qualname)
-    if op is None:
-        with _defining:  # threads making one op's first call (DataParallel's replicas): one defines, the rest wait
-            op = dispatcher.torch_ops.get(qualname)
-            if op is None:
-                op = dispatcher.torch_ops[qualname] = _define(dispatcher, qualname, bound, consts)
+    """The op of the call's const values, defined on first use from the call's (traced) tensors; under
+    torch.jit.trace, found with tracing paused (`jit_trace_paused`), however the call reached it."""
+    with jit_trace_paused():
+        bound = dispatcher.binder.bind(args, allow_meta=True)
+        consts = dispatcher.consts(bound)
+        qualname = op_name(dispatcher, consts)
+        op = dispatcher.torch_ops.get(qualname)
+        if op is None:
+            with _defining:  # threads making one op's first call (DataParallel's replicas): one defines, the rest wait
+                op = dispatcher.torch_ops.get(qualname)
+                if op is None:
+                    op = dispatcher.torch_ops[qualname] = _define(dispatcher, qualname, bound, consts)
     return op
 
 

@@ -75,6 +75,17 @@ def interleave(A, B, block: int = 128):
 
 
 @tl.jit
+def iota(n: tl.dyn[int], block: int = 128):
+    """No tensor argument: an output made from a dyn int alone."""
+    Out = T.empty((n,), T.int32)
+    with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < n:
+                Out[bx * block + i] = bx * block + i
+    return Out
+
+
+@tl.jit
 def head(A, block: int = 256):
     """The first min(N, block) values: an output sized by T.min of a dyn dim."""
     N = T.dynamic("N")

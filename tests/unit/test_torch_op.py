@@ -19,8 +19,9 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export import Dim
 
 import tltyped as tl
+from tltyped.callpath.dispatcher import Dispatcher
 from tltyped.frontend.fingerprint import fingerprint
-from tests.conftest import ROOT, has_nvcc
+from tests.conftest import ROOT, has_nvcc, no_gpu
 from tests.kernels import torch_ops as kernels
 from tests.kernels.torch_ops import accumulated, interleaved, scaled_plus_one
 
@@ -215,6 +216,29 @@ def test_torch_jit_trace_reads_no_call_it_records_with_tracing_on(call: str) -> 
     calls = [node.kind() for node in traced.graph.nodes() if node.kind() != "prim::Constant"]
     assert len(calls) == 2 and calls[0].startswith("tltyped::tests_kernels_torch_ops_offset_kernel"), calls
     assert calls[1] == "aten::mul"
+
+
+@no_gpu
+def test_torch_jit_trace_launches_a_call_of_no_tensor_as_an_eager_call_is() -> None:
+    """torch dispatches an op on its tensor arguments: a call of none cannot be the kernel's op (torch finds no
+    kernel of it to run). Its outputs depend on Python values alone, which the trace takes for constants anyway: it
+    is launched as an eager call is (on a machine without a GPU, refused as such)."""
+    with pytest.raises(tl.LaunchError, match="iota: no CUDA device is available"):
+        kernels.iota(5)
+    with pytest.raises(tl.LaunchError, match="iota: no CUDA device is available"):
+        torch.jit.trace(lambda a: kernels.iota(5) + a, (torch.empty(5, device="meta"),), check_trace=False)
+
+
+def test_torch_jit_trace_leaves_the_fast_path_a_call_of_no_tensor() -> None:
+    """The fast path serves a call of no tensor under torch.jit.trace as outside it (its key is read, its launch
+    made), rather than leave it to the slow path, which would read the same key."""
+    d = Dispatcher(kernels.iota.__wrapped__, kernels.iota.signature, None)
+    launched: list[tuple[object, ...]] = []
+    d.launches[d.key(5)] = lambda *args: launched.append(args) or "launched"
+    served: list[object] = []
+    torch.jit.trace(lambda a: served.append(d.fast_path.call(5)) or a * 2, (torch.empty(5, device="meta"),),
+                    check_trace=False)
+    assert served == ["launched"] and len(launched) == 1 and launched[0][0] == 5
 
 
 class Weighted(torch.nn.Module):

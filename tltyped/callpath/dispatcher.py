@@ -147,7 +147,9 @@ class Dispatcher:
             from tltyped.callpath import torch_op
 
             return torch_op.autograd_call(self, args)
-        if any(traced(t) for t in given) or tensors.jit_tracing():  # a tracer's tensors, or torch.jit.trace's: the op
+        # a tracer's tensors, or torch.jit.trace's: the op. (torch dispatches an op on its tensors: a call of none is
+        # launched, its outputs made of Python values alone, which the trace takes for constants anyway.)
+        if any(traced(t) for t in given) or (given and tensors.jit_tracing()):
             from tltyped.callpath import torch_op
 
             return torch_op.traced_call(self, args)

@@ -99,7 +99,7 @@ def python_facts(ranks: bytes, *tensors: Any) -> tuple[Any, ...]:
     """The facts through torch's Python API (raises, or returns a wrong-length tuple, on bad input)."""
     if forward_ad_open():
         raise ArgumentValueError("a forward-mode AD level is open")  # the slow path's to look at
-    if jit_tracing():
+    if tensors and jit_tracing():  # a call of no tensor is launched, as the slow path launches it (dispatcher.py)
         raise ArgumentValueError("torch.jit.trace records the call")  # the slow path's: the kernel's op
     device = tensors[0].get_device() if tensors and tensors[0].is_cuda else -1
     if not tensors and torch.cuda.is_available():

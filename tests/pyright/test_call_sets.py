@@ -12,6 +12,8 @@
   outputs and return them, under mypy and under pyright with the stubs;
 - lazy_calls.py: the kernel objects of lazy-style factories (lazy_kernels.py)
   are typed alike by mypy and by pyright with the stubs;
+- package_calls.py: kernels a package imports from its module (kernel_package)
+  are typed through the package by the stubs of that module alone;
 - examples/ checks cleanly under the project's pyright configuration.
 The flagged fraction of each checker is printed (`pytest -s`) and must reach 80%.
 """
@@ -49,6 +51,8 @@ IN_BODY_CALLS = HERE / "in_body_calls.py"
 OUT_IDX_CALLS = HERE / "out_idx_calls.py"
 LAZY_CALLS = HERE / "lazy_calls.py"
 FOLLOWUPS_CALLS = HERE / "followups_calls.py"
+PACKAGE_CALLS = HERE / "package_calls.py"
+KERNEL_PACKAGE = HERE / "kernel_package" / "kernels.py"
 REQUIRED_FRACTION = 0.8
 
 PYRIGHT_RULES = {"count": {"reportCallIssue"}, "name": {"reportCallIssue"}}
@@ -110,25 +114,27 @@ def in_body_parameter_annotations(path: Path) -> set[tuple[int, str]]:
 
 @pytest.fixture(scope="module")
 def pyright_report() -> list[Diagnostic]:
-    return pyright(*CALL_SETS, *IN_BODY, IN_BODY_CALLS, *EXAMPLES)
+    return pyright(*CALL_SETS, *IN_BODY, IN_BODY_CALLS, KERNEL_PACKAGE, *EXAMPLES)
 
 
 @pytest.fixture(scope="module")
 def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
     return mypy(
-        *CALL_SETS, *IN_BODY, IN_BODY_CALLS, OUT_IDX_CALLS, LAZY_CALLS, FOLLOWUPS_CALLS, cache_dir=tmp_path_factory.mktemp("mypy-cache")
+        *CALL_SETS, *IN_BODY, IN_BODY_CALLS, OUT_IDX_CALLS, LAZY_CALLS, FOLLOWUPS_CALLS, PACKAGE_CALLS, KERNEL_PACKAGE,
+        cache_dir=tmp_path_factory.mktemp("mypy-cache"),
     )
 
 
 @pytest.fixture(scope="module")
 def stubbed_pyright_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A pyright configuration whose stubs folder holds what `python -m tltyped.stubs` writes for the in-body
-    kernels and the lazy-style factories."""
+    kernels, the lazy-style factories and the module whose kernels kernel_package imports."""
     from tltyped.stubs.__main__ import main
 
     folder = tmp_path_factory.mktemp("stubbed")
     typings = folder / "typings"
-    assert main(["tests.pyright.in_body_tltyped", "tests.pyright.lazy_kernels", "tests.pyright.followups_kernels", "-d", str(typings)]) == 0
+    stubbed = ["in_body_tltyped", "lazy_kernels", "followups_kernels", "kernel_package.kernels"]
+    assert main([*(f"tests.pyright.{name}" for name in stubbed), "-d", str(typings)]) == 0
     assert (typings / "tests" / "pyright" / "in_body_tltyped.pyi").is_file()
     assert (typings / "tests" / "pyright" / "lazy_kernels.pyi").is_file()
     config = folder / "pyrightconfig.json"
@@ -164,7 +170,7 @@ def test_an_editor_shows_tensors_as_users_write_them() -> None:
 
 def test_the_kernels_are_ones_the_runtime_accepts() -> None:
     """Decorating analyses each signature and in-body annotation: every kernel here is a real one."""
-    for module in ("kernels", "in_body_tilelang", "in_body_tltyped"):
+    for module in ("kernels", "in_body_tilelang", "in_body_tltyped", "kernel_package.kernels"):
         loaded = importlib.import_module(f"tests.pyright.{module}")
         assert [name for name, value in vars(loaded).items() if hasattr(value, "signature")]
 
@@ -232,7 +238,20 @@ def test_stubs_type_kernels_returning_outputs(stubbed_pyright_config: Path, call
     assert revealed_types(found, calls, "information", '" is "') == expected_reveals(calls)
 
 
-@pytest.mark.parametrize("calls", [OUT_IDX_CALLS, LAZY_CALLS, FOLLOWUPS_CALLS], ids=["out_idx", "lazy_style", "followups"])
+def test_stubs_of_a_module_type_the_kernels_a_package_imports_from_it(stubbed_pyright_config: Path) -> None:
+    """`from .kernels import add_rows` in a package's `__init__.py`: pyright resolves that relative import beside
+    the package's source, never in the stubs folder, so the kernels would be typed from their source; stubbing
+    their module writes the package's stub too, importing them from the module's."""
+    found = pyright(PACKAGE_CALLS, config=stubbed_pyright_config)
+    hits, misses = flagged(found, PYRIGHT_RULES, {"reportArgumentType"}, PACKAGE_CALLS)
+    assert hits and not misses
+    assert set(errors(found, PACKAGE_CALLS)) == set(hits)
+    assert revealed_types(found, PACKAGE_CALLS, "information", '" is "') == expected_reveals(PACKAGE_CALLS)
+
+
+@pytest.mark.parametrize(
+    "calls", [OUT_IDX_CALLS, LAZY_CALLS, FOLLOWUPS_CALLS, PACKAGE_CALLS], ids=["out_idx", "lazy_style", "followups", "package"]
+)
 def test_mypy_types_kernels_returning_outputs(mypy_report: list[Diagnostic], calls: Path) -> None:
     hits, misses = flagged(mypy_report, MYPY_CODES, set(), calls)
     assert hits and not misses
@@ -252,7 +271,7 @@ def test_mypy_flags_wrong_calls_of_in_body_kernels(mypy_report: list[Diagnostic]
 
 
 def test_mypy_reports_nothing_on_correct_code(mypy_report: list[Diagnostic]) -> None:
-    for path in [*CLEAN, *IN_BODY]:
+    for path in [*CLEAN, *IN_BODY, KERNEL_PACKAGE]:
         assert errors(mypy_report, path) == {}, path
 
 

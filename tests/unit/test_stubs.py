@@ -123,6 +123,34 @@ def test_cli_given_a_file_of_a_package_writes_the_stub_of_its_module(
     assert not (tmp_path / "typings" / "kernels.pyi").exists()
 
 
+def test_cli_writes_the_stub_of_a_package_importing_the_module_kernels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`from .kernels import copy` in a package's `__init__.py`: pyright resolves that relative import beside the
+    package's source, never in typings/, so the package's stub is written too (its `__init__.pyi`: as `ops.pyi`,
+    pyright would find no stub of its submodules), importing the kernel from the module's stub by its absolute
+    name (bound to the package's name for it) and re-exporting its submodules; a package above it that imports no
+    kernel gets none."""
+    from tltyped.stubs.__main__ import main
+
+    package = tmp_path / "reexporting_lib" / "ops"
+    package.mkdir(parents=True)
+    (tmp_path / "reexporting_lib" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from .kernels import copy as copy_kernel\n")
+    (package / "sizes.py").write_text("BLOCK = 128\n")
+    (package / "kernels.py").write_text(PACKAGED_MODULE)
+    monkeypatch.chdir(tmp_path)
+    assert main([str(package / "kernels.py")]) == 0
+    typings = tmp_path / "typings" / "reexporting_lib"
+    assert "def copy(" in (typings / "ops" / "kernels.pyi").read_text()
+    stub = (typings / "ops" / "__init__.pyi").read_text()
+    assert "import reexporting_lib.ops.kernels\n" in stub and "copy_kernel = reexporting_lib.ops.kernels.copy\n" in stub
+    assert "from reexporting_lib.ops import kernels as kernels\n" in stub
+    assert "from reexporting_lib.ops import sizes as sizes\n" in stub
+    assert "def copy" not in stub
+    assert sorted(p.name for p in typings.rglob("*.pyi")) == ["__init__.pyi", "kernels.pyi"]
+
+
 @pytest.mark.parametrize(("target", "message"), [
     ("os", "os defines no jit function"),  # its stub would hide the standard library's types from pyright
     ("no_such_module_here", "No module named 'no_such_module_here'"),

@@ -9,6 +9,12 @@ expression is checked at run time). `tl.Tensor[...]` itself takes plain torch te
 module's other names are not stubbed: a module `__getattr__` gives them as Any
 (a stub is the whole module to a type checker).
 
+A kernel the module imports from another (a package's `from .kern import gemm`)
+is imported in its stub from where it is defined, and a package's stub keeps
+its submodules: pyright resolves a relative import beside the importing file,
+never in the stubs folder, so without the package's own stub its users would
+get the kernel's source, not its stub.
+
 A lazy-style factory (its body returns a `@T.prim_func`) becomes an object
 called with its parameters, each a const (hashable), returning a class that
 stands for its kernel objects: called with the prim_func's parameters but the
@@ -24,6 +30,7 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -75,6 +82,17 @@ class _StubFunction:
     returns: str
     doc: str  # the docstring as a literal
     runtime: list[_StubParam] | None = None  # what its compiled kernels take (a jit function's; None: a kernel object's)
+
+
+@dataclass(frozen=True)
+class _Import:
+    """A kernel imported from the module defining it: `import {source}`, then `{alias} = {source}.{name}`. Not
+    `from {source} import {name} as {alias}`: a stub exports what it imports only under the name it is imported
+    by, `as {name}`, and the module may bind the kernel to another name."""
+
+    source: str
+    name: str
+    alias: str
 
 
 @dataclass(frozen=True)
@@ -215,15 +233,27 @@ def render_stub(module: ModuleType) -> str:
 
     factories = []
     kernels: list[tuple[str, tl.JitFunction[..., Any]]] = []
-    for name, value in vars(module).items():
-        if isinstance(value, Factory) and value.fn.__module__ == module.__name__:
+    imported = []
+    for name, value in kernels_bound(module).items():
+        if defining_module(value) != module.__name__:
+            found = _imported_kernel(name, value)
+            if found is not None:
+                imported.append(found)
+        elif isinstance(value, Factory):
             factory = _factory(name, value)
             if factory is not None:
                 factories.append(factory)
-        elif isinstance(value, tl.JitFunction) and value.__module__ == module.__name__:
+        else:
             kernels.append((name, value))
-    if not factories and not kernels:  # its stub would only hide the module's own types from the type checker
-        raise ArgumentValueError(f"{module.__name__} defines no jit function")
+    if not factories and not kernels and not imported:  # its stub would only hide the module's own types
+        raise ArgumentValueError(f"{module.__name__} defines no jit function and imports none")
+    # A package's submodules, which its stub would otherwise hide behind `__getattr__`, as Any: `from pkg import
+    # kern as kern` gives `from pkg import kern` the submodule's own stub (pyright finds none that is not in the
+    # stubs folder through its package's stub, so a submodule without one stays Any that way).
+    submodules = [
+        name for name, value in vars(module).items()
+        if isinstance(value, ModuleType) and value.__name__ == f"{module.__name__}.{name}"
+    ] if hasattr(module, "__path__") else []
     # One TypeVar per dim name, bound to int when dyn; a name dyn in one kernel and const in another is two
     # TypeVars, the dyn one `N_dyn`, so that each kernel keeps its own bound.
     kinds: dict[str, set[bool]] = {}
@@ -246,7 +276,8 @@ def render_stub(module: ModuleType) -> str:
         functions.append(_StubFunction(name, params, _returns(fn, typevars), _docstring(doc), runtime))
     dims = {dim: found == {True} for dim, found in kinds.items()} | {typevar: True for typevar in dyn_names.values()}
     return render(
-        "stub.pyi.j2", module=module.__name__, functions=functions, factories=factories,
+        "stub.pyi.j2", module=module.__name__, functions=functions, factories=factories, imports=imported,
+        submodules=submodules,
         dims=[_DimVar(name, is_dyn) for name, is_dyn in sorted(dims.items())],
         dtype_vars=[_DTypeVar(var, _dtype_var_bound(dtype_vars[var])) for var in sorted(dtype_vars)],
     )
@@ -265,3 +296,26 @@ def _dtype_var_bound(dtype: DTypeSpec) -> str | None:
     A bound rather than constraints, which it amounts to for dtypes (no dtype is another's subclass), as mypy
     cannot give a generic function with a constrained TypeVar to `runtime_parameters`."""
     return " | ".join(map(_dtype, dtype.var_dtypes)) or None
+
+
+def kernels_bound(module: ModuleType) -> dict[str, Factory | tl.JitFunction[..., Any]]:
+    """The jit functions and lazy-style factories the module binds, by name: its own and those it imports."""
+    from tltyped.callpath.factory import Factory
+
+    return {name: value for name, value in vars(module).items() if isinstance(value, (Factory, tl.JitFunction))}
+
+
+def defining_module(kernel: Factory | tl.JitFunction[..., Any]) -> str:
+    """The name of the module whose source defines the kernel (a factory's, its function's)."""
+    from tltyped.callpath.factory import Factory
+
+    return str(kernel.fn.__module__ if isinstance(kernel, Factory) else kernel.__module__)
+
+
+def _imported_kernel(name: str, kernel: Factory | tl.JitFunction[..., Any]) -> _Import | None:
+    """The import of a kernel bound here but defined in another module, from the name that module binds it to,
+    whose stub types it (an absolute import: a stub's relative one is resolved in the stubs folder alone);
+    None where that module binds it to no name (a kernel a function there made)."""
+    source = defining_module(kernel)
+    found = next((n for n, v in vars(sys.modules.get(source, ModuleType(source))).items() if v is kernel), None)
+    return None if found is None else _Import(source, found, name)

@@ -1,8 +1,10 @@
 """`python -m tltyped.stubs MODULE_OR_FILE...`: write typed stubs of modules' jit functions into a stubs folder.
 
 By default each stub goes to `typings/<module path>.pyi` (`typings/examples/gemm.pyi`
-for `examples.gemm`): pyright's default `stubPath`, and a folder mypy reads when it is
-on `mypy_path`. Not beside the module: a `.pyi` next to a `.py` hides the source from
+for `examples.gemm`, `typings/pkg/__init__.pyi` for a package): pyright's default
+`stubPath`, and a folder mypy reads when it is on `mypy_path`. A package above the
+module that imports its kernels (`from .kern import gemm`) gets its stub there too
+(see `importing_packages`). Not beside the module: a `.pyi` next to a `.py` hides the source from
 mypy, and so the kernels from the tltyped plugin.
 """
 
@@ -16,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 from tltyped.errors import ArgumentValueError
-from tltyped.stubs import render_stub
+from tltyped.stubs import defining_module, kernels_bound, render_stub
 
 DEFAULT_DIR = "typings"
 
@@ -51,8 +53,21 @@ def file_module(path: Path) -> tuple[str, Path]:
 
 
 def stub_path(module: ModuleType, folder: Path) -> Path:
-    """Where a type checker looks for the module's stub in `folder`: its dotted name as a path."""
-    return folder.joinpath(*module.__name__.split(".")).with_suffix(".pyi")
+    """Where a type checker looks for the module's stub in `folder`: its dotted name as a path, a package's
+    `__init__.pyi` in its folder (as `pkg.pyi`, pyright would find no stub of its submodules there)."""
+    path = folder.joinpath(*module.__name__.split("."))
+    return path / "__init__.pyi" if hasattr(module, "__path__") else path.with_suffix(".pyi")
+
+
+def importing_packages(module: ModuleType) -> list[ModuleType]:
+    """The packages above the module that bind one of its kernels (`from .kern import gemm` in `__init__.py`),
+    outermost first. Each needs a stub of its own, importing the kernel from the module's: pyright resolves
+    the package's relative import beside its `__init__.py`, never in the stubs folder, so `from pkg import
+    gemm` would be typed from the kernel's source."""
+    own = {id(k) for k in kernels_bound(module).values() if defining_module(k) == module.__name__}
+    parts = module.__name__.split(".")
+    packages = [sys.modules.get(".".join(parts[:end])) for end in range(1, len(parts))]
+    return [p for p in packages if p is not None and any(id(k) in own for k in kernels_bound(p).values())]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,11 +89,19 @@ def main(argv: list[str] | None = None) -> int:
         if opts.out == "-":
             sys.stdout.write(text)
             continue
-        path = Path(opts.out) if opts.out is not None else stub_path(module, Path(opts.dir))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        print(f"wrote {path}")
+        if opts.out is not None:
+            write(Path(opts.out), text)
+            continue
+        write(stub_path(module, Path(opts.dir)), text)
+        for package in importing_packages(module):
+            write(stub_path(package, Path(opts.dir)), render_stub(package))
     return 0
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

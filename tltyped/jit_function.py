@@ -155,9 +155,25 @@ def jit(
     target: targets.TargetLike = None,
     pass_configs: Mapping[str, Any] | None = None,
     compile_flags: str | Sequence[str] | None = None,
-    out_idx: int | Sequence[int] | None = None,
+    out_idx: None = None,
     op: str | None = None,
 ) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
+
+
+@overload
+def jit(
+    *,
+    target: targets.TargetLike = None,
+    pass_configs: Mapping[str, Any] | None = None,
+    compile_flags: str | Sequence[str] | None = None,
+    out_idx: int | Sequence[int] | None,
+    op: str | None = None,
+) -> Callable[[Callable[..., Any]], JitFunction[..., Any]]:
+    """With `out_idx` (one that may be None too: a value not written literally), a call takes the parameters but the
+    out_idx ones and returns those: no type can say so of the function's own (a ParamSpec loses only leading
+    parameters, through Concatenate), so to a checker reading the kernel's source its calls are unchecked, never
+    a false error. The generated stubs (tltyped/stubs) spell its true signature, and the mypy plugin gives it the
+    function's own parameters, then takes the out_idx ones out (mypy_plugin/out_idx.py)."""
 
 
 def jit(

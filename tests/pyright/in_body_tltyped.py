@@ -117,3 +117,5 @@ def callers(a: tl.Tensor[tl.float32, Literal[8], Literal[16]], h: tl.Tensor[tl.f
     print(first.float().sum())
     print(widen(torch.empty(8, 16, dtype=torch.float16)).float().sum())
     print(project(torch.empty(4, 64, dtype=torch.bfloat16), torch.empty(5, 64, dtype=torch.bfloat16)).sum())
+    lo, hi = halves(x[0], block=64)  # out_idx kernels, in their own module: called without their outputs
+    print(add_rows(a, a).sum(), lo.float() + hi.float())

@@ -14,6 +14,8 @@
   are typed alike by mypy and by pyright with the stubs;
 - package_calls.py: kernels a package imports from its module (kernel_package)
   are typed through the package by the stubs of that module alone;
+- an out_idx kernel's own module, which pyright reads from its source, calls it
+  without its outputs with no error, stubs or none;
 - examples/ checks cleanly under the project's pyright configuration.
 The flagged fraction of each checker is printed (`pytest -s`) and must reach 80%.
 """
@@ -53,6 +55,8 @@ LAZY_CALLS = HERE / "lazy_calls.py"
 FOLLOWUPS_CALLS = HERE / "followups_calls.py"
 PACKAGE_CALLS = HERE / "package_calls.py"
 KERNEL_PACKAGE = HERE / "kernel_package" / "kernels.py"
+OUT_IDX_MODULES = [HERE / "in_body_tltyped.py", KERNEL_PACKAGE]
+"""Modules that call their own out_idx kernels."""
 REQUIRED_FRACTION = 0.8
 
 PYRIGHT_RULES = {"count": {"reportCallIssue"}, "name": {"reportCallIssue"}}
@@ -247,6 +251,18 @@ def test_stubs_of_a_module_type_the_kernels_a_package_imports_from_it(stubbed_py
     assert hits and not misses
     assert set(errors(found, PACKAGE_CALLS)) == set(hits)
     assert revealed_types(found, PACKAGE_CALLS, "information", '" is "') == expected_reveals(PACKAGE_CALLS)
+
+
+def test_pyright_takes_out_idx_calls_in_the_kernels_own_module(
+    stubbed_pyright_config: Path, pyright_report: list[Diagnostic]
+) -> None:
+    """pyright reads the module defining a kernel from its source, whether or not a stub types its importers:
+    there `jit(out_idx=...)` makes a kernel whose calls are unchecked (no type drops a ParamSpec's last
+    parameters), so calling it without its outputs is no error. Only the in-body redeclarations are reported."""
+    for found in (pyright(*OUT_IDX_MODULES, config=stubbed_pyright_config), pyright_report):
+        for path in OUT_IDX_MODULES:
+            rules = {d.rule for ds in errors(found, path).values() for d in ds}
+            assert rules <= {"reportRedeclaration"}, (path, errors(found, path))
 
 
 @pytest.mark.parametrize(

@@ -26,11 +26,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
+from mypy.checker import TypeChecker
 from mypy.nodes import ARG_STAR, ARG_STAR2, Decorator, MypyFile
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
     AttributeContext,
+    CheckerPluginInterface,
     FunctionContext,
     FunctionSigContext,
     MethodContext,
@@ -38,7 +40,17 @@ from mypy.plugin import (
     Plugin,
     ReportConfigContext,
 )
-from mypy.types import AnyType, CallableType, FunctionLike, Instance, Parameters, Type, TypeOfAny, get_proper_type
+from mypy.types import (
+    AnyType,
+    CallableType,
+    FunctionLike,
+    Instance,
+    Overloaded,
+    Parameters,
+    Type,
+    TypeOfAny,
+    get_proper_type,
+)
 
 from tltyped.errors import UnsupportedSetup
 from tltyped.mypy_plugin import annotation_hooks, autotune, callsite, language_hooks, names
@@ -180,8 +192,19 @@ class TLTypedPlugin(Plugin):
             return with_runtime_params(kernel, func, ctx.api)
         returned = get_proper_type(ctx.default_return_type)
         if isinstance(returned, CallableType):
-            return returned.copy_modified(name=names.JIT)
+            return (_typed_decorator(ctx.api) or returned).copy_modified(name=names.JIT)
         return ctx.default_return_type
+
+
+def _typed_decorator(api: CheckerPluginInterface) -> CallableType | None:
+    """What `jit` applied to a function makes, its first overload (`jit(fn) -> JitFunction[P, R]`): the type of every
+    decorator `tl.jit(...)` returns here, so that the kernel has the function's own parameters, from which
+    `returning_outputs` takes the out_idx ones. jit's overload for `out_idx` itself makes `JitFunction[..., Any]`,
+    for checkers that run no plugin (no type can drop a ParamSpec's last parameters)."""
+    module = api.modules.get(names.JIT_MODULE) if isinstance(api, TypeChecker) else None
+    symbol = module.names.get(names.JIT.rpartition(".")[2]) if module is not None else None
+    overloads = get_proper_type(symbol.type) if symbol is not None and symbol.type is not None else None
+    return overloads.items[0] if isinstance(overloads, Overloaded) else None
 
 
 def _unchecked(kernel: Type) -> Type:

@@ -1,8 +1,9 @@
-"""Kernels of kernel_package, which imports them for its users (package_calls.py)."""
+"""Kernels of kernel_package, and calls of them in their own module, which pyright reads from its source, not from
+its stub: there an out_idx kernel is called without its outputs, as at run time, with no error."""
 
 # pyright: reportRedeclaration=false
 
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import tltyped as tl
 import tltyped.language as T
@@ -44,3 +45,8 @@ def widen(A):
             Out[bx, j] = A[bx, j]
     return Out
 
+
+def callers(a: tl.Tensor[tl.float32, Literal[8], Literal[16]]) -> None:
+    c = add_rows(a, a)
+    d = add_scaled(a, a)
+    print(c.sum(), d.sum(), widen(a.half()).sum())

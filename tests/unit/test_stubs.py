@@ -124,13 +124,13 @@ def test_cli_given_a_file_of_a_package_writes_the_stub_of_its_module(
 
 
 def test_cli_writes_the_stub_of_a_package_importing_the_module_kernels(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`from .kernels import copy` in a package's `__init__.py`: pyright resolves that relative import beside the
     package's source, never in typings/, so the package's stub is written too (its `__init__.pyi`: as `ops.pyi`,
     pyright would find no stub of its submodules), importing the kernel from the module's stub by its absolute
     name (bound to the package's name for it) and re-exporting its submodules; a package above it that imports no
-    kernel gets none."""
+    kernel gets none; a package stub written by hand is left as it is."""
     from tltyped.stubs.__main__ import main
 
     package = tmp_path / "reexporting_lib" / "ops"
@@ -149,6 +149,11 @@ def test_cli_writes_the_stub_of_a_package_importing_the_module_kernels(
     assert "from reexporting_lib.ops import sizes as sizes\n" in stub
     assert "def copy" not in stub
     assert sorted(p.name for p in typings.rglob("*.pyi")) == ["__init__.pyi", "kernels.pyi"]
+    # a package stub written by hand is not replaced: it was not asked for by name
+    (typings / "ops" / "__init__.pyi").write_text("from typing import Any\ncopy_kernel: Any\n")
+    assert main([str(package / "kernels.py")]) == 0
+    assert (typings / "ops" / "__init__.pyi").read_text() == "from typing import Any\ncopy_kernel: Any\n"
+    assert "left " in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("target", "message"), [

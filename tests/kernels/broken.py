@@ -1,4 +1,4 @@
-"""Kernels that decorate fine but fail while their body is elaborated.
+"""Kernels that decorate fine but fail while their body is elaborated (or, the last, lowered).
 
 Each failing line carries a `# FAILS HERE` marker naming the kernel; the tests
 find the line by its marker, so edits above it do not break them.
@@ -160,3 +160,20 @@ def too_much_shared_memory(A: tl.Tensor[tl.float32, 128]):
             S[i, j] = A[i]
         for i in T.Parallel(128):
             A[i] = S[i, 5]
+
+
+@tl.jit
+def fails_to_lower(A: tl.Tensor[tl.float32, M]) -> tl.Tensor[tl.float32, M]:
+    """Elaborates, but TileLang's layout inference fails on the strided fragment write (a TVM check, no line)."""
+    (m,) = A.shape
+    C = T.empty((m,), tl.float32)
+    with T.Kernel(1, threads=128) as bx:
+        F = T.alloc_fragment((128,), tl.float32)
+        G = T.alloc_fragment((128,), tl.float32)
+        T.copy(A[0:128], F)
+        for i in T.Parallel(128):
+            G[i] = F[(i * 7) % 128]
+        for i in T.Parallel(64):
+            F[i * 2] = G[i]
+        T.copy(F, C[0:128])
+    return C

@@ -465,6 +465,15 @@ def test_elaboration_failure_names_the_users_file_and_line(kernel: str, args: tu
     assert info.value.__cause__ is not None  # TileLang's own exception stays reachable
 
 
+def test_a_lowering_failure_names_the_pass_of_tilelang_it_happened_in(sm90: str) -> None:
+    """TVM's failed checks inside a pass name neither the pass nor a line: the error names the pass."""
+    with pytest.raises(tl.LoweringError) as info:
+        broken.fails_to_lower.lower(meta(128, dtype=torch.float32))
+    assert re.match(r"fails_to_lower: TileLang could not lower the kernel for sm_90a \(in its pass tl\.\w+\): ",
+                    str(info.value)), info.value
+    assert info.value.__cause__ is not None  # TVM's own error stays reachable
+
+
 def test_a_failure_in_a_helper_of_another_module_names_both_lines() -> None:
     """The kernel's line that called it, and the helper's line that raised."""
     with pytest.raises(KernelBuildError) as info:

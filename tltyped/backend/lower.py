@@ -274,6 +274,18 @@ def pass_config_flags(pass_configs: Mapping[str, Any]) -> list[str]:
     return flags
 
 
+@tvm.instrument.pass_instrument
+class _LastPass:
+    """The name of TileLang's pass that began last: where a lowering failure happened. TVM's errors from inside a
+    pass (a failed check) name neither the pass nor the user's statement."""
+
+    def __init__(self) -> None:
+        self.began: str | None = None  # not `name`: TVM's instruments have a `name` of their own
+
+    def run_before_pass(self, mod: Any, info: Any) -> None:
+        self.began = str(info.name)
+
+
 def lower(name: str, elaborated: Elaborated, target: dict[str, Any], options: BuildOptions = BuildOptions()) -> LoweredKernel:
     prim_func = elaborated.prim_func
     attrs = prim_func.attrs
@@ -281,9 +293,11 @@ def lower(name: str, elaborated: Elaborated, target: dict[str, Any], options: Bu
     pass_configs.update(options.pass_configs)
     for key, value in environment_pass_configs().items():  # TileLang's defaults from the environment, as it takes them
         pass_configs.setdefault(key, value)
+    last = _LastPass()
     try:
-        with tvm.transform.PassContext(opt_level=3, config=pass_configs), tvm.target.Target(target):
+        with tvm.transform.PassContext(opt_level=3, config=pass_configs, instruments=[last]), tvm.target.Target(target):
             artifact = tilelang.lower(prim_func, target=target)
     except Exception as exc:
-        raise LoweringError(f"{name}: TileLang could not lower the kernel for {target['arch']}: {exc}") from exc
+        where = f" (in its pass {last.began})" if last.began else ""
+        raise LoweringError(f"{name}: TileLang could not lower the kernel for {target['arch']}{where}: {exc}") from exc
     return LoweredKernel(name, prim_func, target, artifact, elaborated.dyn_vars, pass_configs, options.compile_flags)

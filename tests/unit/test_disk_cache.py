@@ -394,6 +394,7 @@ def test_a_lock_that_cannot_be_taken_builds_in_a_private_folder(cache_dir: Path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once
         assert build_probe(507) == (507, folder, False)  # found where it was built
+        assert cache.find(key) == folder  # and by what only looks (a launch record's build, a helper not built now)
         answer, other, compiled = build_probe(512)  # the cache still takes and serves every other kernel
         assert (answer, compiled) == (512, True) and cache_dir in other.parents, other
 

@@ -373,9 +373,18 @@ def _remove_tree(path: Path) -> None:
 
 
 def find(key: str) -> Path | None:
-    """The verified folder of entry `key`, or None when there is no usable one (nothing is built)."""
-    folder = root() / key
-    return folder if _verify(folder, key) is None else None
+    """The verified folder of entry `key`, or None when there is no usable one (nothing is built).
+
+    Looked for in the cache, then in the process's private folder for the
+    entries the cache could not take (`get_or_build`): a launch record names
+    such a build too, and would otherwise be lowered again at every load.
+    """
+    with _roots_lock:
+        private = _private.get(_settings())
+    for where in (root(), private):
+        if where is not None and _verify(where / key, key) is None:
+            return where / key
+    return None
 
 
 def _lock(where: Path, key: str) -> FileLock:

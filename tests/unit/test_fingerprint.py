@@ -507,7 +507,7 @@ def test_an_attribute_read_down_a_path_of_user_modules_is_watched(tmp_path: Path
 def test_a_class_attribute_read_through_a_global_is_watched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`Knobs.SCALE`, a user's class's attribute: the place watched is the class's namespace (the dict behind its
     read-only `__dict__`), so that setting it (`Knobs.SCALE = 3.0`) is seen by the next call, and the class's
-    text (the kernel's key) changes with it. An attribute the class inherits is not in its namespace: not watched."""
+    text (the kernel's key) changes with it. An attribute the class inherits is watched where it is defined."""
     (tmp_path / "watched_knobs.py").write_text(
         "class Base:\n    INHERITED = 1\n\nclass Knobs(Base):\n    SCALE = 2.0\n\n"
         "def body():\n    return Knobs.SCALE * Knobs.INHERITED\n"
@@ -517,13 +517,34 @@ def test_a_class_attribute_read_through_a_global_is_watched(tmp_path: Path, monk
 
     before = fingerprint(watched_knobs.body)
     knobs = [w for w in before.watched if w.name in ("SCALE", "INHERITED")]
-    assert [(w.name, w.value) for w in knobs] == [("SCALE", 2.0)]
-    assert "SCALE" in knobs[0].namespace and knobs[0].namespace is not watched_knobs.Knobs.__dict__
+    assert [(w.name, w.value) for w in knobs] == [("INHERITED", 1), ("SCALE", 2.0)]
+    assert "SCALE" in knobs[1].namespace and knobs[1].namespace is not watched_knobs.Knobs.__dict__
     watched_knobs.Knobs.SCALE = 3.0
     assert not fingerprint_module.unchanged(before.watched)
     assert fingerprint(watched_knobs.body).digest != before.digest
     watched_knobs.Knobs.SCALE = 2.0
     assert fingerprint(watched_knobs.body).digest == before.digest
+
+
+def test_a_class_attribute_read_through_a_subclass_is_watched_where_it_is_defined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`Knobs.INHERITED`, defined on a base class: the place watched is the namespace of the class that holds it,
+    through a global or a closure, so that setting it there (`Base.INHERITED = 5`) is seen by the next call."""
+    (tmp_path / "watched_bases.py").write_text(
+        "class Base:\n    INHERITED = 1\n\nclass Knobs(Base):\n    SCALE = 2.0\n\n"
+        "def body():\n    return Knobs.SCALE * Knobs.INHERITED\n\n"
+        "def make():\n    knobs = Knobs\n    def inner():\n        return knobs.INHERITED\n    return inner\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import watched_bases  # type: ignore[import-not-found]
+
+    for fn in (watched_bases.body, watched_bases.make()):
+        before = fingerprint(fn)
+        assert [(w.name, w.value) for w in before.watched if w.name == "INHERITED"] == [("INHERITED", 1)]
+        watched_bases.Base.INHERITED = 5
+        assert not fingerprint_module.unchanged(before.watched)
+        watched_bases.Base.INHERITED = 1
 
 
 def test_a_users_object_changed_in_place_is_another_kernel_and_its_attribute_is_watched() -> None:

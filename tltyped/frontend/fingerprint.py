@@ -361,7 +361,7 @@ class Reader:
         for path in global_paths:
             places += _places_along(fn.__globals__, path)
         for value, attributes in cell_reads:  # a cell's value, and the attributes read off it
-            names = _attributes_of(value)
+            names = _attributes_of(value, attributes[0])
             places += _places_along(names, attributes) if names is not None else []
         for namespace, name in places:
             value = _held(namespace, name)
@@ -686,23 +686,25 @@ def _places_along(names: dict[str, Any], path: tuple[str, ...]) -> list[tuple[An
     """The places a path of names reads from, starting in `names`: each name, then the next one in the attributes
     of the user's module or object it holds (`_attributes_of`)."""
     places: list[tuple[Any, str | None]] = []
-    for attribute in path:
+    for index, attribute in enumerate(path):
         places.append((names, attribute))
-        inner = _attributes_of(names.get(attribute))
+        inner = _attributes_of(names.get(attribute), path[index + 1] if index + 1 < len(path) else None)
         if inner is None:
             break
         names = inner
     return places
 
 
-def _attributes_of(value: object) -> dict[str, Any] | None:
+def _attributes_of(value: object, attribute: str | None = None) -> dict[str, Any] | None:
     """The dict a user's module, class or object keeps its attributes in, where setting one rebinds a name (a
     module's globals, a class's namespace, an instance's `__dict__`); None for anything else (a library's is not
-    watched)."""
+    watched). For a class, that of the class in its MRO that holds `attribute` (the one read next): an attribute
+    it inherits (`Knobs.INHERITED`) is set on the base class that defines it (`Base.INHERITED = 5`)."""
     if isinstance(value, types.ModuleType):
         return vars(value) if _is_user(value) else None
     if isinstance(value, type):
-        return _namespace(value) if _is_user(value) else None
+        owner = next((cls for cls in value.__mro__ if attribute in vars(cls)), value) if attribute else value
+        return _namespace(owner) if _is_user(owner) else None
     return value.__dict__ if _is_users_object(value) else None
 
 

@@ -1,9 +1,10 @@
 """The disk cache (tltyped/backend/cache.py, build.py) under the conditions users' machines create.
 
-Every test builds a tiny C extension (the host C compiler, well under a second)
-into a cache of its own and then damages it the way a crash, a full disk, an
-upgrade, another user or another process would: the next build must warn and
-rebuild (or build privately), never load what it should not, never crash.
+Every test builds a tiny C extension (the host C compiler, well under a second;
+one needs a real kernel's launch records, and nvcc) into a cache of its own and
+then damages it the way a crash, a full disk, an upgrade, another user or
+another process would: the next build must warn and rebuild (or build
+privately), never load what it should not, never crash.
 """
 
 from __future__ import annotations
@@ -434,6 +435,76 @@ def test_a_cache_replaced_by_a_file_while_the_process_runs(cache_dir: Path) -> N
 
 
 
+READ_ONLY_LATER = """
+import json, os, tempfile, warnings
+from pathlib import Path
+
+def compile(rows):
+    two_outputs.compile(torch.empty(rows, 96, dtype=torch.float32, device="meta"))
+
+def damage_launch_records():
+    places = [cache.configured_folder(), *Path(tempfile.gettempdir()).glob(cache.FALLBACK_PREFIX + "*")]
+    damaged = 0
+    for path in (record for where in places for record in where.glob("*.json")):
+        try:
+            kind = json.loads(path.read_text()).get("kind")
+        except ValueError:  # damaged by an earlier process
+            continue
+        if kind == "launch":
+            path.write_text("{not json")  # in place: the folder may be read-only, the file is not
+            damaged += 1
+    return damaged
+
+with warnings.catch_warnings(record=True) as said:  # from the imports: a cache read-only from the start is said then
+    warnings.simplefilter("always")
+    import torch
+    from tltyped import CacheWarning
+    from tltyped.backend import cache
+    from tests.kernels.outputs import two_outputs
+    compile(256)
+    os.chmod(cache.configured_folder(), 0o500)  # read-only from here on (from the start, for a later process)
+    compile(128)
+    compile(128)
+    read_only = two_outputs.cache_info()._asdict()
+    damaged = damage_launch_records()
+    for rows in (256, 128, 256, 128):
+        compile(rows)
+print(json.dumps({"read_only": read_only, "damaged": damaged, "after": two_outputs.cache_info()._asdict(),
+                  "warnings": [str(w.message) for w in said if issubclass(w.category, CacheWarning)]}))
+"""
+
+
+def test_a_cache_made_read_only_under_the_process_keeps_its_records_privately(tmp_path: Path) -> None:
+    """The cache made read-only after the process first used it: a kernel built now goes to the private folder, and
+    so does its launch record, so that its next compile loads it instead of lowering it again (as does a process
+    started later, for which the cache is read-only from the start). A damaged launch record, in the cache or in
+    the private folder, is rebuilt once; the private folder is warned of once."""
+    from tests.conftest import has_nvcc  # not at the top: a probe's process imports this module, without pytest
+
+    if not has_nvcc():
+        pytest.skip("nvcc is not available")
+    command = [sys.executable, "-c", READ_ONLY_LATER]
+    if os.getuid() == 0:  # root writes anywhere: take away the capabilities that let it ignore permissions
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), cache.ENV_CACHE_DIR: str(tmp_path / "cache"),
+           "TILELANG_CACHE_DIR": str(tmp_path / "tilelang"), "TLTYPED_TARGET": "sm_90a",
+           "TMPDIR": str(tmp_path / "tmp")}  # where the private folders are, to damage the records in them
+    for started in ("writable", "read-only"):
+        run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+        assert run.returncode == 0, (started, run.stderr[-3000:])
+        report = json.loads(run.stdout.splitlines()[-1])
+        read_only, after, said = report["read_only"], report["after"], report["warnings"]
+        assert (read_only["compiles"], read_only["disk_hits"]) == (2, 1), (started, read_only, said)  # lowered once
+        assert report["damaged"] == 2, started  # the first kernel's record and the second's
+        assert (after["compiles"], after["disk_hits"]) == (4, 3), (started, after, said)  # each rebuilt once
+        private = [message for message in said if "for this process only" in message]  # the private folder, once
+        unusable = [message for message in said if "is unusable" in message]  # each damaged record, once
+        assert (len(private), len(unusable), len(said)) == (1, 2, 3), (started, said)
+
+
 def test_a_cache_removed_while_a_build_runs_in_it(cache_dir: Path, tmp_path: Path) -> None:
     """`rm -rf` of the cache while a process compiles into it: the compiler's output folder is gone, and the build
     is made again in the cache made anew (after a warning), not refused as a full disk."""
@@ -470,6 +541,33 @@ def test_a_folder_where_a_record_belongs_is_replaced_by_the_record(cache_dir: Pa
         records.write("a" * 32, record)
     assert records.read(records.LaunchRecord, "a" * 32) == record
     assert [p.name for p in cache.root().iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_record_the_cache_refuses_is_kept_privately_until_the_cache_takes_one(cache_dir: Path) -> None:
+    """The cache folder replaced by a file under the process: records are written in the private folder (after one
+    warning) and read from there. Once the cache takes a record again, its private copy goes, so the older one
+    never shadows it; removing a record removes it wherever it is."""
+    folder, _ = build.build("probe", [probe_step(513)])
+    spec = {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}
+    first = records.LaunchRecord("mod.first", "sm_90a", spec, folder.name)
+    second = records.LaunchRecord("mod.second", "sm_90a", spec, folder.name)
+    modules = cache_dir / "modules"
+    shutil.rmtree(modules)
+    modules.write_text("not a folder")
+    with pytest.warns(CacheWarning, match=f"the kernel cache {modules} cannot take record {'a' * 32}") as caught:
+        records.write("a" * 32, first)
+        records.write("b" * 32, first)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    assert records.read(records.LaunchRecord, "a" * 32) == first
+    modules.unlink()
+    modules.mkdir(mode=0o700)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        records.write("a" * 32, second)  # taken by the cache again
+        assert records.read(records.LaunchRecord, "a" * 32) == second
+        assert records.read(records.LaunchRecord, "b" * 32) == first  # still found where the cache refused it
+        cache.remove_record("b" * 32)
+        assert records.read(records.LaunchRecord, "b" * 32) is None
 
 
 def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

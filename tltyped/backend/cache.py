@@ -25,7 +25,9 @@ owned by someone else or writable by others, no home folder to put it in),
 builds go to a private temporary directory for the life of the process, after
 one warning. Where one entry cannot be built in it (its lock another user's,
 the folder made read-only or replaced under the process), that entry is built
-in the same private directory, and the cache still serves the others.
+in the same private directory, and the cache still serves the others; so is a
+record the cache refuses (the one naming that build), and records are looked
+for there first.
 """
 
 from __future__ import annotations
@@ -292,16 +294,23 @@ def get_or_build(key: str, about: Mapping[str, Any], produce: Callable[[Path], N
         return _get_or_build(_private_folder(str(exc)), key, about, produce)  # the cache still serving the others
 
 
-_private: dict[Settings, Path] = {}  # a cache's private folder, once an entry of it needed one
+_private: dict[Settings, Path] = {}  # a cache's private folder, once an entry or record of it needed one
 
 
 def _private_folder(reason: str) -> Path:
-    """The process's private folder for the entries the cache cannot take, made (and warned of) at the first."""
+    """The process's private folder for the entries and records the cache cannot take, made (and warned of) at the
+    first."""
     settings = _settings()
     with _roots_lock:
         if settings not in _private:
-            _private[settings] = _private_fallback(reason, "it and any other kernel the cache cannot take are built")
+            _private[settings] = _private_fallback(reason, "it and anything else the cache cannot take are kept")
         return _private[settings]
+
+
+def _refused() -> Path | None:
+    """The private folder of the entries and records the cache could not take, None while there was none."""
+    with _roots_lock:
+        return _private.get(_settings())
 
 
 def _get_or_build(where: Path, key: str, about: Mapping[str, Any], produce: Callable[[Path], None]) -> tuple[Path, bool]:
@@ -379,9 +388,7 @@ def find(key: str) -> Path | None:
     entries the cache could not take (`get_or_build`): a launch record names
     such a build too, and would otherwise be lowered again at every load.
     """
-    with _roots_lock:
-        private = _private.get(_settings())
-    for where in (root(), private):
+    for where in (root(), _refused()):
         if where is not None and _verify(where / key, key) is None:
             return where / key
     return None
@@ -420,7 +427,7 @@ def locked(key: str) -> Iterator[None]:
     """Hold the cross-process lock of `key` (an entry's or a record's); without one if it cannot be made."""
     try:
         lock = _acquired(root(), key)
-    except OSError:  # a read-only cache folder: nothing can be written there to race over
+    except OSError:  # a read-only cache folder: no process writes there (this one's records go to its private folder)
         yield
         return
     try:
@@ -429,8 +436,10 @@ def locked(key: str) -> Iterator[None]:
         lock.release()
 
 
-def _record_path(key: str) -> Path:
-    return root() / f"{key}.json"
+def _record_paths(key: str) -> list[Path]:
+    """Where record `key` may be, in the order it is looked for: the private folder holds only what the cache refused
+    while this process ran, so a record there is newer than the cache's (a write the cache takes removes it)."""
+    return [where / f"{key}.json" for where in (_refused(), root()) if where is not None]
 
 
 def read_record(key: str) -> dict[str, Any] | None:
@@ -438,9 +447,12 @@ def read_record(key: str) -> dict[str, Any] | None:
 
     Records are the mutable part of the cache (what a specialisation's build
     is, tuning results); like entries they must be owned by this user and
-    writable by no one else, and they carry their own key.
+    writable by no one else, and they carry their own key. The first place
+    holding one decides: an unusable record in the private folder is not
+    passed over for an older one in the cache, but rebuilt and written again.
     """
-    path = _record_path(key)
+    paths = _record_paths(key)
+    path = next((path for path in paths if os.path.lexists(path)), paths[-1])
     try:
         _check_private(path)
         data = json.loads(path.read_text())
@@ -459,21 +471,43 @@ def read_record(key: str) -> dict[str, Any] | None:
 
 
 def remove_record(key: str) -> None:
-    """Remove record `key` (found out of date), where the cache can be written."""
-    with contextlib.suppress(OSError):
-        remove(_record_path(key))
+    """Remove record `key` (found out of date), wherever it can be removed."""
+    for path in _record_paths(key):
+        with contextlib.suppress(OSError):
+            remove(path)
 
 
 def write_record(key: str, data: Mapping[str, Any]) -> None:
     """Write (or replace) record `key` atomically: readers see the old record or the new one, whole.
 
+    Where the cache refuses it (made read-only or replaced under the process,
+    full), it is written in the private folder, as the build it names was:
+    left unwritten, the kernel would be lowered again at every load in this
+    process. One the cache takes removes the private folder's, which would
+    otherwise be read before it.
+    """
+    where = root()
+    try:
+        _write_record(where, key, data)
+    except OSError as exc:
+        reason = f"the kernel cache {where} cannot take record {key} ({exc.strerror or exc})"
+        _write_record(_private_folder(reason), key, data)
+        return
+    private = _refused()
+    if private is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(private / f"{key}.json")
+
+
+def _write_record(where: Path, key: str, data: Mapping[str, Any]) -> None:
+    """Write record `key` in the folder `where`.
+
     A folder in the record's place (made by hand, or by a bug), which no
     rename can replace, goes first, as an unusable entry does before its
     rebuild; left, it would cost every process a rebuild and a warning.
     """
-    where = root()
     _make_private_dirs(where)  # removed while the process ran (`rm -rf` of the cache): made again, as a build's is
-    target = _record_path(key)
+    target = where / f"{key}.json"
     if os.path.isdir(target) and not os.path.islink(target):
         _discard(target)
     handle, staging = tempfile.mkstemp(prefix=f".{key}.", suffix=".json", dir=where)  # created 0600

@@ -135,7 +135,8 @@ def read(kind: type[R], key: str) -> R | None:
 
 
 def write(key: str, record: Record) -> None:
-    """Save a record; a cache that cannot take it (full, read-only) costs the next process a rebuild, after a warning."""
+    """Save a record: in the cache, else in the process's private folder (cache.write_record); where neither can take
+    it, a warning, and its next load builds again."""
     try:
         cache.write_record(key, {"kind": record.KIND, "format": FORMAT, "package": package_digest(),
                                  **dataclasses.asdict(record)})

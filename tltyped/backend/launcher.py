@@ -217,7 +217,7 @@ def describe_abi(lowered: LoweredKernel, signature: KernelSignature) -> ABI:
         else:
             cname_of[var.name] = f"({args[-1].ctype}){value}"
     for offset, name in enumerate(signature.dyn_dims):
-        args.append(dataclasses.replace(_scalar_arg(name, f"d{offset}", "int32"), convert="dim"))
+        args.append(dataclasses.replace(_scalar_arg(name, f"d{offset}", signature.dim_dtype(name)), convert="dim"))
         cname_of.setdefault(lowered.dyn_vars[name].name, f"({args[-1].ctype}){args[-1].value(len(args) - 1)}")
     call_args = [cname_of[pf.buffer_map[var].data.name if var in pf.buffer_map else var.name] for var in params]
     param_names = {pf.buffer_map[var].data.name if var in pf.buffer_map else var.name for var in params}

@@ -197,7 +197,7 @@ class Analysis:
         signature = KernelSignature(
             self.name, tuple(p for p in params if p not in outputs), state.dim_kinds,
             outputs=outputs, depends_on=tuple(sorted(state.depends)), dim_vars=dict(self.body.dim_vars),
-            scalar_dims=tuple(sorted(state.scalar_dims)), returns=self.returns,
+            scalar_dims=tuple(sorted(state.scalar_dims)), returns=self.returns, dim_dtypes=dict(self.body.dim_dtypes),
         )
         if not signature.is_resolved:
             return signature

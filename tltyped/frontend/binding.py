@@ -30,7 +30,6 @@ from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor, shape_and_dtype
 from tltyped.types.values import describe, shown_size
 
-_DYN_DIM_MAX = 2**31 - 1  # dyn dims reach the kernel as int32
 _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)  # a tracer's values
 
 
@@ -109,8 +108,8 @@ class Binder:
         for p in self.signature.tensors:
             self._check_derived_dims(p, bound.values[p.name], bound)
         for dim in self.signature.dyn_dims:  # a traced size (a SymInt) is left to the real call: no guard on it
-            if type(bound.dims[dim]) is int and bound.dims[dim] > _DYN_DIM_MAX:
-                raise self._fail(ArgumentValueError, _too_large(dim, bound.dims[dim], f"from {bound.dim_origin[dim]}"))
+            if type(bound.dims[dim]) is int:
+                _check_dim_fits(self.signature, dim, bound.dims[dim], f"from {bound.dim_origin[dim]}")
         for check in self.signature.checks:
             left, right = check.left.evaluate(bound.dims), check.right.evaluate(bound.dims)
             if left != right:
@@ -391,8 +390,8 @@ def inspection_arguments(
             values[key] = value
         elif key in signature.dims:
             dims[key] = named[key] = _size(name, f"dim {key} given by name", value)
-            if signature.dims[key] and dims[key] > _DYN_DIM_MAX:
-                raise ArgumentValueError(f"{name}: {_too_large(key, dims[key], 'given by name')}")
+            if signature.dims[key]:
+                _check_dim_fits(signature, key, dims[key], "given by name")
         else:
             raise ArgumentTypeError(f"{name}: unexpected argument {key!r} (neither a parameter nor a dim)")
     described: dict[str, tuple[list[int | None], Any]] = {}  # `T.Tensor(shape, dtype)`: sizes (None: T.dynamic)
@@ -433,9 +432,15 @@ def inspection_arguments(
     return tuple(values[p] for p in params)
 
 
-def _too_large(dim: str, size: int, origin: str) -> str:
-    return (f"dim {dim} = {size} ({origin}) is too large for a dyn dim (int32, at most {_DYN_DIM_MAX}); declare it const "
-            "to specialise on it")
+def _check_dim_fits(signature: KernelSignature, dim: str, size: int, origin: str) -> None:
+    """A dyn dim reaches the kernel in its dtype (`T.dynamic("n", "int64")`, else int32): a size past that dtype's
+    range is refused here, naming where it came from (the launcher refuses it too, where the fast path's sizes
+    reach it, which sends the call here)."""
+    dtype = signature.dim_dtype(dim)
+    largest = as_dtype(dtype).value_range()[1]
+    if size > largest:
+        raise ArgumentValueError(f"{signature.name}: dim {dim} = {size} ({origin}) is too large for a dyn dim ({dtype}, "
+                                 f"at most {largest}); declare it const to specialise on it")
 
 
 def _size(name: str, what: str, value: Any) -> int:

@@ -58,6 +58,7 @@ class ShapeAssert:
 class BodyInfo:
     filename: str
     dim_kinds: dict[str, bool] = field(default_factory=dict)  # declared symbol -> dyn
+    dim_dtypes: dict[str, str] = field(default_factory=dict)  # dyn symbol declared wider than int32 -> its dtype
     dims: dict[str, dimlib.Dim] = field(default_factory=dict)  # usable name -> its dim
     dim_vars: dict[str, str] = field(default_factory=dict)  # variable bound by T.const/T.dynamic -> its dim symbol
     dim_lines: dict[str, int] = field(default_factory=dict)  # declared symbol -> the line declaring it
@@ -173,14 +174,29 @@ def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, inf
         raise DefinitionError(f"{info.where(line)}: {grammar.not_a_literal(spelled)}")
     try:
         declared = grammar.declared_names(spelled, call.args[0].value, names)
+        dtype = _dim_dtype(call, spelled) if is_dyn else grammar.DIM_DTYPE
         for name, dim in zip(names, declared):
             grammar.check_declared_once(name, dim, info.dim_vars)
             info.dim_kinds[dim] = is_dyn
+            if dtype != grammar.DIM_DTYPE:
+                info.dim_dtypes[dim] = dtype
             info.dim_lines[dim] = line
             info.dims[name] = dimlib.symbol(dim)
             info.dim_vars[name] = dim
     except DimSyntaxError as exc:
         raise DefinitionError(f"{info.where(line)}: {exc}") from None
+
+
+def _dim_dtype(call: ast.Call, spelled: str) -> str:
+    """The dtype a `T.dynamic("n", dtype)` call declares (its second argument or `dtype=`), as the grammar reads it."""
+    given = [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "dtype")]
+    if not given:
+        return grammar.DIM_DTYPE
+    node = given[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return grammar.dim_dtype(spelled, node.value, quoted=True)
+    written = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ast.unparse(node)
+    return grammar.dim_dtype(spelled, written, quoted=False)
 
 
 def _declare_alias(name: str, value: ast.expr, info: BodyInfo) -> None:

@@ -226,7 +226,7 @@ class Elaborator:
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:
         """The body's keyword arguments and the dims' values (a fresh TIR variable per dyn dim)."""
-        dyn = {name: tirx.Var(self._dim_c_names[name], "int32") for name in self._signature.dyn_dims}
+        dyn = {name: tirx.Var(self._dim_c_names[name], self._signature.dim_dtype(name)) for name in self._signature.dyn_dims}
         dims: dict[str, Any] = {**spec.dims, **dyn}
         kwargs: dict[str, Any] = {}
         for p in (*self._signature.params, *self._signature.outputs):

@@ -101,13 +101,15 @@ def bind_factory(fn: Callable[..., Any], signature: inspect.Signature, args: tup
 
 
 def signature_to_json(signature: KernelSignature) -> dict[str, Any]:
-    """A factory kernel's signature as JSON: tensors of fixed dtypes and dims as text, dyn scalars, outputs."""
+    """A factory kernel's signature as JSON: tensors of fixed dtypes and dims as text, dyn scalars, outputs, the dyn
+    dims' dtypes."""
     return {
         "name": signature.name,
         "params": [_param_to_json(p) for p in signature.params],
         "outputs": [_param_to_json(p) for p in signature.outputs],
         "dims": dict(signature.dims),
         "scalar_dims": list(signature.scalar_dims),
+        "dim_dtypes": dict(signature.dim_dtypes),
     }
 
 
@@ -120,6 +122,7 @@ def signature_from_json(data: Mapping[str, Any]) -> KernelSignature:
         dims=dims,
         outputs=tuple(_param_from_json(p, dims) for p in data["outputs"]),
         scalar_dims=tuple(str(n) for n in data["scalar_dims"]),
+        dim_dtypes={str(name): str(dtype) for name, dtype in data["dim_dtypes"].items()},
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
+from tltyped.types import in_body_grammar as grammar
 
 
 def _loaded(node: ast.AST) -> set[str]:
@@ -89,7 +90,8 @@ class Prelude:
         if consts is None and needed:
             raise Deferred(frozenset(needed))
         namespace = dict(self.env)
-        namespace.update({var: _tir_var(dim) for var, dim in self.body.dim_vars.items() if var in free})  # TVM only if used
+        namespace.update({var: _tir_var(dim, self.body.dim_dtypes.get(dim, grammar.DIM_DTYPE))  # TVM only if used
+                          for var, dim in self.body.dim_vars.items() if var in free})
         namespace.update({name: consts[name] for name in needed if consts is not None})
         missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
         if consts is None and missing & self.module_names:
@@ -134,10 +136,10 @@ def _first_line(stmt: ast.stmt) -> str:
     return ast.unparse(stmt).splitlines()[0]
 
 
-def _tir_var(name: str) -> Any:
+def _tir_var(name: str, dtype: str) -> Any:
     from tilelang import tvm
 
-    return tvm.tirx.Var(name, "int32")
+    return tvm.tirx.Var(name, dtype)
 
 
 def to_dim(value: Any, declared: Mapping[str, dimlib.Dim]) -> dimlib.Dim:

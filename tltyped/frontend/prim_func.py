@@ -112,6 +112,7 @@ def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | Non
         dims=dict.fromkeys(variables, True),
         outputs=tuple(read[i] for i in outputs),
         scalar_dims=scalar_dims,
+        dim_dtypes=_dim_dtypes(name, variables),
     )
     bound = signature.bound_dims() | set(scalar_dims)
     for dim in signature.dims:
@@ -129,6 +130,20 @@ def _dim_variables(name: str, buffers: list[Any]) -> dict[str, Any]:
                 if isinstance(node, tirx.Var) and not found.setdefault(node.name, node).same_as(node):
                     raise DefinitionError(f"{name}: two different dim variables are both named {node.name!r}")
     return found
+
+
+def _dim_dtypes(name: str, variables: Mapping[str, Any]) -> dict[str, str]:
+    """Each dim variable's dtype other than the default (`T.dynamic("n", "int64")`), checked as the in-body form's
+    declarations are: the launcher passes the dim in it, and a call's size must fit it."""
+    dtypes = {}
+    for var_name, var in variables.items():
+        try:
+            dtype = grammar.dim_dtype("T.dynamic", str(var.dtype), quoted=True)
+        except DimSyntaxError as exc:
+            raise DefinitionError(f"{name}: dim {var_name!r}: {exc}") from None
+        if dtype != grammar.DIM_DTYPE:
+            dtypes[var_name] = dtype
+    return dtypes
 
 
 def _scalar_dims(name: str, scalars: list[Any], buffers: list[Any], variables: Mapping[str, Any]) -> tuple[str, ...]:

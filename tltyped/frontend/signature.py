@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from tltyped.errors import DefinitionError
 from tltyped.frontend.dims import Dim
+from tltyped.types import in_body_grammar as grammar
 from tltyped.types.dtypes import DType, as_dtype, is_dtype_like
 from tltyped.types.values import shown
 
@@ -124,6 +125,8 @@ class KernelSignature:
     scalar_dims: tuple[str, ...] = ()  # int scalar parameters a tensor's dims name: dyn dims each call must agree
     # with, or, where no input's size gives the dim (it sizes outputs alone), each call's value of it
     returns: tuple[TensorSpec, ...] | None = None  # what the return annotation states; None: unstated (unchecked)
+    dim_dtypes: Mapping[str, str] = field(default_factory=dict)  # each dyn dim declared of another dtype than
+    # grammar.DIM_DTYPE (`T.dynamic("n", "int64")`) -> that dtype: the kernel takes it, and the call's size must fit it
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -138,6 +141,10 @@ class KernelSignature:
     @property
     def dyn_dims(self) -> tuple[str, ...]:
         return tuple(name for name, is_dyn in self.dims.items() if is_dyn)
+
+    def dim_dtype(self, dim: str) -> str:
+        """The dtype dyn dim `dim` reaches the kernel as."""
+        return self.dim_dtypes.get(dim, grammar.DIM_DTYPE)
 
     @property
     def is_resolved(self) -> bool:
@@ -166,7 +173,8 @@ class KernelSignature:
                 dtype = type(p.default) is not str and is_dtype_like(p.default)  # a plain string is shown as one
                 text += f" = {as_dtype(p.default).name if dtype else shown(p.default)}"
             parts.append(text)
-        dims = ", ".join(f"{n}{'(dyn)' if d else ''}" for n, d in self.dims.items())
+        dims = ", ".join(f"{n}{f'(dyn {self.dim_dtypes[n]})' if n in self.dim_dtypes else '(dyn)' if d else ''}"
+                         for n, d in self.dims.items())
         return f"{self.name}({', '.join(parts)})" + (f"  [dims: {dims}]" if dims else "")
 
 

@@ -22,11 +22,18 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from tltyped.errors import DimSyntaxError
+from tltyped.types.dtypes import as_dtype, is_dtype_like
 
 DIM_DECLARATION_CALLS: Final = ("const", "dynamic", "symbolic")
 """`M, N = T.const("M, N")` / `K = T.dynamic("K")`: each declares the dims its string names."""
 DYNAMIC_CALLS: Final = ("dynamic", "symbolic")
 """The calls declaring dyn dims: `T.symbolic` is TileLang's older name for `T.dynamic` (deprecated, still written)."""
+DIM_DTYPE: Final = "int32"
+"""A dyn dim's dtype where its declaration names none (TileLang's default): the kernel takes it, and computes with
+it, in 32 bits, so a size past 2**31 - 1 is refused."""
+DIM_DTYPES: Final = ("int32", "int64")
+"""The dtypes a dyn dim may be declared with (`T.dynamic("n", "int64")`, `T.dynamic("n", dtype=T.int64)`): int64 for a
+size past int32's range (a tensor of 2**31 elements or more)."""
 
 OUTPUT_CALLS: Final = ("empty", "alloc_global")
 """`C = T.empty((M, N), dtype)`: a global buffer the kernel returns as an output."""
@@ -62,6 +69,19 @@ def is_buffer_call(called: str | None) -> bool:
 def not_a_literal(spelled: str) -> str:
     """The declaration's argument is no string literal, so neither reader knows the dims it declares."""
     return f"{spelled}() takes the dim names as a string literal"
+
+
+def dim_dtype(spelled: str, written: str, *, quoted: bool) -> str:
+    """The dtype a dyn dim declaration `spelled("n", written)` (or `dtype=written`) gives its dims: `written` is a
+    string literal's value (`quoted`) or the last name of what the call passes (`T.int64`: "int64"). A name that
+    is no dtype (`T.dynamic("n", idx_dtype)`) is a value neither reader knows before the body runs."""
+    if not quoted and not is_dtype_like(written):
+        raise DimSyntaxError(f'{spelled}() takes the dim\'s dtype as a literal: "int64" or T.int64, not {written}')
+    name = as_dtype(written).name if is_dtype_like(written) else written
+    if name not in DIM_DTYPES:
+        raise DimSyntaxError(f"{spelled}() declares a dyn dim of dtype {written!r}; a dyn dim is one of "
+                             f"{', '.join(DIM_DTYPES)}")
+    return name
 
 
 def split_names(text: str) -> list[str]:

@@ -1,0 +1,182 @@
+"""Dyn dims declared int64 (`T.dynamic("n", "int64")`, TileLang's `T.symbolic("n", "int64")`): sizes past int32.
+
+A dyn dim reaches the kernel in its declared dtype: int32 unless the
+declaration names int64. Checked here on CPU (sm_90a): the signature says
+which, elaboration makes the dim's TIR variable of it, the kernel and the
+launcher take it in 64 bits (the launcher's range check of it is the fast
+path's), the binder refuses a size past its range and takes one past int32's,
+a factory's record keeps it, and the kernel's key tells it from an int32 dim.
+tests/gpu/test_int64_dims.py runs the kernels.
+
+No `from __future__ import annotations`, as in TileLang's examples.
+"""
+
+import dataclasses
+import re
+
+import pytest
+import torch
+
+import tltyped as tl
+import tltyped.language as T
+from tests.conftest import meta, needs_nvcc
+from tltyped.callpath.kernels import KernelTable
+from tltyped.frontend.binding import Bound
+from tltyped.frontend.lazy import signature_from_json, signature_to_json
+
+BF16 = torch.bfloat16
+PAST_INT32 = 2**31 + 1024
+
+
+@tl.jit
+def fill_symbolic(value: float, dtype=T.bfloat16):
+    """TileLang's own int64 test kernel (testing/python/language/test_tilelang_language_int64.py), lazy style."""
+    n = T.symbolic("n", "int64")
+    block_n = 512
+
+    @T.prim_func
+    def main(x: T.Tensor[n, dtype]):
+        with T.Kernel(T.ceildiv(n, block_n), threads=128) as bx:
+            for i in T.Parallel(block_n):
+                x[bx * block_n + i] = value
+
+    return main
+
+
+@tl.jit
+def fill_wide(x, value: float):
+    n = T.dynamic("n", T.int64)
+    x: T.Tensor[[n], T.bfloat16]
+    with T.Kernel(T.ceildiv(n, 512), threads=128) as bx:
+        for i in T.Parallel(512):
+            if bx * 512 + i < n:
+                x[bx * 512 + i] = value
+
+
+@tl.jit
+def fill_narrow(x, value: float):
+    n = T.dynamic("n")
+    x: T.Tensor[[n], T.bfloat16]
+    with T.Kernel(T.ceildiv(n, 512), threads=128) as bx:
+        for i in T.Parallel(512):
+            if bx * 512 + i < n:
+                x[bx * 512 + i] = value
+
+
+def bind(kernel, *args) -> Bound:
+    return kernel._dispatcher.binder.bind(args, allow_meta=True)
+
+
+def test_the_signature_names_an_int64_dims_dtype(sm90) -> None:
+    assert fill_wide.signature.dim_dtype("n") == "int64"
+    assert str(fill_wide.signature).endswith("[dims: n(dyn int64)]")
+    assert fill_narrow.signature.dim_dtype("n") == "int32" and fill_narrow.signature.dim_dtypes == {}
+    lazy = fill_symbolic(1.0)
+    assert lazy.signature.dim_dtypes == {"n": "int64"}
+
+
+@pytest.mark.parametrize("declaration", ['T.dynamic("n", "int64")', 'T.symbolic("n", dtype=T.int64)',
+                                         'T.dynamic("n", dtype="int64")', 'T.dynamic("n", "int32")'])
+def test_each_spelling_of_the_dtype(tmp_path, declaration: str) -> None:
+    path = tmp_path / "spelled.py"
+    path.write_text(
+        "import tltyped as tl\nimport tltyped.language as T\n\n@tl.jit\ndef spelled(x):\n"
+        f"    n = {declaration}\n    x: T.Tensor[[n], T.float32]\n"
+    )
+    namespace: dict[str, object] = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    expected = "int32" if "int32" in declaration else "int64"
+    assert namespace["spelled"].signature.dim_dtype("n") == expected  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("declaration", "message"), [
+    ('T.dynamic("n", "int16")', "T.dynamic() declares a dyn dim of dtype 'int16'; a dyn dim is one of int32, int64"),
+    ('T.dynamic("n", T.float32)', "T.dynamic() declares a dyn dim of dtype 'float32'; a dyn dim is one of int32, int64"),
+    ('T.dynamic("n", index_dtype)', 'T.dynamic() takes the dim\'s dtype as a literal: "int64" or T.int64, not index_dtype'),
+])
+def test_a_dtype_no_dyn_dim_has_is_refused_at_decoration(tmp_path, declaration: str, message: str) -> None:
+    path = tmp_path / "refused.py"
+    path.write_text(
+        "import tltyped as tl\nimport tltyped.language as T\nindex_dtype = T.int64\n\n@tl.jit\ndef refused(x):\n"
+        f"    n = {declaration}\n    x: T.Tensor[[n], T.float32]\n"
+    )
+    with pytest.raises(tl.DefinitionError) as info:
+        exec(compile(path.read_text(), str(path), "exec"), {})
+    assert str(info.value) == f"{path}:7: {message}"
+
+
+@tl.jit
+def narrow_factory(n_dtype):
+    n = T.dynamic("n", n_dtype)
+
+    @T.prim_func
+    def main(x: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            x[bx] = 0.0
+
+    return main
+
+
+def test_a_factorys_dim_of_a_dtype_no_dyn_dim_has_is_refused_when_it_runs(sm90) -> None:
+    assert narrow_factory("int64").signature.dim_dtypes == {"n": "int64"}
+    with pytest.raises(tl.DefinitionError, match=re.escape(
+            "narrow_factory: dim 'n': T.dynamic() declares a dyn dim of dtype 'int16'; a dyn dim is one of int32, int64")):
+        narrow_factory("int16")
+
+
+def test_elaboration_makes_the_dims_variable_int64(sm90) -> None:
+    for kernel in (fill_wide, fill_symbolic(1.0)):
+        lowered = kernel.lower(meta(1000, dtype=BF16), *(() if kernel is not fill_wide else (1.0,)))
+        (x,) = lowered.prim_func.params
+        (size,) = lowered.prim_func.buffer_map[x].shape
+        assert str(size.dtype) == "int64"
+    narrow = fill_narrow.lower(meta(1000, dtype=BF16), 1.0)
+    (size,) = narrow.prim_func.buffer_map[narrow.prim_func.params[0]].shape
+    assert str(size.dtype) == "int32"
+
+
+@needs_nvcc
+def test_the_kernel_and_its_launcher_take_the_dim_in_64_bits(sm90) -> None:
+    for kernel, args in ((fill_wide, (1.0,)), (fill_symbolic(1.0), ())):
+        compiled = kernel.compile(meta(PAST_INT32, dtype=BF16), *args)
+        assert re.search(r"__global__ void .*\(bfloat16_t\* __restrict__ x, int64_t n\)", compiled.cuda_source)
+        # the launcher converts the dim in int64's range (the fast path's check) and passes it as int64_t
+        assert '{ "dim n", tltyped_launcher::Convert::dim, LLONG_MIN, 9223372036854775807ULL, 0.0 }' in compiled.launcher_source
+        assert "(int64_t)v[1].integer" in compiled.launcher_source
+    narrow = fill_narrow.compile(meta(1000, dtype=BF16), 1.0)
+    assert '{ "dim n", tltyped_launcher::Convert::dim, -2147483648LL, 2147483647ULL, 0.0 }' in narrow.launcher_source
+
+
+def test_the_binder_takes_a_size_past_int32_for_an_int64_dim_only(sm90) -> None:
+    assert bind(fill_wide, meta(PAST_INT32, dtype=BF16), 1.0).dims == {"n": PAST_INT32}
+    assert bind(fill_symbolic(1.0), meta(PAST_INT32, dtype=BF16)).dims == {"n": PAST_INT32}
+    with pytest.raises(ValueError) as info:
+        bind(fill_narrow, meta(2**31, dtype=BF16), 1.0)
+    assert str(info.value) == ("fill_narrow: dim n = 2147483648 (from x, axis 0) is too large for a dyn dim (int32, at most "
+                               "2147483647); declare it const to specialise on it")
+    bind(fill_narrow, meta(2**31 - 1, dtype=BF16), 1.0)
+
+
+def test_a_dim_given_by_name_is_checked_against_its_dtype(sm90) -> None:
+    with pytest.raises(ValueError, match=re.escape(
+            "fill_wide: dim n = 9223372036854775808 (given by name) is too large for a dyn dim (int64, at most "
+            "9223372036854775807)")):
+        fill_wide.lower(n=2**63, value=1.0)
+    with pytest.raises(ValueError, match=re.escape("dim n = 2147483648 (given by name) is too large for a dyn dim (int32")):
+        fill_narrow.lower(n=2**31, value=1.0)
+    fill_wide.lower(n=2**31, value=1.0)
+
+
+def test_a_factory_record_keeps_the_dims_dtype(sm90) -> None:
+    signature = fill_symbolic(1.0).signature
+    assert signature_from_json(signature_to_json(signature)) == signature
+
+
+def test_an_int64_dim_keys_its_kernel_apart_from_an_int32_dim_of_one_name(sm90) -> None:
+    """The same function, spec and target: only the dim's dtype differs, and so does the kernel's key."""
+    narrow = fill_narrow.signature
+    wide = dataclasses.replace(narrow, dim_dtypes={"n": "int64"})
+    dispatcher = fill_narrow._dispatcher
+    spec, target = dispatcher.bind_for_inspection((meta(64, dtype=BF16), 1.0), {})
+    keys = [KernelTable(dispatcher.fn, s, dispatcher.kernels._build).identity(spec, target) for s in (narrow, wide)]
+    assert keys[0].memory != keys[1].memory and keys[0].record != keys[1].record

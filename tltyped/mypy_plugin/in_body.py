@@ -42,6 +42,7 @@ from mypy.nodes import (
     Expression,
     FuncDef,
     ListExpr,
+    MemberExpr,
     NameExpr,
     StarExpr,
     Statement,
@@ -239,6 +240,8 @@ class KernelRewrite:
             if not call.args or not isinstance(call.args[0], StrExpr):
                 raise DimSyntaxError(grammar.not_a_literal(spelled))
             declared = grammar.declared_names(spelled, call.args[0].value, targets)
+            if called_name(call) in grammar.DYNAMIC_CALLS:
+                self.check_dim_dtype(call, spelled)
         except DimSyntaxError as exc:
             self.fail(stmt.line, stmt.column, codes.sentence(str(exc)), codes.DIM)
         for index, name in enumerate(targets):
@@ -252,6 +255,21 @@ class KernelRewrite:
             self.dims[name] = stmt.line
             if declared is not None:
                 self.unbound_checked.add(name)
+
+    def check_dim_dtype(self, call: CallExpr, spelled: str) -> None:
+        """The dtype a `T.dynamic("n", dtype)` declaration names (its second argument or `dtype=`), as the runtime
+        reads it (frontend/body.py): DimSyntaxError for one no dyn dim may have, or one no literal names."""
+        given = [arg for index, (arg, name) in enumerate(zip(call.args, call.arg_names))
+                 if (index == 1 and name is None) or name == "dtype"]
+        if not given:
+            return
+        node = given[0]
+        if isinstance(node, StrExpr):
+            grammar.dim_dtype(spelled, node.value, quoted=True)
+            return
+        written = node.name if isinstance(node, (MemberExpr, NameExpr)) else next(
+            iter(self.source.span(node.line, node.column, node.end_line, node.end_column)), "an expression")
+        grammar.dim_dtype(spelled, written, quoted=False)
 
     def declare_alias(self, name: str, value: Expression) -> None:
         """`M = N * 2 + 1`: a name for an expression of dims, usable in annotations."""

@@ -12,7 +12,9 @@ the C facts build here); the generated Python function with the C
 the key or the facts shows up here, in CI, with no device. Every call must
 hit: a miss raises. Case (a) is timed once more with four watched globals
 (what a body reading globals makes each call check, as
-examples/flash_attention.py's does).
+examples/flash_attention.py's does), and once with the guard its own
+fingerprint gives it (a body reading no global: its function's code and
+defaults).
 
 So that the nanoseconds can be read, the same run times the pieces too:
 `facts(...)` alone, a key lookup, the no-op launch stand-in, a plain Python
@@ -104,7 +106,7 @@ def main() -> None:
     opts = parser.parse_args()
 
     from tltyped.callpath.tensors import load_helpers, python_facts
-    from tltyped.frontend.fingerprint import Watch
+    from tltyped.frontend.fingerprint import Watch, fingerprint
 
     helper = load_helpers()
     variants: dict[str, tuple[Any, bool]] = {
@@ -153,6 +155,16 @@ def main() -> None:
         rows.append(("a", f"fast path, 4 watched globals, {variant}", guarded_ns))
         made += guarded.calls_made()
 
+    # the guard its own fingerprint gives a kernel reading no global and no helper: its function's code and defaults
+    own = fingerprint(kernels["a"]._dispatcher.fn).watched
+    for variant, how in variants.items():
+        guarded = Case("a", kernels["a"], inputs.args["a"], *how, watched=own)
+        stmt, names = call("f", guarded.args)
+        guarded_ns = time_ns(stmt, {"f": guarded.fast, **names}, opts)
+        parser_ns[("a, own", variant)] = guarded_ns - (parser_ns[("a", variant)] + launch_ns["a"])
+        rows.append(("a", f"fast path, its own fingerprint's guard ({len(own)} watched), {variant}", guarded_ns))
+        made += guarded.calls_made()
+
     a = Case("a", kernels["a"], inputs.args["a"], *next(iter(variants.values())))
     t = a.args[0]
     pieces = {
@@ -179,7 +191,8 @@ def main() -> None:
         per_tensor = (parser_ns[("c", variant)] - parser_ns[("a", variant)]) / 5
         print(f"{variant}: parser (a) {parser_ns[('a', variant)]:.0f} ns, (b) {parser_ns[('b', variant)]:.0f} ns, "
               f"(c) {parser_ns[('c', variant)]:.0f} ns; per extra tensor ((c)-(a))/5 {per_tensor:.0f} ns; "
-              f"4 watched globals add {parser_ns[('a, 4 watched', variant)]:.0f} ns to (a)")
+              f"4 watched globals add {parser_ns[('a, 4 watched', variant)]:.0f} ns to (a), its own fingerprint's guard "
+              f"{parser_ns[('a, own', variant)]:.0f} ns")
     print(f"fast-path calls made: {made}, all hits")
 
 

@@ -126,16 +126,20 @@ def macro(func: Callable[_P, _R] | None = None) -> Any:
     TileLang's decorator imports TileLang and TVM (seconds) where the macro is
     defined: a module of kernels and their macros could then never start warm
     from the disk cache. The function returned keeps `__wrapped__`, so the
-    disk cache's fingerprint covers the macro's module.
+    disk cache's fingerprint covers the macro's module. TileLang's macro
+    parses the function's source where its code says it is: it is made again
+    once the function is given other code in place (IPython's `%autoreload`),
+    as the kernels that call it are built again (frontend/fingerprint.py
+    watches the code).
     """
     if func is None:
         return macro
     body: Callable[_P, _R] = func
-    made = functools.cache(lambda: _tilelang().macro(body))
+    made = functools.lru_cache(maxsize=1)(lambda code: _tilelang().macro(body))
 
     @functools.wraps(body)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        result: _R = made()(*args, **kwargs)
+        result: _R = made(body.__code__)(*args, **kwargs)  # type: ignore[attr-defined]
         return result
 
     return call

@@ -206,22 +206,25 @@ class Elaborator:
         self._dim_c_names = dict(zip(signature.dyn_dims, safe[len(runtime) :]))
         self._generator: Any = None
         self._cells: tuple[object, ...] = ()  # what the closure cells held when the generator was made
+        self._code: object = None  # the function's code then (a hot patcher, `%autoreload`, swaps it in place)
         self._text = ""  # the digest of the file's text it was parsed from (fingerprint.source_digest)
         self._lock = locks.Lock()
 
     def _ir_generator(self) -> Any:
         """TileLang's rewrite of the body, made again whenever a closure cell holds another object than when it was
-        made, or the process has read the body's file anew: `mutate` binds the cells' values into the rewrite and
-        parses the body from the file's text, and a build must use the values and the text its record is keyed on
-        (a factory's `nonlocal` rebound is read again, as a rebound global is)."""
+        made, the process has read the body's file anew, or the function was given other code in place (IPython's
+        `%autoreload`): `mutate` binds the cells' values into the rewrite and parses the body from the file's text
+        where the code says it is, and a build must use the values and the text its record is keyed on (a
+        factory's `nonlocal` rebound is read again, as a rebound global is)."""
         with self._lock:
             _materialize_dtype_names(self._fn)
             cells = _cell_contents(self._fn)
-            text = source_digest(self._fn.__code__.co_filename)
-            if (self._generator is None or text != self._text
+            code = self._fn.__code__
+            text = source_digest(code.co_filename)
+            if (self._generator is None or text != self._text or code is not self._code
                     or any(now is not then for now, then in zip(cells, self._cells, strict=True))):
                 self._generator = _rewrite(self._fn)
-                self._cells, self._text = cells, text
+                self._cells, self._text, self._code = cells, text, code
             return self._generator
 
     def arguments(self, spec: Specialization) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -137,10 +137,12 @@ by name as strings), a path's file or folder (`pathlib.Path.read_text`, `.open()
 
 
 class Watch(NamedTuple):
-    """A place the code read a value from, and the object it held: `namespace[name]`, or a closure cell's contents
-    where `name` is None."""
+    """A place the code read a value from, and the object it held: `namespace[name]` where `namespace` is a dict (a
+    module's globals, a class's namespace, an object's `__dict__`); a closure cell's contents where `name` is None;
+    a function's attribute where `namespace` is a function (`__code__`, `__defaults__`, `__kwdefaults__`: what
+    IPython's `%autoreload` and other hot patchers set in place, on the object every name of it still holds)."""
 
-    namespace: Any  # a module's `__dict__`, or a cell
+    namespace: Any  # a dict, a cell or a function
     name: str | None
     value: object
 
@@ -354,15 +356,16 @@ class Reader:
     def _watch_reads(self, fn: types.FunctionType, global_paths: list[tuple[str, ...]],
                      cell_reads: list[tuple[object, tuple[str, ...]]]) -> None:
         """Lists where the function's code reads values from: its globals by name, its closure cells, and a user
-        module's or object's attribute read through either (`cfg.BLOCK`, `pkg.cfg.block`, down a path of them).
-        A module itself is left out (no kernel rebinds `T` or `math`), and so is a name not bound yet (what binds
-        it later is a change the next build reads)."""
+        module's or object's attribute read through either (`cfg.BLOCK`, `pkg.cfg.block`, down a path of them);
+        and the function's own code and defaults (`_code_places`). A module itself is left out (no kernel rebinds
+        `T` or `math`), and so is a name not bound yet (what binds it later is a change the next build reads)."""
         places: list[tuple[Any, str | None]] = [(cell, None) for cell in fn.__closure__ or ()]
         for path in global_paths:
             places += _places_along(fn.__globals__, path)
         for value, attributes in cell_reads:  # a cell's value, and the attributes read off it
             names = _attributes_of(value, attributes[0])
             places += _places_along(names, attributes) if names is not None else []
+        places += _code_places(fn)
         for namespace, name in places:
             value = _held(namespace, name)
             if not (isinstance(value, types.ModuleType) or value is _MISSING or value is _EMPTY_CELL):
@@ -473,8 +476,28 @@ def _is_tir_expr(value: object) -> bool:
 
 
 def _held(namespace: Any, name: str | None) -> object:
-    """What a watched place holds now: `namespace[name]` (or `_MISSING`), or a cell's contents where `name` is None."""
-    return namespace.get(name, _MISSING) if name is not None else _cell(namespace)
+    """What a watched place (`Watch`) holds now: a cell's contents where `name` is None, a function's attribute where
+    `namespace` is a function, else `namespace[name]` (or `_MISSING`). The C guard reads the same
+    (callpath/csrc/cached_call.c's `guard_holds`)."""
+    if name is None:
+        return _cell(namespace)
+    if type(namespace) is types.FunctionType:
+        return getattr(namespace, name, _MISSING)
+    return namespace.get(name, _MISSING)
+
+
+def _code_places(fn: types.FunctionType) -> list[tuple[Any, str | None]]:
+    """The attributes of a user's function whose values its text reads, where a hot patcher sets them in place:
+    IPython's `%autoreload` gives the old function object the new `__code__` and `__defaults__`, and every global,
+    closure cell and import naming it (a kernel's helper, a `T.macro`'s function, the jit function itself) still
+    holds that object. Its defaults only where it has parameters of that kind: no call reads another's."""
+    code = fn.__code__
+    places: list[tuple[Any, str | None]] = [(fn, "__code__")]
+    if code.co_argcount:
+        places.append((fn, "__defaults__"))
+    if code.co_kwonlyargcount:
+        places.append((fn, "__kwdefaults__"))
+    return places
 
 
 def _cell(cell: Any) -> object:

@@ -20,9 +20,10 @@
  * how many may be given by position (the others are keyword-only; all, if
  * not given): a call with more goes to `fallback`, which raises Python's
  * TypeError. `guard_with(watched)` gives the places the kernels in `launches`
- * read values from (frontend/fingerprint.py's `Watch`: a dict and a name, or a
- * closure cell, with the object it held): a call goes to `fallback` unless
- * each still holds its object.
+ * read values from (frontend/fingerprint.py's `Watch`: a dict and a name, a
+ * closure cell, or a function and its `__code__`, `__defaults__` or
+ * `__kwdefaults__`, with the object it held): a call goes to `fallback`
+ * unless each still holds its object.
  */
 #include "tensors.h"
 
@@ -100,13 +101,38 @@ static Memo* memo_store(CachedCall* self, PyObject* launch, const long long* wor
   return e;
 }
 
-// Whether each watched place of `guard` (a tuple of 3-tuples) still holds its object (fingerprint.unchanged).
+static PyObject *code_name, *defaults_name, *kwdefaults_name;  // "__code__", ... (interned, as fingerprint.py's)
+
+// What a function's watched attribute holds now, as Python reads it (None for no defaults); NULL for another name.
+// fingerprint.py's names are interned: a pointer compare; another str of the same text is compared by its text.
+static PyObject* function_attribute(PyObject* fn, PyObject* name) {
+  PyObject* now;
+  if (name == code_name) return PyFunction_GET_CODE(fn);
+  if (name == defaults_name) {
+    now = PyFunction_GET_DEFAULTS(fn);
+  } else if (name == kwdefaults_name) {
+    now = PyFunction_GET_KW_DEFAULTS(fn);
+  } else {
+    if (!PyUnicode_Check(name)) return NULL;
+    PyObject* known = PyUnicode_Compare(name, code_name) == 0       ? code_name
+                      : PyUnicode_Compare(name, defaults_name) == 0 ? defaults_name
+                      : PyUnicode_Compare(name, kwdefaults_name) == 0 ? kwdefaults_name
+                                                                      : NULL;
+    return known != NULL ? function_attribute(fn, known) : NULL;
+  }
+  return now != NULL ? now : Py_None;
+}
+
+// Whether each watched place of `guard` (a tuple of 3-tuples) still holds its object (fingerprint.unchanged,
+// reading a place as fingerprint._held does).
 static int guard_holds(PyObject* guard) {
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(guard); i++) {
     PyObject* watch = PyTuple_GET_ITEM(guard, i);
     PyObject *space = PyTuple_GET_ITEM(watch, 0), *name = PyTuple_GET_ITEM(watch, 1);
-    PyObject* now = name == Py_None ? (PyCell_Check(space) ? PyCell_GET(space) : NULL)
-                                    : (PyDict_Check(space) ? PyDict_GetItemWithError(space, name) : NULL);
+    PyObject* now = name == Py_None      ? (PyCell_Check(space) ? PyCell_GET(space) : NULL)
+                    : PyDict_Check(space) ? PyDict_GetItemWithError(space, name)
+                    : PyFunction_Check(space) ? function_attribute(space, name)
+                                              : NULL;
     if (now != PyTuple_GET_ITEM(watch, 2)) {
       PyErr_Clear();
       return 0;
@@ -482,6 +508,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tltyped_cached_call"
 
 PyMODINIT_FUNC PyInit_tltyped_cached_call(void) {
   if (tensors_init() != 0) return NULL;
+  if (code_name == NULL && ((code_name = PyUnicode_InternFromString("__code__")) == NULL
+                            || (defaults_name = PyUnicode_InternFromString("__defaults__")) == NULL
+                            || (kwdefaults_name = PyUnicode_InternFromString("__kwdefaults__")) == NULL))
+    return NULL;
   PyObject* m = PyModule_Create(&module);
   PyObject* cached = m != NULL ? PyType_FromSpec(&cached_call_spec) : NULL;
   if (cached == NULL || PyModule_AddObjectRef(m, "CachedCall", cached) != 0) Py_CLEAR(m);

@@ -1,0 +1,246 @@
+"""Code swapped in place, as IPython's `%autoreload` and other hot patchers do: the new `__code__` (and
+`__defaults__`) assigned to the old function object, which every name of it still holds. A call served from
+memory must not be served again once a function the elaboration read was given new code: the helper a body
+calls, the jit function itself, a `T.macro`'s function, a lazy-style factory. Here on CPU: the guard the call
+checks, and the TIR the next elaboration builds; tests/gpu/test_factories.py runs the kernels.
+"""
+
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+import tltyped as tl
+from tests.conftest import meta
+from tltyped.callpath import tensors
+from tltyped.frontend import fingerprint as fingerprint_module
+from tltyped.frontend.fingerprint import fingerprint
+
+# A user's module of kernels, as users write them: no `from __future__ import annotations`.
+USERS = '''
+import tltyped as tl
+import tltyped.language as T
+
+
+def offset():
+    return 1.0
+
+
+def offset_edited():
+    return 4.0
+
+
+def scaled(x, factor=2.0):
+    return x * factor
+
+
+@T.macro
+def add_one(A, B, i):
+    B[i] = A[i] + 1.0
+
+
+def add_one_edited(A, B, i):
+    B[i] = A[i] + 5.0
+
+
+@tl.jit
+def with_helper(A, B):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = scaled(A[i]) + offset()
+
+
+@tl.jit
+def with_macro(A, B):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            add_one(A, B, i)
+
+
+@tl.jit
+def plain(A, B):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * 3.0
+
+
+def plain_edited(A, B):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            B[i] = A[i] * 7.0
+
+
+@tl.jit
+def shift(n, value):
+    @T.prim_func
+    def shifted(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[i] + value
+    return shifted
+
+
+def shift_edited(n, value):
+    @T.prim_func
+    def shifted(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[i] - value
+    return shifted
+'''
+
+_loaded = 0
+
+
+@pytest.fixture
+def users(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """A fresh import of USERS (a module of its own per test: each swaps code in it)."""
+    global _loaded
+    _loaded += 1
+    name = f"swapped_users_{_loaded}"
+    (tmp_path / f"{name}.py").write_text(USERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__(name)
+    yield sys.modules[name]
+    sys.modules.pop(name, None)
+
+
+def swap(old: Any, new: Any) -> None:
+    """What IPython's autoreload does to a function it reloads (`update_function`): the new one's attributes set on
+    the old object, which every global, closure and import of it still names."""
+    for name in ("__code__", "__defaults__", "__doc__", "__closure__", "__globals__", "__dict__"):
+        try:
+            setattr(old, name, getattr(new, name))
+        except (AttributeError, TypeError, ValueError):
+            pass
+
+
+def vector() -> torch.Tensor:
+    return meta(256, dtype=torch.float32)
+
+
+def tir(kernel: Any) -> str:
+    return str(kernel.get_tir(vector(), vector()))
+
+
+def guard_sees(kernel: Any, change: Any) -> None:
+    """The call's guard, in Python and in C, holds before `change` and not after it; and the call served from
+    memory before is sent to the slow path after it (a hand-filled launch: CPU tensors)."""
+    dispatcher = kernel._dispatcher
+    a, b = torch.randn(8), torch.empty(8)
+    dispatcher.load_helpers()
+    dispatcher.launches[dispatcher.key(a, b)] = lambda *args: "launched"
+    dispatcher.watched = fingerprint(dispatcher.fn).watched
+    dispatcher.watched_texts = fingerprint_module.watched_texts(dispatcher.watched)
+    dispatcher.fast_path.guard_with(dispatcher.watched)
+    native = tensors.native()
+    try:
+        assert kernel(a, b) == "launched"
+        assert fingerprint_module.unchanged(dispatcher.watched)
+        assert native is None or native.unchanged(dispatcher.watched)
+        change()
+        assert not fingerprint_module.unchanged(dispatcher.watched)
+        assert native is None or not native.unchanged(dispatcher.watched)
+        with pytest.raises(tl.ArgumentValueError, match="on cpu"):  # the slow path's word on CPU tensors
+            kernel(a, b)
+        assert dispatcher.launches == {}
+    finally:
+        dispatcher.forget_launches()
+
+
+def test_a_helpers_code_swapped_in_place_is_read_by_the_next_call(users: ModuleType) -> None:
+    before = tir(users.with_helper)
+    assert "T.float32(1.0)" in before or "1.0" in before
+    guard_sees(users.with_helper, lambda: swap(users.offset, users.offset_edited))
+    after = tir(users.with_helper)
+    assert "4.0" in after and after != before
+
+
+def test_a_helpers_defaults_swapped_in_place_are_read_by_the_next_call(users: ModuleType) -> None:
+    before = tir(users.with_helper)
+    assert "2.0" in before
+    guard_sees(users.with_helper, lambda: setattr(users.scaled, "__defaults__", (6.0,)))
+    assert "6.0" in tir(users.with_helper)
+
+
+def test_a_jit_functions_own_code_swapped_in_place_is_read_by_the_next_call(users: ModuleType) -> None:
+    kernel = users.plain
+    assert "3.0" in tir(kernel)
+    guard_sees(kernel, lambda: swap(kernel.__wrapped__, users.plain_edited))
+    after = tir(kernel)
+    assert "7.0" in after and "3.0" not in after
+
+
+def test_a_macros_code_swapped_in_place_is_read_by_the_next_call(users: ModuleType) -> None:
+    kernel = users.with_macro
+    assert "1.0" in tir(kernel)
+    guard_sees(kernel, lambda: swap(users.add_one.__wrapped__, users.add_one_edited))
+    after = tir(kernel)
+    assert "5.0" in after and "1.0" not in after
+
+
+def test_a_factorys_code_swapped_in_place_is_read_by_the_next_call(users: ModuleType) -> None:
+    kernel = users.shift(256, 1.5)
+    before = tir_of_factory(kernel)
+    assert "1.5" in before
+    guard_sees(kernel, lambda: swap(users.shift.__wrapped__, users.shift_edited))
+    after = tir_of_factory(users.shift(256, 1.5))
+    assert after != before
+
+
+def tir_of_factory(kernel: Any) -> str:
+    return str(kernel.get_tir())
+
+
+def test_a_functions_code_and_defaults_are_watched_on_the_function() -> None:
+    """The places a function's code and defaults are watched in: the function object itself, by attribute (its
+    defaults of a kind only where it has parameters of that kind)."""
+    def helper(x, k=1, *, j=2):
+        return x + k + j
+
+    def constant():
+        return 1.0
+
+    assert [(w.name, w.value) for w in fingerprint(helper).watched if w.namespace is helper] == [
+        ("__code__", helper.__code__), ("__defaults__", (1,)), ("__kwdefaults__", {"j": 2})]
+    assert [w.name for w in fingerprint(constant).watched if w.namespace is constant] == ["__code__"]
+    watched = fingerprint(helper).watched
+    native = tensors.load_helpers()
+    helper.__kwdefaults__ = {"j": 2}  # an equal value, another object: the guard does not hold; the texts agree
+    assert not fingerprint_module.unchanged(watched) and (native is None or not native.unchanged(watched))
+    texts = fingerprint_module.watched_texts(watched)
+    alike = fingerprint_module.rebound_alike(watched, texts)
+    assert alike is not None and fingerprint_module.unchanged(alike) and (native is None or native.unchanged(alike))
+    helper.__kwdefaults__ = None
+    assert fingerprint_module.rebound_alike(watched, texts) is None
+
+
+def test_the_c_guard_reads_a_function_attribute_named_by_another_str() -> None:
+    """A watch built with a name that is not the interned `__code__` (read from a file, joined at run time) is
+    read alike in C and Python."""
+    def constant():
+        return 1.0
+
+    native = tensors.load_helpers()
+    if native is None:
+        pytest.skip("the C helper did not build")
+    name = "".join(["__co", "de__"])
+    watched = (fingerprint_module.Watch(constant, name, constant.__code__),
+               fingerprint_module.Watch(constant, "".join(["__default", "s__"]), None))
+    assert native.unchanged(watched) and fingerprint_module.unchanged(watched)
+    assert not native.unchanged((fingerprint_module.Watch(constant, "__name__", "constant"),))

@@ -126,20 +126,24 @@ def macro(func: Callable[_P, _R] | None = None) -> Any:
     TileLang's decorator imports TileLang and TVM (seconds) where the macro is
     defined: a module of kernels and their macros could then never start warm
     from the disk cache. The function returned keeps `__wrapped__`, so the
-    disk cache's fingerprint covers the macro's module. TileLang's macro
-    parses the function's source where its code says it is: it is made again
-    once the function is given other code in place (IPython's `%autoreload`),
-    as the kernels that call it are built again (frontend/fingerprint.py
-    watches the code).
+    disk cache's fingerprint covers the macro's module.
+
+    It calls the function its `__wrapped__` names, with the code that
+    function has then: IPython's `%autoreload` gives the old wrapper the new
+    one's `__dict__` (so its `__wrapped__` is the function defined anew), and
+    a hot patcher may give the function other code in place. TileLang's macro
+    parses the function's source where its code says it is, so it is made
+    again for another function or code, as the kernels calling it are built
+    again (frontend/fingerprint.py watches both).
     """
     if func is None:
         return macro
-    body: Callable[_P, _R] = func
-    made = functools.lru_cache(maxsize=1)(lambda code: _tilelang().macro(body))
+    made = functools.lru_cache(maxsize=1)(lambda body, code: _tilelang().macro(body))
 
-    @functools.wraps(body)
+    @functools.wraps(func)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        result: _R = made(body.__code__)(*args, **kwargs)  # type: ignore[attr-defined]
+        body = call.__wrapped__  # type: ignore[attr-defined]
+        result: _R = made(body, body.__code__)(*args, **kwargs)
         return result
 
     return call

@@ -5,6 +5,7 @@ calls, the jit function itself, a `T.macro`'s function, a lazy-style factory. He
 checks, and the TIR the next elaboration builds; tests/gpu/test_factories.py runs the kernels.
 """
 
+import functools
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -230,9 +231,9 @@ def test_a_functions_code_and_defaults_are_watched_on_the_function() -> None:
     assert fingerprint_module.rebound_alike(watched, texts) is None
 
 
-def test_the_c_guard_reads_a_function_attribute_named_by_another_str() -> None:
-    """A watch built with a name that is not the interned `__code__` (read from a file, joined at run time) is
-    read alike in C and Python."""
+def test_the_c_guard_reads_a_function_attribute_as_python_does() -> None:
+    """A watch of a function's attribute is read alike in C and Python: by a name that is not the interned
+    `__code__` (joined at run time) too, and another attribute (a wrapper's `__wrapped__`) by a lookup."""
     def constant():
         return 1.0
 
@@ -243,4 +244,28 @@ def test_the_c_guard_reads_a_function_attribute_named_by_another_str() -> None:
     watched = (fingerprint_module.Watch(constant, name, constant.__code__),
                fingerprint_module.Watch(constant, "".join(["__default", "s__"]), None))
     assert native.unchanged(watched) and fingerprint_module.unchanged(watched)
-    assert not native.unchanged((fingerprint_module.Watch(constant, "__name__", "constant"),))
+    wrapper = functools.wraps(constant)(lambda: None)
+    held = (fingerprint_module.Watch(wrapper, "__wrapped__", constant),)
+    assert native.unchanged(held) and fingerprint_module.unchanged(held)
+    wrapper.__dict__ = {"__wrapped__": lambda: None}  # what autoreload does to a wrapper: the new one's `__dict__`
+    assert not native.unchanged(held) and not fingerprint_module.unchanged(held)
+    missing = (fingerprint_module.Watch(constant, "__wrapped__", constant),)
+    assert not native.unchanged(missing) and not fingerprint_module.unchanged(missing)
+
+
+def test_a_module_reloaded_as_autoreload_does_is_read_by_the_next_call(users: ModuleType) -> None:
+    """The module's file edited and run again, then each old function given the new one's attributes (IPython's
+    `update_function`): the kernel's global names the old helper, and the old macro, whose `__dict__` (so its
+    `__wrapped__`) is the new one's; the next call builds from the edited code."""
+    before = tir(users.with_helper), tir(users.with_macro)
+    path = Path(users.__file__)
+    edited = USERS.replace("return 1.0", "return 9.0").replace("B[i] = A[i] + 1.0", "B[i] = A[i] + 8.0")
+    path.write_text(edited)
+    new = ModuleType(users.__name__)
+    new.__file__ = str(path)
+    exec(compile(edited, str(path), "exec"), vars(new))
+    guard_sees(users.with_helper, lambda: swap(users.offset, new.offset))
+    guard_sees(users.with_macro, lambda: swap(users.add_one, new.add_one))
+    helper, macro = tir(users.with_helper), tir(users.with_macro)
+    assert "9.0" in helper and "9.0" not in before[0]
+    assert "8.0" in macro and "8.0" not in before[1]

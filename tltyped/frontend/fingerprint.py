@@ -60,7 +60,9 @@ The same texts describe a specialisation's consts in the records
 Reading all of that costs too much for every call, so the fingerprint also
 lists what a call can check cheaply instead (`watched`): each name of a
 module's globals, each user module's or object's attribute and each closure
-cell that the code read, with the object it held. `unchanged` tells whether
+cell that the code read, and each user function's code and defaults (and a
+library wrapper's `__wrapped__`), which IPython's `%autoreload` sets in place
+on the old function, with the object it held. `unchanged` tells whether
 each still holds its object; the call path checks that before it serves a
 kernel from memory, and reads the values again where one was rebound (unless
 each rebound place holds a value of the same text, `rebound_alike`: then the
@@ -139,8 +141,9 @@ by name as strings), a path's file or folder (`pathlib.Path.read_text`, `.open()
 class Watch(NamedTuple):
     """A place the code read a value from, and the object it held: `namespace[name]` where `namespace` is a dict (a
     module's globals, a class's namespace, an object's `__dict__`); a closure cell's contents where `name` is None;
-    a function's attribute where `namespace` is a function (`__code__`, `__defaults__`, `__kwdefaults__`: what
-    IPython's `%autoreload` and other hot patchers set in place, on the object every name of it still holds)."""
+    a function's attribute where `namespace` is a function (`__code__`, `__defaults__`, `__kwdefaults__`, a library
+    wrapper's `__wrapped__`: what IPython's `%autoreload` and other hot patchers set in place, on the object every
+    name of it still holds)."""
 
     namespace: Any  # a dict, a cell or a function
     name: str | None
@@ -333,6 +336,7 @@ class Reader:
         closure = [self.text(value) for value in cells.values()]
         origin = _origin(fn.__code__.co_filename, fn.__module__)
         if not origin.startswith(" source"):  # library code, named by its version; its closure may hold user values
+            closure += self._wrapped_users_function(fn)
             return f"{name}{origin}{_on_device(fn.__module__)}(closure={closure})"
         module_globals = fn.__globals__
         global_loads = list(_loads(fn.__code__, _GLOBAL_LOADS))
@@ -352,6 +356,17 @@ class Reader:
             f"defaults={self.text(fn.__defaults__)}, kwdefaults={self.text(fn.__kwdefaults__)}, "
             f"closure={closure}, globals={globals_}, imports={imports})"
         )
+
+    def _wrapped_users_function(self, fn: types.FunctionType) -> list[str]:
+        """A library's wrapper of a user's function (`functools.wraps`: tltyped's `T.macro`, which calls what its
+        `__wrapped__` names): that function's text, and the wrapper's `__wrapped__` watched (IPython's
+        `%autoreload` sets it in place, giving the old wrapper the new one's `__dict__`)."""
+        wrapped = vars(fn).get("__wrapped__")
+        if not (isinstance(wrapped, types.FunctionType)
+                and _origin(wrapped.__code__.co_filename, wrapped.__module__).startswith(" source")):
+            return []
+        self.watched.setdefault((id(fn), "__wrapped__"), Watch(fn, "__wrapped__", wrapped))
+        return [f"__wrapped__={self.text(wrapped)}"]
 
     def _watch_reads(self, fn: types.FunctionType, global_paths: list[tuple[str, ...]],
                      cell_reads: list[tuple[object, tuple[str, ...]]]) -> None:

@@ -21,9 +21,9 @@
  * not given): a call with more goes to `fallback`, which raises Python's
  * TypeError. `guard_with(watched)` gives the places the kernels in `launches`
  * read values from (frontend/fingerprint.py's `Watch`: a dict and a name, a
- * closure cell, or a function and its `__code__`, `__defaults__` or
- * `__kwdefaults__`, with the object it held): a call goes to `fallback`
- * unless each still holds its object.
+ * closure cell, or a function and its attribute: `__code__`, `__defaults__`,
+ * `__kwdefaults__`, `__wrapped__`; with the object it held): a call goes to
+ * `fallback` unless each still holds its object.
  */
 #include "tensors.h"
 
@@ -103,8 +103,9 @@ static Memo* memo_store(CachedCall* self, PyObject* launch, const long long* wor
 
 static PyObject *code_name, *defaults_name, *kwdefaults_name;  // "__code__", ... (interned, as fingerprint.py's)
 
-// What a function's watched attribute holds now, as Python reads it (None for no defaults); NULL for another name.
-// fingerprint.py's names are interned: a pointer compare; another str of the same text is compared by its text.
+// What a function's watched attribute holds now, as Python's getattr reads it (None for no defaults; NULL, maybe
+// with an error, where it has none). fingerprint.py's names are interned: its code and defaults are read by a
+// pointer compare; another name (`__wrapped__`), or a str of the same text made elsewhere, by a lookup.
 static PyObject* function_attribute(PyObject* fn, PyObject* name) {
   PyObject* now;
   if (name == code_name) return PyFunction_GET_CODE(fn);
@@ -113,12 +114,9 @@ static PyObject* function_attribute(PyObject* fn, PyObject* name) {
   } else if (name == kwdefaults_name) {
     now = PyFunction_GET_KW_DEFAULTS(fn);
   } else {
-    if (!PyUnicode_Check(name)) return NULL;
-    PyObject* known = PyUnicode_Compare(name, code_name) == 0       ? code_name
-                      : PyUnicode_Compare(name, defaults_name) == 0 ? defaults_name
-                      : PyUnicode_Compare(name, kwdefaults_name) == 0 ? kwdefaults_name
-                                                                      : NULL;
-    return known != NULL ? function_attribute(fn, known) : NULL;
+    now = PyObject_GetAttr(fn, name);
+    Py_XDECREF(now);  // compared by its address alone (the watched object is alive: no other can have it)
+    return now;
   }
   return now != NULL ? now : Py_None;
 }

@@ -491,14 +491,14 @@ def _is_tir_expr(value: object) -> bool:
 
 
 def _held(namespace: Any, name: str | None) -> object:
-    """What a watched place (`Watch`) holds now: a cell's contents where `name` is None, a function's attribute where
-    `namespace` is a function, else `namespace[name]` (or `_MISSING`). The C guard reads the same
+    """What a watched place (`Watch`) holds now: `namespace[name]` where `namespace` is a dict, a cell's contents where
+    `name` is None, else the function's attribute (`_MISSING` where there is none). The C guard reads the same
     (callpath/csrc/cached_call.c's `guard_holds`)."""
+    if type(namespace) is dict:
+        return namespace.get(name, _MISSING)
     if name is None:
         return _cell(namespace)
-    if type(namespace) is types.FunctionType:
-        return getattr(namespace, name, _MISSING)
-    return namespace.get(name, _MISSING)
+    return getattr(namespace, name, _MISSING)  # a function
 
 
 def _code_places(fn: types.FunctionType) -> list[tuple[Any, str | None]]:

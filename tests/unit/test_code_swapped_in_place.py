@@ -251,6 +251,26 @@ def test_the_c_guard_reads_a_function_attribute_as_python_does() -> None:
     assert not native.unchanged(missing) and not fingerprint_module.unchanged(missing)
 
 
+class _Globals(dict):  # type: ignore[type-arg]
+    """A module namespace of a dict subclass, as `exec` and `types.FunctionType` take for a function's globals."""
+
+
+def test_globals_of_a_dict_subclass_are_watched_as_the_c_guard_reads_them(tmp_path: Path) -> None:
+    """A global the body reads is watched where the function's globals are a dict subclass too (the C guard takes
+    any dict): left unwatched, rebinding it would leave the kernel of the old value served from memory."""
+    path = tmp_path / "in_a_dict_subclass.py"
+    path.write_text(USERS)
+    namespace = _Globals()
+    exec(compile(USERS, str(path), "exec"), namespace)
+    kernel = namespace["with_helper"]
+    watched = fingerprint(kernel.__wrapped__).watched
+    assert {w.name for w in watched if w.namespace is namespace} == {"scaled", "offset"}
+    native = tensors.load_helpers()
+    assert fingerprint_module.unchanged(watched) and (native is None or native.unchanged(watched))
+    namespace["offset"] = namespace["offset_edited"]
+    assert not fingerprint_module.unchanged(watched) and (native is None or not native.unchanged(watched))
+
+
 def test_a_module_reloaded_as_autoreload_does_is_read_by_the_next_call(users: ModuleType) -> None:
     """The module's file edited and run again, then each old function given the new one's attributes (IPython's
     `update_function`): the kernel's global names the old helper, and the old macro, whose `__dict__` (so its

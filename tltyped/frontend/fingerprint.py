@@ -491,10 +491,11 @@ def _is_tir_expr(value: object) -> bool:
 
 
 def _held(namespace: Any, name: str | None) -> object:
-    """What a watched place (`Watch`) holds now: `namespace[name]` where `namespace` is a dict, a cell's contents where
-    `name` is None, else the function's attribute (`_MISSING` where there is none). The C guard reads the same
-    (callpath/csrc/cached_call.c's `guard_holds`)."""
-    if type(namespace) is dict:
+    """What a watched place (`Watch`) holds now: `namespace[name]` where `namespace` is a dict (of a subclass too: a
+    function's globals may be one, as `exec` takes), a cell's contents where `name` is None, else the function's
+    attribute (`_MISSING` where there is none). The C guard reads the same (callpath/csrc/cached_call.c's
+    `guard_holds`, by `PyDict_Check`)."""
+    if isinstance(namespace, dict):
         return namespace.get(name, _MISSING)
     if name is None:
         return _cell(namespace)

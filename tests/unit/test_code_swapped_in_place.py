@@ -6,6 +6,7 @@ checks, and the TIR the next elaboration builds; tests/gpu/test_factories.py run
 """
 
 import functools
+import importlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -269,6 +270,58 @@ def test_globals_of_a_dict_subclass_are_watched_as_the_c_guard_reads_them(tmp_pa
     assert fingerprint_module.unchanged(watched) and (native is None or native.unchanged(watched))
     namespace["offset"] = namespace["offset_edited"]
     assert not fingerprint_module.unchanged(watched) and (native is None or not native.unchanged(watched))
+
+
+PACKAGED_MACRO = '''
+import tltyped.language as T
+
+__version__ = "1.0"
+
+
+@T.macro
+def add_two(A, B, i):
+    B[i] = A[i] + 2.0
+'''
+
+CALLS_A_PACKAGED_MACRO = '''
+import tltyped as tl
+import tltyped.language as T
+from packaged_macros import add_two
+
+
+@tl.jit
+def with_packaged_macro(A, B):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(N):
+            add_two(A, B, i)
+'''
+
+
+def test_a_macro_of_an_installed_package_is_read_by_the_packages_version(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `T.macro` an installed package defines is read as that package's code, by its version: its wrapper
+    calls the function `__wrapped__` names, which its closure no longer holds, so another version of the package
+    is another kernel only where that function is read through `__wrapped__`."""
+    site, users = tmp_path / "site-packages", tmp_path / "users"
+    (site / "packaged_macros").mkdir(parents=True)
+    users.mkdir()
+    (site / "packaged_macros" / "__init__.py").write_text(PACKAGED_MACRO)
+    (users / "calls_a_packaged_macro.py").write_text(CALLS_A_PACKAGED_MACRO)
+    monkeypatch.setattr(fingerprint_module, "INSTALLED_DIRS", (site,))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(users))
+    try:
+        kernel = importlib.import_module("calls_a_packaged_macro").with_packaged_macro
+        before = fingerprint(kernel.__wrapped__)
+        monkeypatch.setattr(sys.modules["packaged_macros"], "__version__", "2.0")
+        after = fingerprint(kernel.__wrapped__)
+    finally:
+        for name in ("calls_a_packaged_macro", "packaged_macros"):
+            sys.modules.pop(name, None)
+    assert before.stable and after.stable and before.digest != after.digest
 
 
 def test_a_module_reloaded_as_autoreload_does_is_read_by_the_next_call(users: ModuleType) -> None:

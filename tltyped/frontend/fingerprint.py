@@ -336,7 +336,7 @@ class Reader:
         closure = [self.text(value) for value in cells.values()]
         origin = _origin(fn.__code__.co_filename, fn.__module__)
         if not origin.startswith(" source"):  # library code, named by its version; its closure may hold user values
-            closure += self._wrapped_users_function(fn)
+            closure += self._wrapped_function(fn)
             return f"{name}{origin}{_on_device(fn.__module__)}(closure={closure})"
         module_globals = fn.__globals__
         global_loads = list(_loads(fn.__code__, _GLOBAL_LOADS))
@@ -357,15 +357,17 @@ class Reader:
             f"closure={closure}, globals={globals_}, imports={imports})"
         )
 
-    def _wrapped_users_function(self, fn: types.FunctionType) -> list[str]:
-        """A library's wrapper of a user's function (`functools.wraps`: tltyped's `T.macro`, which calls what its
-        `__wrapped__` names): that function's text, and the wrapper's `__wrapped__` watched (IPython's
-        `%autoreload` sets it in place, giving the old wrapper the new one's `__dict__`)."""
+    def _wrapped_function(self, fn: types.FunctionType) -> list[str]:
+        """A library's wrapper of a function (`functools.wraps`: tltyped's `T.macro`, which calls what its
+        `__wrapped__` names, and holds it nowhere else): that function's text, a user's by its source and a
+        package's by its version (left out, another version of a package's macro would be served the build of
+        the first); and, for a user's, the wrapper's `__wrapped__` watched (IPython's `%autoreload` sets it in
+        place, giving the old wrapper the new one's `__dict__`)."""
         wrapped = vars(fn).get("__wrapped__")
-        if not (isinstance(wrapped, types.FunctionType)
-                and _origin(wrapped.__code__.co_filename, wrapped.__module__).startswith(" source")):
+        if not isinstance(wrapped, types.FunctionType):
             return []
-        self.watched.setdefault((id(fn), "__wrapped__"), Watch(fn, "__wrapped__", wrapped))
+        if _origin(wrapped.__code__.co_filename, wrapped.__module__).startswith(" source"):
+            self.watched.setdefault((id(fn), "__wrapped__"), Watch(fn, "__wrapped__", wrapped))
         return [f"__wrapped__={self.text(wrapped)}"]
 
     def _watch_reads(self, fn: types.FunctionType, global_paths: list[tuple[str, ...]],

@@ -12,6 +12,7 @@ import torch
 
 from tests.gpu.conftest import rel_err
 from tests.kernels import factories
+from tests.kernels.swapped_code import SOURCE
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 1000
@@ -114,81 +115,19 @@ def test_factory_kernels_and_an_environment_constant_across_processes(tmp_path: 
     assert first["block"] < 1e-6 and second["block"] < 1e-6  # each process's own BLOCK
 
 
-SWAPPED = '''
-import tltyped as tl
-import tltyped.language as T
-
-
-def offset():
-    return 1.0
-
-
-def offset_edited():
-    return 4.0
-
-
-@T.macro
-def scale_into(A, B, i):
-    B[i] = A[i] * 2.0
-
-
-def scale_into_edited(A, B, i):
-    B[i] = A[i] * 5.0
-
-
-@tl.jit
-def with_helper(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            B[i] = A[i] + offset()
-
-
-@tl.jit
-def with_macro(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            scale_into(A, B, i)
-
-
-@tl.jit
-def plain(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            B[i] = A[i] - 3.0
-
-
-def plain_edited(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            B[i] = A[i] - 7.0
-'''
-
-
 def test_code_swapped_in_place_is_run_by_the_next_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """IPython's `%autoreload` gives the old function object the new `__code__`: a call served from memory before
     runs the kernel of the new code after (a helper's, a `T.macro`'s function's, the jit function's own), and the
     first code given back is served its first kernel again, from memory."""
-    (tmp_path / "swapped_on_gpu.py").write_text(SWAPPED)  # a user's module: no `from __future__ import annotations`
+    (tmp_path / "swapped_on_gpu.py").write_text(SOURCE)  # a user's module: no `from __future__ import annotations`
     monkeypatch.syspath_prepend(str(tmp_path))
     import swapped_on_gpu as users  # type: ignore[import-not-found]
 
     a = torch.randn(N, device="cuda")
     cases = [
-        (users.with_helper, users.offset, users.offset_edited, lambda x: x + 1.0, lambda x: x + 4.0),
-        (users.with_macro, users.scale_into.__wrapped__, users.scale_into_edited, lambda x: x * 2.0, lambda x: x * 5.0),
-        (users.plain, users.plain.__wrapped__, users.plain_edited, lambda x: x - 3.0, lambda x: x - 7.0),
+        (users.with_helper, users.offset, users.offset_edited, lambda x: 2.0 * x + 1.0, lambda x: 2.0 * x + 4.0),
+        (users.with_macro, users.add_one.__wrapped__, users.add_one_edited, lambda x: x + 1.0, lambda x: x + 5.0),
+        (users.plain, users.plain.__wrapped__, users.plain_edited, lambda x: x * 3.0, lambda x: x * 7.0),
     ]
     for kernel, swapped, edited, before, after in cases:
         for _ in range(2):  # the second call is served from memory

@@ -16,25 +16,11 @@ import torch
 import tltyped as tl
 import tltyped.language as T
 from tests.gpu.conftest import poison_allocator, rel_err
+from tests.kernels.int64_dims import fill_symbolic
 
 BLOCK = 512
 PAST_INT32 = 2**31 + 1024
 PERIOD = 251  # index % PERIOD is exact in bf16 (at most 256)
-
-
-@tl.jit
-def fill_symbolic(value: float, dtype=T.bfloat16):
-    """testing/python/language/test_tilelang_language_int64.py's kernel, as TileLang writes it."""
-    n = T.symbolic("n", "int64")
-    block_n = 512
-
-    @T.prim_func
-    def main(x: T.Tensor[n, dtype]):
-        with T.Kernel(T.ceildiv(n, block_n), threads=128) as bx:
-            for i in T.Parallel(block_n):
-                x[bx * block_n + i] = value
-
-    return main
 
 
 @tl.jit

@@ -18,105 +18,21 @@ import torch
 
 import tltyped as tl
 from tests.conftest import meta
+from tests.kernels.swapped_code import SOURCE
 from tltyped.callpath import tensors
 from tltyped.frontend import fingerprint as fingerprint_module
 from tltyped.frontend.fingerprint import fingerprint
-
-# A user's module of kernels, as users write them: no `from __future__ import annotations`.
-USERS = '''
-import tltyped as tl
-import tltyped.language as T
-
-
-def offset():
-    return 1.0
-
-
-def offset_edited():
-    return 4.0
-
-
-def scaled(x, factor=2.0):
-    return x * factor
-
-
-@T.macro
-def add_one(A, B, i):
-    B[i] = A[i] + 1.0
-
-
-def add_one_edited(A, B, i):
-    B[i] = A[i] + 5.0
-
-
-@tl.jit
-def with_helper(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            B[i] = scaled(A[i]) + offset()
-
-
-@tl.jit
-def with_macro(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            add_one(A, B, i)
-
-
-@tl.jit
-def plain(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            B[i] = A[i] * 3.0
-
-
-def plain_edited(A, B):
-    N = T.const("N")
-    A: T.Tensor[[N], T.float32]
-    B: T.Tensor[[N], T.float32]
-    with T.Kernel(1, threads=128) as bx:
-        for i in T.Parallel(N):
-            B[i] = A[i] * 7.0
-
-
-@tl.jit
-def shift(n, value):
-    @T.prim_func
-    def shifted(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
-        with T.Kernel(1, threads=128) as bx:
-            for i in T.Parallel(n):
-                B[i] = A[i] + value
-    return shifted
-
-
-def shift_edited(n, value):
-    @T.prim_func
-    def shifted(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
-        with T.Kernel(1, threads=128) as bx:
-            for i in T.Parallel(n):
-                B[i] = A[i] - value
-    return shifted
-'''
 
 _loaded = 0
 
 
 @pytest.fixture
 def users(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """A fresh import of USERS (a module of its own per test: each swaps code in it)."""
+    """A fresh import of SOURCE (a module of its own per test: each swaps code in it)."""
     global _loaded
     _loaded += 1
     name = f"swapped_users_{_loaded}"
-    (tmp_path / f"{name}.py").write_text(USERS)
+    (tmp_path / f"{name}.py").write_text(SOURCE)
     monkeypatch.syspath_prepend(str(tmp_path))
     __import__(name)
     yield sys.modules[name]
@@ -260,9 +176,9 @@ def test_globals_of_a_dict_subclass_are_watched_as_the_c_guard_reads_them(tmp_pa
     """A global the body reads is watched where the function's globals are a dict subclass too (the C guard takes
     any dict): left unwatched, rebinding it would leave the kernel of the old value served from memory."""
     path = tmp_path / "in_a_dict_subclass.py"
-    path.write_text(USERS)
+    path.write_text(SOURCE)
     namespace = _Globals()
-    exec(compile(USERS, str(path), "exec"), namespace)
+    exec(compile(SOURCE, str(path), "exec"), namespace)
     kernel = namespace["with_helper"]
     watched = fingerprint(kernel.__wrapped__).watched
     assert {w.name for w in watched if w.namespace is namespace} == {"scaled", "offset"}
@@ -330,7 +246,7 @@ def test_a_module_reloaded_as_autoreload_does_is_read_by_the_next_call(users: Mo
     `__wrapped__`) is the new one's; the next call builds from the edited code."""
     before = tir(users.with_helper), tir(users.with_macro)
     path = Path(users.__file__)
-    edited = USERS.replace("return 1.0", "return 9.0").replace("B[i] = A[i] + 1.0", "B[i] = A[i] + 8.0")
+    edited = SOURCE.replace("return 1.0", "return 9.0").replace("B[i] = A[i] + 1.0", "B[i] = A[i] + 8.0")
     path.write_text(edited)
     new = ModuleType(users.__name__)
     new.__file__ = str(path)

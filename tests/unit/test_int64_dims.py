@@ -20,27 +20,13 @@ import torch
 import tltyped as tl
 import tltyped.language as T
 from tests.conftest import meta, needs_nvcc
+from tests.kernels.int64_dims import fill_symbolic
 from tltyped.callpath.kernels import KernelTable
 from tltyped.frontend.binding import Bound
 from tltyped.frontend.lazy import signature_from_json, signature_to_json
 
 BF16 = torch.bfloat16
 PAST_INT32 = 2**31 + 1024
-
-
-@tl.jit
-def fill_symbolic(value: float, dtype=T.bfloat16):
-    """TileLang's own int64 test kernel (testing/python/language/test_tilelang_language_int64.py), lazy style."""
-    n = T.symbolic("n", "int64")
-    block_n = 512
-
-    @T.prim_func
-    def main(x: T.Tensor[n, dtype]):
-        with T.Kernel(T.ceildiv(n, block_n), threads=128) as bx:
-            for i in T.Parallel(block_n):
-                x[bx * block_n + i] = value
-
-    return main
 
 
 @tl.jit

@@ -45,10 +45,12 @@ if TYPE_CHECKING:
         const,
         dyn,
         float8_e4m3,
+        float4_e2m1fn,
         float8_e5m2,
         float16,
         float32,
         float64,
+        int4,
         int8,
         int16,
         int32,
@@ -66,7 +68,7 @@ __all__ = [
     "ArgumentTypeError", "ArgumentValueError", "AutogradError", "CacheInfo", "CacheWarning", "CompileError", "DType", "DefinitionError",
     "DimSyntaxError", "ElaborationError", "Error", "JitFunction", "KernelBuildError", "KernelObject", "LaunchError", "LoweringError", "TargetError", "Tensor",
     "Tune", "TuningError", "autotune", "bfloat16", "bool", "bool_", "const", "dyn", "float16", "float32", "float64",
-    "float8_e4m3", "float8_e5m2", "int16", "int32", "int64", "int8", "jit", "ptr", "register_autograd", "tune", "uint8",
+    "float4_e2m1fn", "float8_e4m3", "float8_e5m2", "int4", "int16", "int32", "int64", "int8", "jit", "ptr", "register_autograd", "tune", "uint8",
     "uint16", "uint32", "uint64",
 ]
 

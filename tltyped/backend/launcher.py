@@ -36,7 +36,7 @@ from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.frontend.tir_nodes import tir_nodes
 from tltyped.templates import render
-from tltyped.types.dtypes import ALL_DTYPES, as_dtype, bool_, to_torch
+from tltyped.types.dtypes import ALL_DTYPES, PACKED_DTYPES, as_dtype, bool_, to_torch
 
 HEADER = "launcher.h"
 """The launcher's C++ (backend/csrc/), included by every kernel's launcher source."""
@@ -157,7 +157,8 @@ class ABI:
 
 
 
-OPAQUE_TYPES = tuple(sorted({d.c_name for d in ALL_DTYPES} - set(HOST_SCALARS.values())))
+OPAQUE_TYPES = tuple(sorted({d.c_name for d in (*ALL_DTYPES, *PACKED_DTYPES) if " " not in d.c_name}
+                           - set(HOST_SCALARS.values())))
 """Element types the host launcher names only through pointers (`bfloat16_t`, ...): declared, never defined."""
 
 

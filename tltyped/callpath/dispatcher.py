@@ -42,6 +42,7 @@ from tltyped.errors import ArgumentTypeError, ArgumentValueError, DefinitionErro
 from tltyped.frontend.binding import Binder, Bound, inspection_arguments, traced, unwrapped, without_data
 from tltyped.frontend.fingerprint import Watch, fingerprint, rebound_alike, unchanged, watched_texts
 from tltyped.frontend.signature import Difference, KernelSignature, Kind, Specialization
+from tltyped.types.dtypes import is_packed
 
 if TYPE_CHECKING:
     from tltyped.backend.compiler import KernelBuilder
@@ -165,6 +166,9 @@ class Dispatcher:
         assert device is not None
         stream = self.stream(bound)
         key = self.key(*args)
+        packed = frozenset(p.name for p in self.signature.tensors if is_packed(bound.dtypes[p.name]))
+        if packed and not self.plan.serves(packed):  # the fast paths would read its packed sizes as logical ones
+            key = (_SLOW_PATH_ONLY, key)  # a key they never make: this call's launch is the slow path's alone
         launch = launches.get(key)
         if launch is None and pinned is not None:
             launch = launches.setdefault(key, pinned.launch)  # checked: this key is the compiled kernel's
@@ -499,6 +503,9 @@ def expose(call: Any, fn: Callable[..., Any], owner: Inspectable) -> Any:
     _hook_dynamo(call)
     return call
 
+
+_SLOW_PATH_ONLY = object()
+"""Marks the key of a launch the fast paths must not serve (a packed tensor they would read wrong: plan.py)."""
 
 _EXPOSED: weakref.WeakSet[Any] = weakref.WeakSet()
 """Every exposed jit function, for Dynamo to take as what it is (torch_op.allow_in_graph) once it runs."""

@@ -122,11 +122,14 @@ def fast_path_context(plan: CallPlan) -> dict[str, Any]:
         view = _TensorView(t.name, f"{v}p{i}", f"{v}s{i}", sizes, strides, contiguous)
         tensors.append(view)
         key_items.append(view.sig)
-        for var, axis in zip(view.dims + view.strides, t.axes):
+        for stored, axis in zip(view.dims + view.strides, t.axes):
+            var = stored if axis.scale == 1 else f"({stored} * {axis.scale})" if axis.scale else "1"  # its logical value
+            if axis.scale == 0 and axis.code != STATIC:
+                agree.append(f"{stored} != 1")  # a packed tensor's innermost stride (a static one is in the key)
             if axis.dim.is_symbol:
                 source.setdefault(axis.dim.text, var)
             if axis.code == STATIC:
-                key_items.append(var)
+                key_items.append(stored)  # the storage's value (a packed tensor's too: plan.py)
             elif axis.code == DERIVED:
                 derived.append((var, axis))
             elif axis.solved:  # `n * 4`: dim_grammar.solve spelled inline (size >= b; the size checked as derived)

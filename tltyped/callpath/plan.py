@@ -23,6 +23,15 @@ makes before it launches. A dyn dim that no input's axis names (one that
 sizes only outputs) is the value of the int scalar parameter of its name.
 The C cached call serves signatures whose only checks are dyn dims agreeing,
 every dyn dim read from an axis, with no ptr or strided parameters.
+
+A tensor of a sub-byte dtype (types/dtypes.py's PACKED_DTYPES, `Tensor[float4_e2m1fn, M, K]`) is read as torch
+holds it, packed two values a byte: its key holds the storage's signature, sizes and strides, and where an axis
+gives a dyn dim (or is checked against one) its logical value is used: the innermost size times 2, a
+StridedTensor's strides times 2 but the innermost, whose storage stride must be 1. The C cached call reads storage
+sizes only, so a signature with a packed tensor whose innermost size or a stride is not static is served by the
+generated fast path instead (`in_c`); one whose packed tensors' axes read as stored (all static, or a dyn dim on
+an outer axis) stays in C. A tensor whose dtype is computed from consts (`T.Tensor[[M, K], dtype]`) is planned as
+unpacked: a call that makes it a sub-byte one with such an axis not static takes the slow path (`serves`).
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from typing import Any
 from tltyped.frontend.const_types import key_form
 from tltyped.frontend.dims import Dim
 from tltyped.frontend.signature import KernelSignature, Kind, Param
+from tltyped.types.dtypes import PACKING, is_packed
 
 STATIC = -1  # an axis whose size is in the key
 DERIVED = -2  # an axis whose size is checked against an expression of dyn dims
@@ -47,6 +57,7 @@ class Axis:
     dim: Dim
     code: int  # STATIC, DERIVED, or the index of the dyn dim it holds or solves for (read here if `first`, else checked)
     first: bool = False  # the first axis naming this dyn dim: where its value is read
+    scale: int = 1  # a packed tensor's axis: its logical value is the storage's times this (0: the storage's must be 1)
 
     @property
     def solved(self) -> bool:
@@ -60,6 +71,12 @@ class TensorRead:
     axes: tuple[Axis, ...]  # sizes, then a StridedTensor's strides
     rank: int
     strided: bool
+    packed: bool = False  # a sub-byte dtype held two values a byte (the module's docstring)
+
+    @property
+    def read_as_stored(self) -> bool:
+        """Whether every axis that is not static reads as its storage value (no packing to undo)."""
+        return all(axis.code == STATIC or axis.scale == 1 for axis in self.axes)
 
 
 @dataclass(frozen=True)
@@ -95,7 +112,12 @@ class CallPlan:
         """Whether the C cached call serves this signature: its only checks are dyn dims agreeing, and it reads
         every dyn dim from a tensor's axis."""
         return (not self.has_checks and not self.scalar_sized and not self.pointers and bool(self.tensors)
-                and not any(t.strided for t in self.tensors))
+                and not any(t.strided or not t.read_as_stored for t in self.tensors))
+
+    def serves(self, packed: frozenset[str]) -> bool:
+        """Whether the fast paths read right a call whose packed tensors are `packed` (by name): a tensor planned
+        unpacked (its dtype computed from consts) but packed in this call must read every axis as stored."""
+        return all(t.packed or t.read_as_stored for t in self.tensors if t.name in packed)
 
     def c_table(self) -> tuple[Any, ...]:
         """The parameters as the C cached call reads them (`CachedCall(..., params, ...)`).
@@ -126,19 +148,28 @@ def plan_call(signature: KernelSignature) -> CallPlan:
     for p in signature.tensors:
         assert p.tensor is not None
         axes = []
+        rank = len(p.tensor.dims)
+        fixed = p.tensor.dtype.fixed
+        packed = fixed is not None and is_packed(fixed)
         for axis, dim in enumerate(p.tensor.all_dims):
-            affine = dim.affine if axis < len(p.tensor.dims) else None  # a size, not a stride
+            affine = dim.affine if axis < rank else None  # a size, not a stride
+            if not packed:
+                scale = 1
+            elif axis < rank:  # a size: the innermost holds PACKING values a byte
+                scale = PACKING if axis == rank - 1 else 1
+            else:  # a stride, in bytes: the innermost's must be 1
+                scale = 0 if axis == 2 * rank - 1 else PACKING
             if not any(signature.dims[s] for s in dim.symbols):
                 axes.append(Axis(dim, STATIC))  # a different size is a different kernel (or a slow-path error)
             elif dim.is_symbol:
-                axes.append(Axis(dim, dyn.index(dim.text), first=dim.text not in read))
+                axes.append(Axis(dim, dyn.index(dim.text), first=dim.text not in read, scale=scale))
                 read.add(dim.text)
             elif affine is not None and affine[0] not in plain and affine[0] not in read:
-                axes.append(Axis(dim, dyn.index(affine[0]), first=True))
+                axes.append(Axis(dim, dyn.index(affine[0]), first=True, scale=scale))
                 read.add(affine[0])
             else:
-                axes.append(Axis(dim, DERIVED))
-        tensors.append(TensorRead(p.name, tuple(axes), len(p.tensor.dims), p.tensor.strides is not None))
+                axes.append(Axis(dim, DERIVED, scale=scale))
+        tensors.append(TensorRead(p.name, tuple(axes), rank, p.tensor.strides is not None, packed))
     return CallPlan(
         name=signature.name,
         params=signature.params,

@@ -25,7 +25,9 @@ from tltyped.errors import ArgumentTypeError, ArgumentValueError
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.signature import KernelSignature, Kind, Param
 from tltyped.types import dim_grammar
-from tltyped.types.dtypes import DType, as_dtype, to_torch
+from tltyped.types.dtypes import (
+    PACKING, DType, as_dtype, is_packed, logical_sizes, packed_storage, storage_sizes, to_torch,
+)
 from tltyped.types.params import Tune
 from tltyped.types.tensor import Tensor, shape_and_dtype
 from tltyped.types.values import describe, shown_size
@@ -214,8 +216,14 @@ class Binder:
             raise self._fail(
                 ArgumentValueError, f"argument {p.name!r} expects rank {len(spec.dims)} ({spec}), got rank {t.dim()} with shape {tuple(t.shape)}"
             )
-        strides = tuple(t.stride()) if not t.is_contiguous() else contiguous_strides(tuple(t.shape))
-        sizes = [(f"dim {axis}", f"axis {axis}", dim, size) for axis, (dim, size) in enumerate(zip(spec.dims, t.shape))]
+        if is_packed(dtype) and t.dim() and t.shape[-1] > 1 and t.stride(-1) != 1:
+            raise self._fail(
+                ArgumentValueError, f"argument {p.name!r} holds {dtype.name} packed two values a byte along its "
+                f"innermost dim, whose stride must be 1 byte, got {t.stride(-1)} (shape {tuple(t.shape)}, strides "
+                f"{tuple(t.stride())}); pass {p.name}.contiguous()",
+            )
+        shape, strides = _logical(t, dtype)
+        sizes = [(f"dim {axis}", f"axis {axis}", dim, size) for axis, (dim, size) in enumerate(zip(spec.dims, shape))]
         sizes += [(f"stride {axis}", f"stride {axis}", dim, st) for axis, (dim, st) in enumerate(zip(spec.strides or (), strides))]
         for what, where, dim, size in sizes:
             if dim.is_literal and dim.value != size:
@@ -247,6 +255,18 @@ class Binder:
             raise self._fail(ArgumentValueError, f"argument {p.name!r} is on {t.device} but {first!r} is on {bound.device}")
 
     def _check_dtype(self, p: Param, t: torch.Tensor, bound: Bound) -> type[DType]:
+        assert p.tensor is not None
+        if p.tensor.dtype.var is None:
+            expected = self._expected_dtype(p, bound, None)
+            if is_packed(expected):  # a sub-byte type: held packed in a byte-sized torch dtype (dtypes.PACKED_DTYPES)
+                storage = packed_storage(expected)
+                if t.dtype not in storage:
+                    shown = " or ".join(str(d) for d in storage)
+                    raise self._fail(
+                        ArgumentTypeError, f"argument {p.name!r} expects dtype {expected.name} (held packed two values "
+                        f"a byte: a {shown} tensor with the innermost dim halved), got {t.dtype}",
+                    )
+                return expected
         try:
             actual = as_dtype(t.dtype)
         except ValueError:
@@ -285,7 +305,7 @@ class Binder:
         """The dims no input has as a plain dim, from the first size that is an affine expression of one (`n * 4`:
         a size of 16 gives n = 4); `_check_derived_dims` then checks every such size against them."""
         assert p.tensor is not None
-        for axis, (dim, size) in enumerate(zip(p.tensor.dims, t.shape)):
+        for axis, (dim, size) in enumerate(zip(p.tensor.dims, _logical(t, bound.dtypes[p.name])[0])):
             affine = dim.affine
             if affine is None or affine[0] in bound.dims:
                 continue
@@ -298,8 +318,8 @@ class Binder:
 
     def _check_derived_dims(self, p: Param, t: torch.Tensor, bound: Bound) -> None:
         assert p.tensor is not None
-        strides = tuple(t.stride()) if not t.is_contiguous() else contiguous_strides(tuple(t.shape))
-        sizes = [(f"dim {axis}", dim, size) for axis, (dim, size) in enumerate(zip(p.tensor.dims, t.shape))]
+        shape, strides = _logical(t, bound.dtypes[p.name])
+        sizes = [(f"dim {axis}", dim, size) for axis, (dim, size) in enumerate(zip(p.tensor.dims, shape))]
         sizes += [(f"stride {axis}", dim, st) for axis, (dim, st) in enumerate(zip(p.tensor.strides or (), strides))]
         for what, dim, size in sizes:
             if dim.is_derived:
@@ -311,6 +331,18 @@ class Binder:
                     where = ", ".join(f"{s} = {shown_size(bound.dims[s])} from {bound.dim_origin[s]}" for s in dim.symbols)
                     raise self._fail(ArgumentValueError, f"argument {p.name!r}: {what} is {dim.text} = {shown_size(expected)} "
                                      f"({where}), got {shown_size(size)}")
+
+
+def _logical(t: torch.Tensor, dtype: type[DType]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shape and strides of the tensor a kernel sees in `t` (strides as a contiguous tensor's where `t` is one):
+    for a sub-byte dtype, held packed in `t` (dtypes.PACKED_DTYPES), the logical ones."""
+    shape = tuple(t.shape)
+    strides = tuple(t.stride()) if not t.is_contiguous() else contiguous_strides(shape)
+    if is_packed(dtype):
+        shape, strides = logical_sizes(shape, strides)
+        if t.is_contiguous():
+            strides = contiguous_strides(shape)
+    return shape, strides
 
 
 def without_data(t: torch.Tensor) -> bool:
@@ -556,6 +588,10 @@ def _meta(name: str, p: Param, shape: tuple[int, ...], dtype: type[DType], strid
     or a `T.Tensor` description, which no tensor checked: a shape no tensor can have (a negative size from a
     derived dim, more elements than an int64 counts) is refused naming the parameter, not with torch's overflow
     error and its C++ stack."""
+    if is_packed(dtype) and shape:  # the packed storage of the logical tensor (dtypes.PACKED_DTYPES)
+        shape = storage_sizes(shape)
+        if strides is not None:
+            strides = (*(s // PACKING for s in strides[:-1]), 1)
     try:
         if strides is None:
             return torch.empty(shape, dtype=to_torch(dtype), device="meta")

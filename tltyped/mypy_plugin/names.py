@@ -57,7 +57,7 @@ TILELANG_OUTPUT: Final = f"{TILELANG_LANGUAGE}.empty"
 
 _DTYPES_MODULE: Final = dtypes.__name__
 
-DTYPE_CLASSES: Final = tuple(d.__name__ for d in dtypes.ALL_DTYPES)
+DTYPE_CLASSES: Final = tuple(d.__name__ for d in (*dtypes.ALL_DTYPES, *dtypes.PACKED_DTYPES))
 """tltyped's element types (`tl.float16`, ...), as class names in tltyped.types.dtypes."""
 
 LANGUAGE_DTYPE_CLASS: Final = {name: d.__name__ for name, d in dtypes.BY_NAME.items()}

@@ -47,6 +47,8 @@ class DType:
     c_name: ClassVar[str]  # the C type TileLang's generated code uses (argument types only)
     aliases: ClassVar[tuple[str, ...]] = ()  # other TileLang spellings (`T.half`)
     stored_as: ClassVar[type[DType] | None] = None  # a compute type an argument holds in this type's storage
+    packed_in: ClassVar[tuple[str, ...]] = ()  # a sub-byte argument type: the torch dtypes holding it packed
+    packed_out: ClassVar[tuple[str, ...]] = ()  # ... and the one an output of it is allocated as (the first torch has)
 
     @classmethod
     def is_integer(cls) -> bool:
@@ -152,7 +154,10 @@ class tfloat32(DType):
 
 
 class int4(DType):
-    name, dlpack_code, bits = "int4", DL_INT, 4
+    """A sub-byte argument type: two values a byte (PACKED)."""
+
+    name, dlpack_code, bits, c_name = "int4", DL_INT, 4, "signed char"
+    packed_in, packed_out = ("int8", "uint8"), ("int8",)
 
 
 class float8_e3m4(DType):
@@ -184,7 +189,10 @@ class float6_e3m2fn(DType):
 
 
 class float4_e2m1fn(DType):
-    name, dlpack_code, bits = "float4_e2m1fn", DL_FLOAT4_E2M1FN, 4
+    """A sub-byte argument type: two values a byte (PACKED)."""
+
+    name, dlpack_code, bits, c_name = "float4_e2m1fn", DL_FLOAT4_E2M1FN, 4, "fp4_e2_t"
+    packed_in, packed_out = ("int8", "uint8", "float4_e2m1fn_x2"), ("float4_e2m1fn_x2", "int8")
 
 
 class float4_e2m1_unpacked(DType):
@@ -193,18 +201,30 @@ class float4_e2m1_unpacked(DType):
     name, dlpack_code, bits = "float4_e2m1_unpacked", TVM_FLOAT4_E2M1_UNPACKED, 8
 
 
+PACKED_DTYPES: tuple[type[DType], ...] = (float4_e2m1fn, int4)
+"""The sub-byte argument types, as TileLang 0.1.15 takes them. A tensor parameter declared so (`Tensor[float4_e2m1fn,
+M, K]`) describes the LOGICAL tensor; the torch tensor passed holds it two values a byte along its innermost dim,
+element 2i in the low nibble of byte i: one of the dtype's `packed_in` torch dtypes (int8, uint8, and for fp4
+torch's float4_e2m1fn_x2), of shape (M, K / 2). Its strides count bytes, so the logical strides are the storage
+strides times 2, except the innermost, which must be 1; the logical innermost size is twice the storage's (a
+logical K is even). An output declared so is allocated as TileLang allocates it: the dtype's `packed_out` (the
+first torch has), the final dim halved. Everything that reads it goes through `packed_sizes` and `storage_dtype`."""
+
 COMPUTE_DTYPES: tuple[type[DType], ...] = (
-    tfloat32, int4, float8_e3m4, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
-    float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float4_e2m1_unpacked,
+    tfloat32, float8_e3m4, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
+    float6_e2m3fn, float6_e3m2fn, float4_e2m1_unpacked,
 )
 """TileLang's dtypes that are no argument type (see above)."""
+
+PACKING = 2
+"""Sub-byte values a byte of a PACKED_DTYPES tensor holds."""
 
 DTypeLike = Union[type[DType], str, "torch.dtype"]
 """A DType class, a dtype name or TileLang dtype (a `str`), or a torch dtype."""
 
 BY_NAME: dict[str, type[DType]] = {
     **{alias: d for d in ALL_DTYPES for alias in d.aliases},
-    **{d.name: d for d in ALL_DTYPES},
+    **{d.name: d for d in (*ALL_DTYPES, *PACKED_DTYPES)},
 }
 """Every TileLang spelling of an argument type -> its class (what a tensor annotation may name)."""
 
@@ -257,19 +277,50 @@ def argument_dtype(value: object) -> type[DType]:
     dtype = as_dtype(value)
     if dtype.stored_as is not None:
         return dtype.stored_as
-    if dtype not in ALL_DTYPES:
+    if dtype not in ALL_DTYPES and dtype not in PACKED_DTYPES:
         raise ArgumentTypeError(
             f"{dtype.name} is a type of the kernel's computation, not of its arguments (no torch tensor holds it); "
-            f"declare the tensor or scalar as one of {', '.join(d.name for d in ALL_DTYPES)} and convert it in the body"
+            f"declare the tensor or scalar as one of {', '.join(d.name for d in (*ALL_DTYPES, *PACKED_DTYPES))} "
+            "and convert it in the body"
         )
     return dtype
+
+
+def is_packed(dtype: type[DType]) -> bool:
+    """Whether a tensor of `dtype` is held packed (PACKED_DTYPES)."""
+    return bool(dtype.packed_in)
+
+
+def packed_storage(dtype: type[DType]) -> tuple[torch.dtype, ...]:
+    """The torch dtypes a tensor parameter of a PACKED_DTYPES type accepts (those this torch has)."""
+    import torch
+
+    return tuple(getattr(torch, name) for name in dtype.packed_in if hasattr(torch, name))
+
+
+def storage_sizes(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The storage shape of a packed tensor of logical `shape`: the final dim halved, as TileLang allocates it
+    (`size * 4 // 8`, a symbolic size too)."""
+    return (*shape[:-1], shape[-1] * 4 // 8) if shape else shape
+
+
+def logical_sizes(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The logical shape and strides of a packed tensor of storage `shape` and `strides` (the innermost stride
+    must be 1: the caller checks)."""
+    if not shape:
+        return shape, strides
+    return (*shape[:-1], shape[-1] * PACKING), (*(s * PACKING for s in strides[:-1]), 1)
 
 
 def to_torch(value: DTypeLike) -> torch.dtype:
     """The torch dtype for a dtype-like value (an argument type)."""
     import torch
 
-    dtype: torch.dtype = getattr(torch, argument_dtype(value).torch_name)
+    element = argument_dtype(value)
+    if element.packed_out:  # an output's storage (PACKED_DTYPES)
+        stored: torch.dtype = next(getattr(torch, n) for n in element.packed_out if hasattr(torch, n))
+        return stored
+    dtype: torch.dtype = getattr(torch, element.torch_name)
     return dtype
 
 

@@ -27,6 +27,7 @@ from tltyped.backend.options import BuildOptions, environment_pass_configs
 from tltyped.errors import LoweringError
 from tltyped.frontend.elaborate import Elaborated
 from tltyped.frontend.tir_nodes import tir_nodes
+from tltyped.types.dtypes import PACKED_DTYPES
 
 
 class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
@@ -36,7 +37,8 @@ class _HostWrapper(TLCUDASourceWrapper):  # type: ignore[misc]
     empty work, instead of failing with an invalid configuration.
     """
 
-    _TYPE_MAP = {**TLCUDASourceWrapper._TYPE_MAP, "handle": "void*"}
+    # and the sub-byte argument types' pointers, as the kernel declares them (TileLang's map lacks them)
+    _TYPE_MAP = {**TLCUDASourceWrapper._TYPE_MAP, "handle": "void*", **{d.name: d.c_name for d in PACKED_DTYPES}}
 
     def get_kernel_launch_code(self, name: str, grid: str, block: str, smem: Any, args: str, cluster: Any) -> str:
         launch: str = super().get_kernel_launch_code(name, grid, block, smem, args, cluster)

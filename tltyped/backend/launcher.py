@@ -36,7 +36,9 @@ from tltyped.frontend.prim_func import compact_strides
 from tltyped.frontend.signature import KernelSignature, Kind
 from tltyped.frontend.tir_nodes import tir_nodes
 from tltyped.templates import render
-from tltyped.types.dtypes import ALL_DTYPES, PACKED_DTYPES, as_dtype, bool_, to_torch
+from tltyped.types.dtypes import (
+    ALL_DTYPES, PACKED_DTYPES, as_dtype, bool_, dlpack_type, is_packed, packed_output_sizes, to_torch,
+)
 
 HEADER = "launcher.h"
 """The launcher's C++ (backend/csrc/), included by every kernel's launcher source."""
@@ -101,6 +103,7 @@ class COutput:
     shape: tuple[SizeExpr, ...]
     dlpack_code: int
     bits: int
+    lanes: int = 1  # a packed output's storage: torch's float4_e2m1fn_x2 is 2 lanes of float4_e2m1fn
 
     @property
     def int32_dims(self) -> list[tuple[int, SizeExpr]]:
@@ -286,9 +289,14 @@ def _render(expr: Any, names: Mapping[Any, str], floor_div: str) -> str:
 
 def _output(label: str, buffer: Any, sizes: _Sizes) -> COutput:
     """An output buffer's shape as sizes over the launch's arguments, and its element type."""
-    shape = sizes.of(buffer.shape)
     dtype = as_dtype(str(buffer.dtype))
-    return COutput(OutputSpec(label, tuple(s.code for s in shape), dtype.name), shape, dtype.dlpack_code, dtype.bits)
+    if not is_packed(dtype):
+        shape = sizes.of(buffer.shape)
+        return COutput(OutputSpec(label, tuple(s.code for s in shape), dtype.name), shape, dtype.dlpack_code, dtype.bits)
+    # a sub-byte output: allocated as its packed storage, the final dim halved (types/dtypes.py's PACKED_DTYPES)
+    shape = sizes.of(packed_output_sizes(tuple(buffer.shape)))
+    code, bits, lanes = dlpack_type(to_torch(dtype))
+    return COutput(OutputSpec(label, tuple(s.code for s in shape), dtype.name), shape, code, bits, lanes)
 
 
 def check_launchable(lowered: LoweredKernel, name: str) -> None:

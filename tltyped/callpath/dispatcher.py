@@ -242,9 +242,10 @@ class Dispatcher:
         """The outputs a call allocates and returns, made with no data (on meta, or fake under a tracer), shaped as
         the kernel of the call's specialisation allocates them: a call with meta tensors returns them, and they are
         the fake implementation of the kernel's torch op (torch_op.py)."""
-        from tltyped.types.dtypes import to_torch
+        from tltyped.types.dtypes import as_dtype, packed_output_sizes, to_torch
 
-        return [torch.empty(shape, dtype=to_torch(dtype), device=bound.device)
+        return [torch.empty(packed_output_sizes(shape) if is_packed(as_dtype(dtype)) else shape, dtype=to_torch(dtype),
+                            device=bound.device)  # a sub-byte output: its packed storage, as the launcher allocates it
                 for shape, dtype in self.returned(bound, self.consts(bound))]
 
     def returned(self, bound: Bound, consts: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:

@@ -35,11 +35,13 @@ from tltyped import locks
 from tltyped.backend import build
 from tltyped.callpath import torch_direct
 from tltyped.errors import ArgumentValueError, CompileError
-from tltyped.types.dtypes import ALL_DTYPES, to_torch
+from tltyped.types.dtypes import ALL_DTYPES, dlpack_type, to_torch
 
 logger = logging.getLogger(__name__)
 
 _DLPACK_CODES: dict[torch.dtype, tuple[int, int]] = {to_torch(d): (d.dlpack_code, d.bits) for d in ALL_DTYPES}
+if hasattr(torch, "float4_e2m1fn_x2"):  # a packed fp4 storage (dtypes.PACKED_DTYPES): as the C reader's DLPack has it
+    _DLPACK_CODES[torch.float4_e2m1fn_x2] = dlpack_type(torch.float4_e2m1fn_x2)[:2]
 
 
 def _signature(t: torch.Tensor, cuda: bool, data: int) -> int | tuple[int, ...]:

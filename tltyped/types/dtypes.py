@@ -304,6 +304,24 @@ def storage_sizes(shape: tuple[Any, ...]) -> tuple[Any, ...]:
     return (*shape[:-1], shape[-1] * 4 // 8) if shape else shape
 
 
+def packed_output_sizes(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The storage shape an output of a PACKED_DTYPES type, of logical `shape`, is allocated with: the final dim
+    halved, rounded up (TileLang rounds down, `size * 4 // 8`, which leaves the last value of an odd size outside
+    the allocation; rounded up, it has a byte of its own). A symbolic size (a tracer's) stays symbolic."""
+    return (*shape[:-1], (shape[-1] + PACKING - 1) // PACKING) if shape else shape
+
+
+def dlpack_type(dtype: torch.dtype) -> tuple[int, int, int]:
+    """The DLPack (code, bits, lanes) of a torch dtype that an argument type or a packed storage is (torch's own
+    DLPack conversion: `float4_e2m1fn_x2` is two float4_e2m1fn lanes)."""
+    import torch
+
+    if getattr(torch, "float4_e2m1fn_x2", None) == dtype:
+        return DL_FLOAT4_E2M1FN, 4, 2
+    element = as_dtype(dtype)
+    return element.dlpack_code, element.bits, 1
+
+
 def logical_sizes(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The logical shape and strides of a packed tensor of storage `shape` and `strides` (the innermost stride
     must be 1: the caller checks)."""

@@ -151,12 +151,12 @@ def tfloat32_scalar(A, scale: T.tfloat32):
     A: T.Tensor[[N], T.float32]
 
 
-def int4_tensor(A):
+def fnuz_tensor(A):
     N = T.const("N")
-    A: T.Tensor[[N], T.int4]
+    A: T.Tensor[[N], T.float8_e4m3fnuz]
 
 
-def int4_scalar(A, scale: T.int4):
+def fnuz_scalar(A, scale: T.float8_e4m3fnuz):
     N = T.const("N")
     A: T.Tensor[[N], T.float32]
 

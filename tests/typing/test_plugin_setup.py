@@ -14,13 +14,13 @@ import pytest
 import tilelang.language as tilelang_language
 from tltyped.mypy_plugin import names
 from tltyped.mypy_plugin.plugin import SUPPORTED_MYPY, TLTypedPlugin, UnsupportedSetup, plugin
-from tltyped.types.dtypes import ALL_DTYPES, argument_dtype, as_dtype
+from tltyped.types.dtypes import ALL_DTYPES, PACKED_DTYPES, argument_dtype, as_dtype
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_dtype_classes_are_the_runtime_ones() -> None:
-    assert list(names.DTYPE_CLASSES) == [d.__name__ for d in ALL_DTYPES]
+    assert list(names.DTYPE_CLASSES) == [d.__name__ for d in (*ALL_DTYPES, *PACKED_DTYPES)]
 
 
 @pytest.mark.parametrize(("value", "class_name"), sorted(names.LANGUAGE_DTYPE_CLASS.items()))
@@ -29,13 +29,15 @@ def test_tilelang_dtype_values_map_as_the_runtime_maps_them(value: str, class_na
 
 
 def test_unmapped_tilelang_dtypes_are_no_argument_types_to_the_runtime_either() -> None:
-    for value in ("int4", "float8_e4m3fnuz", "tfloat32"):
+    for value in ("float6_e2m3fn", "float8_e4m3fnuz", "tfloat32"):
         assert value not in names.LANGUAGE_DTYPE_CLASS
         assert as_dtype(getattr(tilelang_language, value)).name == value  # a dtype (of a const, T.alloc_*) ...
-    for value in ("int4", "float8_e4m3fnuz"):
+    for value in ("float6_e2m3fn", "float8_e4m3fnuz"):
         with pytest.raises(TypeError, match="not of its arguments"):
             argument_dtype(getattr(tilelang_language, value))  # ... but no tensor's
     assert argument_dtype(tilelang_language.tfloat32).name == "float32"  # tf32 values are float32 in memory
+    for value in ("int4", "float4_e2m1fn"):  # sub-byte argument types, held packed (dtypes.PACKED_DTYPES)
+        assert names.LANGUAGE_DTYPE_CLASS[value] == value and argument_dtype(getattr(tilelang_language, value)).name == value
 
 
 def _public_names(stub: Path) -> set[str]:

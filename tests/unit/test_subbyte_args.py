@@ -249,3 +249,28 @@ def test_an_fp4_output_kernel_allocates_packed_storage(sm90) -> None:
     compiled = to_fp4.compile(meta(4, 10, dtype=torch.float32))
     (out,) = compiled.empty_outputs(0, 10)  # A's pointer and K: on the CPU
     assert out.dtype == getattr(torch, "float4_e2m1fn_x2", torch.int8) and out.shape == (4, 5)
+
+
+@tl.jit
+def by_const(A, dtype: T.dtype = T.float32):
+    K = T.dynamic("K")
+    A: T.Tensor[[K], dtype]
+    with T.Kernel(1, threads=32):
+        T.evaluate(A[0])
+
+
+def test_a_dtype_computed_from_consts_may_be_packed_and_its_calls_stay_off_the_fast_paths() -> None:
+    """The plan reads A's K as stored (its dtype unknown until a call): a call making A fp4 is bound logically,
+    and its launch is kept under a key the fast paths never make (dispatcher.py's _SLOW_PATH_ONLY)."""
+    bound = bind(by_const, meta(8, dtype=torch.uint8), T.float4_e2m1fn)
+    assert bound.dims == {"K": 16} and bound.dtypes["A"] is tl.float4_e2m1fn
+    plan = by_const._dispatcher.plan
+    assert not plan.tensors[0].packed and plan.in_c
+    assert not plan.serves(frozenset({"A"})) and plan.serves(frozenset())
+    assert bind(by_const, meta(8, dtype=torch.float32), T.float32).dims == {"K": 8}
+
+
+def test_dims_given_by_name_describe_the_logical_tensor() -> None:
+    lowered = unpack.lower(M=8, K=64)
+    buffer = lowered.prim_func.buffer_map[lowered.prim_func.params[0]]
+    assert str(buffer.dtype) == "float4_e2m1fn" and int(buffer.shape[0]) == 8

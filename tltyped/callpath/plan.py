@@ -74,9 +74,10 @@ class TensorRead:
     packed: bool = False  # a sub-byte dtype held two values a byte (the module's docstring)
 
     @property
-    def read_as_stored(self) -> bool:
-        """Whether every axis that is not static reads as its storage value (no packing to undo)."""
-        return all(axis.code == STATIC or axis.scale == 1 for axis in self.axes)
+    def packing_free(self) -> bool:
+        """Whether packing changes no axis a call reads or checks: every axis but the outer sizes is static (in the
+        key, as stored)."""
+        return all(axis.code == STATIC for axis in self.axes[max(self.rank - 1, 0):])
 
 
 @dataclass(frozen=True)
@@ -112,12 +113,12 @@ class CallPlan:
         """Whether the C cached call serves this signature: its only checks are dyn dims agreeing, and it reads
         every dyn dim from a tensor's axis."""
         return (not self.has_checks and not self.scalar_sized and not self.pointers and bool(self.tensors)
-                and not any(t.strided or not t.read_as_stored for t in self.tensors))
+                and not any(t.strided or (t.packed and not t.packing_free) for t in self.tensors))
 
     def serves(self, packed: frozenset[str]) -> bool:
         """Whether the fast paths read right a call whose packed tensors are `packed` (by name): a tensor planned
         unpacked (its dtype computed from consts) but packed in this call must read every axis as stored."""
-        return all(t.packed or t.read_as_stored for t in self.tensors if t.name in packed)
+        return all(t.packed or t.packing_free for t in self.tensors if t.name in packed)
 
     def c_table(self) -> tuple[Any, ...]:
         """The parameters as the C cached call reads them (`CachedCall(..., params, ...)`).

@@ -274,3 +274,29 @@ def test_dims_given_by_name_describe_the_logical_tensor() -> None:
     lowered = unpack.lower(M=8, K=64)
     buffer = lowered.prim_func.buffer_map[lowered.prim_func.params[0]]
     assert str(buffer.dtype) == "float4_e2m1fn" and int(buffer.shape[0]) == 8
+
+
+@tl.jit
+def strided_dyn(x):
+    """TileLang's test_tilelang_language_subtype.py `strided_kernel`: a dyn row count and a dyn row stride."""
+    m = T.dynamic("m")
+    s = T.dynamic("s")
+    x: T.StridedTensor[[m, 16], [s, 1], T.float4_e2m1fn]
+    with T.Kernel(1, threads=32):
+        T.evaluate(x[0, 0])
+
+
+@pytest.mark.parametrize("rows", [1, 2], ids=["contiguous", "every other row"])
+def test_a_dyn_stride_of_a_packed_tensor_is_launched_logical_as_the_slow_path_binds_it(rows: int) -> None:
+    plan, source = strided_dyn._dispatcher.plan, strided_dyn.fast_path_source
+    assert not plan.in_c  # strided: the generated path
+    launches: dict[Any, Any] = {}
+    path = fastpath.build_fast_path(plan, source, launches, slow)
+    x = torch.zeros(8, 8, dtype=torch.uint8)[::rows]  # (4 or 8, 16) fp4, row stride 16 or 32 values
+    recorder = launches[path.key(x)] = Recorder()
+    assert path.call(x) == "launched"
+    ((_, *dims, _stream, _device, _x),) = recorder.calls
+    bound = bind(strided_dyn, x.to("meta") if rows == 1 else torch.zeros(8, 8, dtype=torch.uint8, device="meta")[::2])
+    assert dims == strided_dyn._dispatcher.launch_args(bound)[1:] == [8 // rows, 16 * rows]
+    wrong = torch.zeros(8, 16, dtype=torch.uint8)[:, ::2]  # innermost stride 2 bytes: refused by the binder
+    assert path.call(wrong) == "slow"

@@ -172,23 +172,25 @@ def slow(*args: Any) -> str:
     return "slow"
 
 
-def test_a_packed_innermost_dyn_dim_routes_the_kernel_to_the_generated_fast_path() -> None:
-    """The C cached call reads storage sizes: a packed tensor's dyn innermost size is the generated path's (the
-    plan says so); one whose packed axes are all static stays in C."""
-    assert not unpack._dispatcher.plan.in_c
-    assert unpack_static._dispatcher.plan.in_c
+def test_the_plans_read_a_packed_innermost_dyn_size_twice_as_large() -> None:
+    """The generated path doubles the stored size; the C cached call's table says so ((K's index, 2))."""
+    assert unpack._dispatcher.plan.in_c and unpack_static._dispatcher.plan.in_c
+    assert unpack._dispatcher.plan.c_table() == ((-1, (0, 2)), (-1, 0), 1)  # block: an int, typed
     assert "(_tl_t0_1 * 2)" in unpack.fast_path_source  # K, launched as the logical size
 
 
 C = tensors.load_helpers()
 
 
+@pytest.mark.parametrize("in_c", [False, True], ids=["generated", "C"])
 @pytest.mark.parametrize("storage", STORAGES, ids=str)
-def test_the_generated_path_serves_a_second_call_with_the_slow_paths_key_and_logical_dims(storage) -> None:
+def test_the_fast_paths_serve_a_second_call_with_the_slow_paths_key_and_logical_dims(storage, in_c) -> None:
+    if in_c and C is None:
+        pytest.skip("the C tensor facts are not built here")
     plan, source = unpack._dispatcher.plan, unpack.fast_path_source
     launches: dict[Any, Any] = {}
-    path = fastpath.build_fast_path(plan, source, launches, slow)
-    assert inspect.isfunction(path.call)
+    path = fastpath.build_fast_path(plan, source, launches, slow, in_c=in_c)
+    assert type(path.call) is C.CachedCall if in_c else inspect.isfunction(path.call)
     a, b = torch.zeros(16, 32, dtype=storage), torch.zeros(16, 64)
     recorder = launches[path.key(a, b, 64)] = Recorder()
     assert unpack._dispatcher.key(a, b, 64) == path.key(a, b, 64)  # the key the slow path stores its launch under
@@ -199,6 +201,9 @@ def test_the_generated_path_serves_a_second_call_with_the_slow_paths_key_and_log
     assert [k] == slow_dims == [64]  # the slow path's launch: the logical K
     assert path.call(a, torch.zeros(16, 32)) == "slow"  # B's K is the storage's, not the logical: not served
     assert path.call(a[:, :8], torch.zeros(16, 16)) == "slow"  # another layout: another key
+    assert path.call(a[:8], b[:8]) == "slow"  # M is const: another key
+    if in_c:
+        assert path.call.hits == 1
 
 
 @pytest.mark.skipif(C is None, reason="the C tensor facts are not built here")

@@ -27,11 +27,11 @@ every dyn dim read from an axis, with no ptr or strided parameters.
 A tensor of a sub-byte dtype (types/dtypes.py's PACKED_DTYPES, `Tensor[float4_e2m1fn, M, K]`) is read as torch
 holds it, packed two values a byte: its key holds the storage's signature, sizes and strides, and where an axis
 gives a dyn dim (or is checked against one) its logical value is used: the innermost size times 2, a
-StridedTensor's strides times 2 but the innermost, whose storage stride must be 1. The C cached call reads storage
-sizes only, so a signature with a packed tensor whose innermost size or a stride is not static is served by the
-generated fast path instead (`in_c`); one whose packed tensors' axes read as stored (all static, or a dyn dim on
-an outer axis) stays in C. A tensor whose dtype is computed from consts (`T.Tensor[[M, K], dtype]`) is planned as
-unpacked: a call that makes it a sub-byte one with such an axis not static takes the slow path (`serves`).
+StridedTensor's strides times 2 but the innermost, whose storage stride must be 1. The C cached call takes each
+dyn axis's scale in its table (`c_table`: a packed innermost dyn size is `(k, 2)`), so it serves packed tensors
+as it serves others (a StridedTensor is the generated path's, packed or not). A tensor whose dtype is computed
+from consts (`T.Tensor[[M, K], dtype]`) is planned as unpacked: a call that makes it a sub-byte one with its
+innermost size (or a stride) not static takes the slow path (`serves`).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class CallPlan:
         """Whether the C cached call serves this signature: its only checks are dyn dims agreeing, and it reads
         every dyn dim from a tensor's axis."""
         return (not self.has_checks and not self.scalar_sized and not self.pointers and bool(self.tensors)
-                and not any(t.strided or (t.packed and not t.packing_free) for t in self.tensors))
+                and not any(t.strided for t in self.tensors))
 
     def serves(self, packed: frozenset[str]) -> bool:
         """Whether the fast paths read right a call whose packed tensors are `packed` (by name): a tensor planned
@@ -123,8 +123,9 @@ class CallPlan:
     def c_table(self) -> tuple[Any, ...]:
         """The parameters as the C cached call reads them (`CachedCall(..., params, ...)`).
 
-        A tensor is its axes' codes (STATIC or a dyn dim's index), a const
-        its key form's index in KEY_FORMS, a dyn scalar None.
+        A tensor is its axes' codes (STATIC or a dyn dim's index; `(index,
+        scale)` for a packed tensor's innermost dyn size), a const its key
+        form's index in KEY_FORMS, a dyn scalar None.
         """
         assert self.in_c, f"{self.name}: the C cached call does not serve this signature"
         tensors = {t.name: t for t in self.tensors}
@@ -132,7 +133,8 @@ class CallPlan:
         table: list[Any] = []
         for p in self.params:
             if p.kind is Kind.TENSOR:
-                table.append(tuple(axis.code for axis in tensors[p.name].axes))
+                table.append(tuple(axis.code if axis.code < 0 or axis.scale == 1 else (axis.code, axis.scale)
+                                   for axis in tensors[p.name].axes))
             elif p.kind is Kind.CONST:
                 table.append(KEY_FORMS.index(forms[p.name]))
             else:

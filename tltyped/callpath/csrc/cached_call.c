@@ -14,7 +14,8 @@
  * (tltyped/abi.py), so no Python value is made for its pointers, dims,
  * stream or device. `params` holds one item per parameter: a tuple of
  * per-axis codes for a tensor (-1: a static axis, in the key; k >= 0: the
- * k-th dyn dim), 0, 1 or 2 for a const (its key form: `value`, `type(value),
+ * k-th dyn dim; (k, s): the k-th dyn dim, s times the stored size, the
+ * innermost size of a sub-byte tensor held packed, plan.py), 0, 1 or 2 for a const (its key form: `value`, `type(value),
  * value` or `typed(value)`), None for a dyn scalar; `names` are the
  * parameters' names, `defaults` the values of the last ones, `positional`
  * how many may be given by position (the others are keyword-only; all, if
@@ -67,6 +68,7 @@ typedef struct {
   Memo memo[MEMO];
   unsigned char kind[MAX_ARGS], rank[MAX_ARGS];
   signed char dims[MAX_ARGS][MAX_DIMS];  // -1: static (key), else the dyn dim's index
+  unsigned char scale[MAX_ARGS][MAX_DIMS];  // a dyn dim's value is the size times this (2: a packed innermost size)
 } CachedCall;
 
 // The launcher's raw entry, if `launch` is a compiled launcher's `launch` (a Python callable otherwise).
@@ -267,8 +269,8 @@ static PyObject* cached_call(PyObject* op, PyObject* const* args, size_t nargsf,
       if (code < 0) {
         key_words[nk++] = t->shape[d];
       } else if (!seen[code]) {
-        seen[code] = 1, dyn[code] = t->shape[d];
-      } else if (dyn[code] != t->shape[d]) {
+        seen[code] = 1, dyn[code] = t->shape[d] * self->scale[i][d];
+      } else if (dyn[code] != t->shape[d] * self->scale[i][d]) {
         goto fallback;
       }
     }
@@ -323,12 +325,22 @@ static int parse_params(CachedCall* self, PyObject* params) {
       self->kind[i] = TENSOR, self->key_size++, self->key_words++;
       self->rank[i] = (unsigned char)PyTuple_GET_SIZE(item);
       for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(item); d++) {
-        long code = PyLong_AsLong(PyTuple_GET_ITEM(item, d));
+        PyObject* axis = PyTuple_GET_ITEM(item, d);
+        long code, scale = 1;
+        if (PyTuple_Check(axis) && PyTuple_GET_SIZE(axis) == 2) {  // (dyn dim's index, scale)
+          code = PyLong_AsLong(PyTuple_GET_ITEM(axis, 0));
+          scale = PyErr_Occurred() ? 0 : PyLong_AsLong(PyTuple_GET_ITEM(axis, 1));
+          if (code < 0 || scale < 1 || scale > 8) code = MAX_DYN;  // refused below
+        } else {
+          code = PyLong_AsLong(axis);
+        }
         if (code < -1 || code >= MAX_DYN || PyErr_Occurred()) {
-          PyErr_SetString(PyExc_ValueError, "params: a dim code is -1 or a dyn dim's index");
+          PyErr_Clear();
+          PyErr_SetString(PyExc_ValueError, "params: a dim code is -1, a dyn dim's index, or (its index, a scale)");
           return -1;
         }
         self->dims[i][d] = (signed char)code;
+        self->scale[i][d] = (unsigned char)scale;
         if (code < 0) self->key_size++, self->key_words++;
         if (code + 1 > self->ndyn) self->ndyn = code + 1;
       }

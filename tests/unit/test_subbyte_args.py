@@ -305,3 +305,10 @@ def test_a_dyn_stride_of_a_packed_tensor_is_launched_logical_as_the_slow_path_bi
     assert dims == strided_dyn._dispatcher.launch_args(bound)[1:] == [8 // rows, 16 * rows]
     wrong = torch.zeros(8, 16, dtype=torch.uint8)[:, ::2]  # innermost stride 2 bytes: refused by the binder
     assert path.call(wrong) == "slow"
+
+
+@pytest.mark.skipif(C is None, reason="the C tensor facts are not built here")
+@pytest.mark.parametrize("axis", [(0, 0), (-1, 2), (0, 99), (64, 2), ("k", 2)], ids=str)
+def test_the_c_table_refuses_a_bad_scaled_axis(axis: Any) -> None:
+    with pytest.raises(ValueError, match=r"params: a dim code is -1, a dyn dim's index, or \(its index, a scale\)"):
+        C.CachedCall({}, slow, lambda v: v, ((axis,),), ("A",), (), 16)

@@ -11,6 +11,7 @@ import torch
 
 import tltyped as tl
 import tltyped.language as T
+from tests.kernels.subbyte import STORAGES, unpack
 
 M = TypeVar("M")
 K = TypeVar("K", bound=tl.dyn[int])
@@ -18,17 +19,6 @@ K = TypeVar("K", bound=tl.dyn[int])
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
 """The value of each 4-bit code: sign, 2 exponent bits, 1 mantissa bit."""
 
-STORAGES = [torch.uint8, torch.int8] + ([torch.float4_e2m1fn_x2] if hasattr(torch, "float4_e2m1fn_x2") else [])
-
-
-@tl.jit
-def unpack(A: tl.Tensor[tl.float4_e2m1fn, M, K], B: tl.Tensor[tl.float32, M, K], block: int = 128):
-    """B = A as float32."""
-    m, k = A.shape
-    with T.Kernel(T.ceildiv(k, block), m, threads=128) as (bx, by):
-        for j in T.Parallel(block):
-            if bx * block + j < k:
-                B[by, bx * block + j] = T.cast(A[by, bx * block + j], T.float32)
 
 
 @tl.jit

@@ -208,7 +208,8 @@ element 2i in the low nibble of byte i: one of the dtype's `packed_in` torch dty
 torch's float4_e2m1fn_x2), of shape (M, K / 2). Its strides count bytes, so the logical strides are the storage
 strides times 2, except the innermost, which must be 1; the logical innermost size is twice the storage's (a
 logical K is even). An output declared so is allocated as TileLang allocates it: the dtype's `packed_out` (the
-first torch has), the final dim halved. Everything that reads it goes through `packed_sizes` and `storage_dtype`."""
+first torch has), the final dim halved. Everything that reads it goes through `packed_storage`, `logical_sizes`,
+`storage_sizes` and `packed_output_sizes` below."""
 
 COMPUTE_DTYPES: tuple[type[DType], ...] = (
     tfloat32, float8_e3m4, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,

@@ -144,26 +144,23 @@ def main() -> None:
             rows.append((name, f"  facts(ranks, {tensors} tensors) alone, {variant}",
                          time_ns(f"facts(ranks, {', '.join(tensor_names)})", {"facts": facts, "ranks": ranks, **tensor_names}, opts)))
 
-    # a kernel whose body reads globals: each call checks that each still holds its object (flash_attention.py's
-    # body and helpers read four)
-    watched = tuple(Watch(globals(), name, globals()[name]) for name in ("Case", "noop_launch", "time_ns", "call"))
-    for variant, how in variants.items():
-        guarded = Case("a", kernels["a"], inputs.args["a"], *how, watched=watched)
-        stmt, names = call("f", guarded.args)
-        guarded_ns = time_ns(stmt, {"f": guarded.fast, **names}, opts)
-        parser_ns[("a, 4 watched", variant)] = guarded_ns - (parser_ns[("a", variant)] + launch_ns["a"])
-        rows.append(("a", f"fast path, 4 watched globals, {variant}", guarded_ns))
-        made += guarded.calls_made()
-
-    # the guard its own fingerprint gives a kernel reading no global and no helper: its function's code and defaults
+    # guards: a kernel whose body reads globals, each call checking that each still holds its object
+    # (flash_attention.py's body and helpers read four); and the guard its own fingerprint gives a kernel reading
+    # no global and no helper (its function's code and defaults)
     own = fingerprint(kernels["a"]._dispatcher.fn).watched
-    for variant, how in variants.items():
-        guarded = Case("a", kernels["a"], inputs.args["a"], *how, watched=own)
-        stmt, names = call("f", guarded.args)
-        guarded_ns = time_ns(stmt, {"f": guarded.fast, **names}, opts)
-        parser_ns[("a, own", variant)] = guarded_ns - (parser_ns[("a", variant)] + launch_ns["a"])
-        rows.append(("a", f"fast path, its own fingerprint's guard ({len(own)} watched), {variant}", guarded_ns))
-        made += guarded.calls_made()
+    guards = {
+        "4 watched": (tuple(Watch(globals(), name, globals()[name]) for name in ("Case", "noop_launch", "time_ns", "call")),
+                      "4 watched globals"),
+        "own": (own, f"its own fingerprint's guard ({len(own)} watched)"),
+    }
+    for guard, (watched, shown) in guards.items():
+        for variant, how in variants.items():
+            guarded = Case("a", kernels["a"], inputs.args["a"], *how, watched=watched)
+            stmt, names = call("f", guarded.args)
+            guarded_ns = time_ns(stmt, {"f": guarded.fast, **names}, opts)
+            parser_ns[(f"a, {guard}", variant)] = guarded_ns - (parser_ns[("a", variant)] + launch_ns["a"])
+            rows.append(("a", f"fast path, {shown}, {variant}", guarded_ns))
+            made += guarded.calls_made()
 
     a = Case("a", kernels["a"], inputs.args["a"], *next(iter(variants.values())))
     t = a.args[0]

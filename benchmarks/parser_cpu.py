@@ -7,8 +7,10 @@ the three kernels of dispatch.py are decorated (nothing is compiled), their
 fast paths are rebuilt with `build_fast_path` around a cache holding a no-op
 launch under the key of CPU tensors, and each is called in a loop three
 ways: as `@tl.jit` makes it, the whole cached call in C (`CachedCall`, where
-the C facts build here); the generated Python function with the C
-`tensor_facts`; and the same with `python_facts`. A change to the template,
+the C facts build here); the same reached through the generated function
+that forwards to it (what a machine's first process holds: its kernels were
+defined before the C helper was built); the generated Python function with
+the C `tensor_facts`; and the same with `python_facts`. A change to the template,
 the key or the facts shows up here, in CI, with no device. Every call must
 hit: a miss raises. Case (a) is timed once more with four watched globals
 (what a body reading globals makes each call check, as
@@ -49,15 +51,23 @@ class Case:
 
     def __init__(
         self, name: str, fn: Any, args: dict[str, Any], facts: Callable[..., tuple[Any, ...]] | None, in_c: bool,
-        watched: tuple[Any, ...] = (),
+        forwarded: bool, watched: tuple[Any, ...] = (),
     ) -> None:
+        from tltyped.callpath import tensors
         from tltyped.callpath.fastpath import build_fast_path
 
         self.name = name
         self.args = list(args.values())
         self.signature = fn.signature
         self.cache: dict[Any, Any] = {}
-        path = build_fast_path(fn._dispatcher.plan, fn.fast_path_source, self.cache, self._slow, facts, in_c)
+        native = tensors.native
+        if forwarded:  # built as if the helper were not built yet, then given it, as the first call gives it
+            tensors.native = lambda: None
+        try:
+            path = build_fast_path(fn._dispatcher.plan, fn.fast_path_source, self.cache, self._slow, facts, in_c)
+        finally:
+            tensors.native = native
+        path.read_with(facts or tensors.tensor_facts())
         path.guard_with(watched)
         self.key, self.fast, self.hits = path.key, path.call, path.hits
         self.key_value = self.key(*self.args)
@@ -109,9 +119,10 @@ def main() -> None:
     from tltyped.frontend.fingerprint import Watch, fingerprint
 
     helper = load_helpers()
-    variants: dict[str, tuple[Any, bool]] = {
-        "C path": (None, True), "C facts": (helper.facts, False), "Python facts": (python_facts, False),
-    } if helper is not None else {"Python facts (the C facts did not build)": (python_facts, False)}
+    variants: dict[str, tuple[Any, bool, bool]] = {
+        "C path": (None, True, False), "C path, forwarded": (None, True, True), "C facts": (helper.facts, False, False),
+        "Python facts": (python_facts, False, False),
+    } if helper is not None else {"Python facts (the C facts did not build)": (python_facts, False, False)}
     inputs = Inputs("cpu")
     kernels = tltyped_kernels()
 
@@ -138,7 +149,7 @@ def main() -> None:
         rows.append((name, f"  a no-op Python function of the same {len(names)} arguments", time_ns(stmt, {"f": noop_launch, **names}, opts)))
         ranks = bytes(t.dim() for t in first.args if isinstance(t, torch.Tensor))
         tensor_names = {f"t{i}": t for i, t in enumerate(t for t in first.args if isinstance(t, torch.Tensor))}
-        for variant, (facts, in_c) in variants.items():
+        for variant, (facts, _, _) in variants.items():
             if facts is None:
                 continue
             rows.append((name, f"  facts(ranks, {tensors} tensors) alone, {variant}",

@@ -99,14 +99,23 @@ def slow(*args: Any) -> str:
     return "slow"
 
 
-@pytest.fixture
-def paths() -> tuple[Any, Any, Recorder, dict[Any, Any]]:
-    """The C path and the Python path of `mixed`, around one cache holding a recorder."""
+@pytest.fixture(params=["C call", "forwarded to C"])
+def paths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Recorder, dict[Any, Any]]:
+    """The C path and the Python path of `mixed`, around one cache holding a recorder. The C path is the C
+    cached call itself, or (a machine's first process) the generated function handed out before the helper was
+    built, which forwards every call to the C cached call made once the helper is loaded."""
     plan, source = mixed._dispatcher.plan, mixed.fast_path_source
     launches: dict[Any, Any] = {}
+    if request.param == "forwarded to C":
+        monkeypatch.setattr(tensors, "native", lambda: None)  # the helper is not built yet
     c_path = fastpath.build_fast_path(plan, source, launches, slow)
+    if request.param == "forwarded to C":
+        assert inspect.isfunction(c_path.call) and c_path.c_call() is None
+        monkeypatch.undo()  # the first call built the helper
+        c_path.read_with(tensors.tensor_facts())
     python_path = fastpath.build_fast_path(plan, source, launches, slow, in_c=False)
-    assert type(c_path.call) is C.CachedCall and inspect.isfunction(python_path.call)
+    assert type(c_path.c_call()) is C.CachedCall and inspect.isfunction(python_path.call)
+    assert python_path.c_call() is None
     return c_path, python_path, Recorder(), launches
 
 
@@ -135,7 +144,7 @@ def test_the_c_path_serves_a_hit_with_the_python_paths_key_and_arguments(paths, 
     c_path, python_path, recorder, launches = paths
     launches[python_path.key(*full_arguments(args, kwargs))] = recorder
     assert c_path.call(*args, **kwargs) == "launched"
-    assert c_path.call.hits == 1  # served in C, not handed to the Python path
+    assert c_path.c_call().hits == 1  # served in C, not handed to the Python path
     assert python_path.call(*args, **kwargs) == "launched"
     (*c_args, c_a, c_b), (*python_args, python_a, python_b) = recorder.calls
     assert c_args == python_args
@@ -182,7 +191,7 @@ def test_a_call_the_c_path_does_not_serve_ends_as_the_python_path_ends_it(paths,
     recorder.calls.clear()
     expected = outcome(python_path.call, args, kwargs)
     assert outcome(c_path.call, args, kwargs) == expected
-    assert expected != "launched" and recorder.calls == [] and c_path.call.hits == 2
+    assert expected != "launched" and recorder.calls == [] and c_path.c_call().hits == 2
 
 
 @tl.jit
@@ -199,14 +208,14 @@ def test_keyword_only_parameters_are_served_by_name_and_refused_by_position() ->
     c_path = fastpath.build_fast_path(plan, source, launches, slow)
     python_path = fastpath.build_fast_path(plan, source, launches, slow, in_c=False)
     launches[python_path.key(A, 2.0, 128)] = recorder
-    assert c_path.call(A, alpha=2.0, block=128) == "launched" and c_path.call.hits == 1
+    assert c_path.call(A, alpha=2.0, block=128) == "launched" and c_path.c_call().hits == 1
     assert python_path.call(A, block=128, alpha=2.0) == "launched"
     assert recorder.calls[0] == recorder.calls[1]
     for args in ((A, 2.0), (A, 2.0, 128)):
         expected = outcome(python_path.call, args, {})
         assert expected[0] is TypeError and "positional argument" in expected[1]
         assert outcome(c_path.call, args, {}) == expected
-    assert len(recorder.calls) == 2 and c_path.call.hits == 1
+    assert len(recorder.calls) == 2 and c_path.c_call().hits == 1
 
 
 @c_path
@@ -253,7 +262,7 @@ def test_a_call_is_served_only_while_each_watched_place_holds_its_object(paths) 
     for path in (c_path, python_path):
         path.guard_with(guard)
     assert c_path.call(A, B) == python_path.call(A, B) == "launched"
-    hits = c_path.call.hits
+    hits = c_path.c_call().hits
     for change, undo in ((lambda: SETTINGS.update(SCALE=3.0), lambda: SETTINGS.update(SCALE=setting)),
                          (lambda: SETTINGS.update(SCALE=float("2.0")), lambda: SETTINGS.update(SCALE=setting)),
                          (lambda: SETTINGS.pop("SCALE"), lambda: SETTINGS.update(SCALE=setting)),
@@ -263,9 +272,9 @@ def test_a_call_is_served_only_while_each_watched_place_holds_its_object(paths) 
         assert C.unchanged(guard) is unchanged(guard) is False  # the check in C, and in Python without the helper
         undo()
         assert c_path.call(A, B) == "launched" and C.unchanged(guard) is unchanged(guard) is True
-    assert c_path.call.hits == hits + 4 and len(recorder.calls) == 6
+    assert c_path.c_call().hits == hits + 4 and len(recorder.calls) == 6
     with pytest.raises(TypeError, match="guard: a tuple"):
-        c_path.call.guard_with([("not", "a tuple")])
+        c_path.c_call().guard_with([("not", "a tuple")])
 
 
 SHAPE = (2, 4)
@@ -289,7 +298,7 @@ def test_recent_hits_are_told_apart_and_replaced(paths) -> None:
                 assert c_path.call(a, b, 0.5, block, shape=shape) == "launched"
                 assert python_path.call(a, b, 0.5, block, shape=shape) == "launched"
                 calls.append(block)
-    assert c_path.call.hits == len(calls)
+    assert c_path.c_call().hits == len(calls)
     for block, recorder in recorders.items():
         assert len(recorder.calls) == 2 * calls.count(block)
         assert recorder.calls[0::2] == recorder.calls[1::2]  # the C path's arguments, then the Python path's
@@ -390,4 +399,4 @@ def test_a_key_rule_changed_in_the_plan_is_followed_by_every_path() -> None:
     assert key[-3:-1] == (str, "fast") and key != mixed._dispatcher.key(A, B, 1.0, 64, "fast", (2, 4))
     recorder = launches[key] = Recorder()
     assert c_path.call(A, B) == python_path.call(A, B) == "launched"
-    assert c_path.call.hits == 1 and len(recorder.calls) == 2  # the C path found the entry under the new key
+    assert c_path.c_call().hits == 1 and len(recorder.calls) == 2  # the C path found the entry under the new key

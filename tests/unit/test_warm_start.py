@@ -72,11 +72,12 @@ kind = type(user_kernels.scale).__name__  # the C cached call where its helper i
 kernel = user_kernels.scale.compile(torch.empty(1000, dtype=torch.float32, device="meta"), 2.0, block={block})
 (out,) = kernel.empty_outputs(0, 2.0, 1000)  # X, alpha, N: allocated as a call would, by the allocator helper
 from tltyped.callpath.torch_direct import torch_empty
+serves = type(user_kernels.scale._dispatcher.fast_path.c_call()).__name__  # what the kernel's calls reach now
 print(json.dumps({{
     "compiled": kernel.compiled, "cuda": "__global__" in kernel.cuda_source,
     "info": user_kernels.scale.cache_info()._asdict(), "tilelang": "tilelang" in sys.modules,
     "seconds": time.perf_counter() - start, "spawned": spawned, "helper": torch_empty() is not None,
-    "output": [list(out.shape), str(out.dtype)], "defined": defined, "kind": kind,
+    "output": [list(out.shape), str(out.dtype)], "defined": defined, "kind": kind, "serves": serves,
 }}))
 '''
 
@@ -115,9 +116,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     first = built.run()
     assert first["compiled"] and first["cuda"]
     # an empty cache: defining the kernel compiled nothing (at most a compiler was asked its version), so the
-    # call path is the generated Python function; compiling the kernel built the C helpers too
+    # call path is the generated Python function; compiling the kernel built the C helpers too, and from then on
+    # that function hands each call to the C cached call
     assert all("--version" in command for command in first["defined"]), first["defined"]  # type: ignore[attr-defined]
-    assert first["kind"] == "function" and first["helper"]
+    assert first["kind"] == "function" and first["helper"] and first["serves"] == "CachedCall"
     return built
 
 
@@ -138,7 +140,7 @@ def test_a_new_process_loads_the_kernel_without_building(project: Project) -> No
     assert second["info"] == {"hits": 0, "misses": 0, "compiles": 0, "disk_hits": 1, "size": 0}
     assert second["tilelang"] is False  # neither TileLang nor TVM was imported, not even by `@T.macro`
     assert second["spawned"] == []  # no compiler ran, not even for its `--version`
-    assert second["kind"] == "CachedCall"  # the C helper built by the first process, loaded when the kernel was defined
+    assert second["kind"] == second["serves"] == "CachedCall"  # the C helper built by the first process, loaded when the kernel was defined
     assert second["helper"] and second["output"] == [[1000], "torch.float32"]  # the helper was loaded, not rebuilt
 
 

@@ -122,7 +122,8 @@ class Dispatcher:
         """On the first call or compile: build and load the C helpers (once per machine), and read tensors with them."""
         if not self.helpers_ready:
             tensors.load_helpers()
-            self.fast_path.read_with(tensors.tensor_facts())
+            with self.guard_lock:  # the C cached call the fast path may now forward to takes its guard
+                self.fast_path.read_with(tensors.tensor_facts())
             self.helpers_ready = True
 
     def slow(self, *args: Any) -> Any:

@@ -17,6 +17,7 @@ import hashlib
 import linecache
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import CellType, FunctionType, ModuleType
 from typing import Any
 
 from tltyped.abi import ALIGNMENT
@@ -154,7 +155,7 @@ def fast_path_context(plan: CallPlan) -> dict[str, Any]:
         v=v, function=function, tensors=tensors, key_items=key_items, checks=checks, launch_args=launch_args,
         defaults=list(defaults.values()), parameters=python_parameters(plan.params, defaults),
         key_parameters=python_parameters(plan.params, defaults, as_declared=False),
-        names=", ".join(p.name for p in plan.params),
+        names=", ".join(p.name for p in plan.params), arguments=python_arguments(plan.params),
         alignment=ALIGNMENT, pointers=list(plan.pointers),
     )
 
@@ -200,28 +201,56 @@ class FastPath:
 
     call: Callable[..., Any]
     key: Callable[..., Any]  # the static key of a call, as `call` computes it
-    hits: Callable[[], int]  # calls served from the cache so far
+    python_hits: Callable[[], int]  # calls the generated function served
     generated: Callable[..., Any]  # the generated Python function (`call` itself, or what the C cached call falls back to)
     variables: str  # what the generated function's variables start with
+    make_c_call: Callable[[ModuleType, Callable[..., Any]], Any] | None  # the C cached call in front of a function
+
+    def hits(self) -> int:
+        """Calls served from the cache so far, by the generated function and the C cached call."""
+        c_call = self.c_call()
+        return self.python_hits() + (c_call.hits if c_call is not None else 0)
+
+    def c_call(self) -> Any:
+        """The C cached call serving calls: `call` itself, or the one `call` forwards to; None while there is none."""
+        return self.call if self.call is not self.generated else self._cell("forward").cell_contents
 
     def read_with(self, facts: Callable[..., tuple[Any, ...]]) -> None:
         """Read tensors with `facts` from now on (the C helper's, once it is built), and check the guard in C where
-        the helper is; the call stays the same object."""
+        the helper is; the call stays the same object. Where the helper was built only after `call` was handed out
+        (the generated function), `call` forwards each call to a C cached call from now on, whose own fallback is
+        a copy of the generated function that does not forward."""
         self._cell("facts").cell_contents = facts
         native = tensors.native()
-        if native is not None:
-            self._cell("unchanged").cell_contents = native.unchanged
+        if native is None:
+            return
+        self._cell("unchanged").cell_contents = native.unchanged
+        if self.make_c_call is not None and self.c_call() is None:
+            c_call = self.make_c_call(native, _without_forward(self.generated, self.variables + "forward"))
+            c_call.guard_with(self._cell("guard").cell_contents)
+            self._cell("forward").cell_contents = c_call
 
     def guard_with(self, watched: tuple[Watch, ...]) -> None:
         """Serve a call from `launches` only while each place in `watched` holds its object (what the kernels in it
         were built from); remembered hits are forgotten."""
         self._cell("guard").cell_contents = watched
-        if self.call is not self.generated:
-            self.call.guard_with(watched)  # type: ignore[attr-defined]
+        c_call = self.c_call()
+        if c_call is not None:
+            c_call.guard_with(watched)
 
     def _cell(self, variable: str) -> Any:
         cells = dict(zip(self.generated.__code__.co_freevars, self.generated.__closure__ or ()))
         return cells[self.variables + variable]
+
+
+def _without_forward(function: Any, forward: str) -> Any:
+    """`function` again, sharing every closure cell but `forward`, which holds None: the C cached call's fallback."""
+    cells = tuple(CellType(None) if name == forward else cell
+                  for name, cell in zip(function.__code__.co_freevars, function.__closure__))
+    copy = FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__, cells)
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__qualname__ = function.__qualname__
+    return copy
 
 
 def build_fast_path(
@@ -236,10 +265,10 @@ def build_fast_path(
 
     The call is C's `CachedCall` in front of the generated function where
     the plan allows it, `in_c` is set, no other `facts` are given and the C
-    helper is built; otherwise the generated function itself.
+    helper is built; otherwise the generated function itself, which forwards
+    to a `CachedCall` once the helper is built (`FastPath.read_with`).
     """
     native = tensors.native()
-    helper = native if facts is None and in_c and plan.in_c else None
     defaults = [p.default for p in plan.params if p.has_default]
     ranks = bytes(t.rank for t in plan.tensors)
     call, key, hits = _exec(
@@ -248,9 +277,12 @@ def build_fast_path(
         native.unchanged if native is not None else unchanged, *defaults,
     )
     named_plainly(call, plan.name)
-    if helper is None:
-        return FastPath(call, key, hits, call, variable_prefix(plan))
     names = tuple(p.name for p in plan.params)
     positional = sum(not p.keyword_only for p in plan.params)
-    c_call = helper.CachedCall(launches, call, typed_key, plan.c_table(), names, tuple(defaults), ALIGNMENT, positional)
-    return FastPath(c_call, key, lambda: hits() + c_call.hits, call, variable_prefix(plan))
+
+    def make_c_call(helper: ModuleType, fallback: Callable[..., Any]) -> Any:
+        return helper.CachedCall(launches, fallback, typed_key, plan.c_table(), names, tuple(defaults), ALIGNMENT, positional)
+
+    if facts is not None or not in_c or not plan.in_c:
+        return FastPath(call, key, hits, call, variable_prefix(plan), None)
+    return FastPath(make_c_call(native, call) if native is not None else call, key, hits, call, variable_prefix(plan), make_c_call)

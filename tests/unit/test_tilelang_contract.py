@@ -289,3 +289,28 @@ def test_the_pass_configs_tilelang_takes_from_the_environment_are_the_ones_tltyp
     assert set(from_tilelang) == set(ENVIRONMENT_PASS_CONFIGS)
     explicit = {key: "explicit" for key in ENVIRONMENT_PASS_CONFIGS}
     assert normalize_pass_configs(explicit) == explicit  # an explicit value wins, as in lower()
+
+
+def test_a_value_forced_through_tilelang_env_counts_before_the_variable_in_tilelang_and_in_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`tilelang.env.env.X = value` overrides the variable X for TileLang's normalisation: tltyped applies and keys
+    the forced value, so a kernel built under it is another kernel than one built under the variable's."""
+    from tilelang.env import EnvVar, Environment, env
+    from tilelang.transform.pass_config import normalize_pass_configs
+
+    from tltyped.backend.options import ENVIRONMENT_PASS_CONFIGS, BuildOptions, environment_pass_configs
+
+    declared = {v.key: (name, v) for name, v in vars(Environment).items() if isinstance(v, EnvVar)}
+    for variable in ENVIRONMENT_PASS_CONFIGS.values():
+        monkeypatch.setenv(variable, "from-the-environment")
+    unforced = BuildOptions().describe()
+    try:
+        for variable in ENVIRONMENT_PASS_CONFIGS.values():
+            setattr(env, declared[variable][0], " forced ")
+        assert normalize_pass_configs({}) == environment_pass_configs() == dict.fromkeys(ENVIRONMENT_PASS_CONFIGS, "forced")
+        assert BuildOptions().describe() != unforced
+    finally:
+        for variable in ENVIRONMENT_PASS_CONFIGS.values():
+            declared[variable][1]._forced_value = None
+    assert BuildOptions().describe() == unforced

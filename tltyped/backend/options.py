@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,9 +24,22 @@ keys need it; tests/unit/test_tilelang_contract.py holds TileLang to the table."
 
 
 def environment_pass_configs() -> dict[str, str]:
-    """The pass configs the environment sets now (`ENVIRONMENT_PASS_CONFIGS`)."""
-    found = {key: os.environ.get(variable, "").strip() for key, variable in ENVIRONMENT_PASS_CONFIGS.items()}
+    """The pass configs the environment sets now (`ENVIRONMENT_PASS_CONFIGS`), each variable read as TileLang reads
+    it: a value forced from Python first, then the process environment."""
+    found = {key: str(_forced(variable) or os.environ.get(variable, "")).strip()
+             for key, variable in ENVIRONMENT_PASS_CONFIGS.items()}
     return {key: value for key, value in found.items() if value}
+
+
+def _forced(variable: str) -> object | None:
+    """The value `variable` is forced to from Python (`tilelang.env.env.TILELANG_LAYOUT_COST_MODEL = "..."`), which
+    TileLang reads before the environment; None where none is, or `tilelang.env` is not imported (a process that
+    never imports TileLang has none forced)."""
+    environment = getattr(sys.modules.get("tilelang.env"), "Environment", None)
+    for declared in vars(environment).values() if environment is not None else ():
+        if getattr(declared, "key", None) == variable:
+            return getattr(declared, "_forced_value", None)
+    return None
 
 
 @dataclass(frozen=True)

@@ -314,3 +314,26 @@ def test_a_value_forced_through_tilelang_env_counts_before_the_variable_in_tilel
         for variable in ENVIRONMENT_PASS_CONFIGS.values():
             declared[variable][1]._forced_value = None
     assert BuildOptions().describe() == unforced
+
+
+@pytest.mark.parametrize("forced", ["", "  ", 0, False], ids=repr)
+def test_a_falsy_value_forced_through_tilelang_env_still_overrides_the_variable(
+    monkeypatch: pytest.MonkeyPatch, forced: object,
+) -> None:
+    """TileLang takes a forced value whenever one is set (`_forced_value is not None`), falsy or not: an empty one
+    hides the variable (no pass config), and `0` or `False` is read as its text. tltyped applies and keys the same."""
+    from tilelang.env import EnvVar, Environment, env
+    from tilelang.transform.pass_config import normalize_pass_configs
+
+    from tltyped.backend.options import ENVIRONMENT_PASS_CONFIGS, environment_pass_configs
+
+    declared = {v.key: (name, v) for name, v in vars(Environment).items() if isinstance(v, EnvVar)}
+    for variable in ENVIRONMENT_PASS_CONFIGS.values():
+        monkeypatch.setenv(variable, "from-the-environment")
+    try:
+        for variable in ENVIRONMENT_PASS_CONFIGS.values():
+            setattr(env, declared[variable][0], forced)
+        assert environment_pass_configs() == normalize_pass_configs({})
+    finally:
+        for variable in ENVIRONMENT_PASS_CONFIGS.values():
+            declared[variable][1]._forced_value = None

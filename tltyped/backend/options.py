@@ -26,9 +26,15 @@ keys need it; tests/unit/test_tilelang_contract.py holds TileLang to the table."
 def environment_pass_configs() -> dict[str, str]:
     """The pass configs the environment sets now (`ENVIRONMENT_PASS_CONFIGS`), each variable read as TileLang reads
     it: a value forced from Python first, then the process environment."""
-    found = {key: str(_forced(variable) or os.environ.get(variable, "")).strip()
-             for key, variable in ENVIRONMENT_PASS_CONFIGS.items()}
+    found = {key: _read(variable) for key, variable in ENVIRONMENT_PASS_CONFIGS.items()}
     return {key: value for key, value in found.items() if value}
+
+
+def _read(variable: str) -> str:
+    """`variable` as TileLang reads it, stripped: any forced value (an empty one, `0` or `False` too: TileLang takes
+    every one that is not None), else the environment's."""
+    forced = _forced(variable)
+    return str(os.environ.get(variable, "") if forced is None else forced).strip()
 
 
 def _forced(variable: str) -> object | None:

@@ -302,7 +302,7 @@ class Competitors:
             slow = f"; SLOW PATH TAKEN {info.misses - 1} extra times" if info.misses > 1 else ""
             if case == "e":  # autograd's calls are the slow path's, by design: recorded by the kernel's op's formula
                 slow = "; every recorded call is the slow path's"
-            return f"hits={info.hits} misses={info.misses}{slow}{facts_note()}"
+            return f"hits={info.hits} misses={info.misses}{slow}{facts_note()}{path_note(fn)}"
 
         return self._bench(case, fn, after=cache_note)
 
@@ -393,6 +393,17 @@ def facts_note() -> str:
     except Exception:
         return ""
     return "; facts=Python FALLBACK" if facts.tensor_facts() is facts.python_facts else "; facts=C"
+
+
+def path_note(fn: Any) -> str:
+    """Which call the jit function is: the C cached call, the generated function handing each call to one (a kernel
+    defined before the C helper was built, in a machine's first process), or the generated function alone."""
+    if type(fn).__name__ == "CachedCall":
+        return "; C cached call"
+    fast_path = getattr(getattr(fn, "_dispatcher", None), "fast_path", None)
+    if fast_path is None:  # a router: its calls reach a fast path of their specialisation's
+        return ""
+    return "; generated, forwarding to the C cached call" if fast_path.c_call() is not None else "; generated Python"
 
 
 def noop(*args: Any) -> None:

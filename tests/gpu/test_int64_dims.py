@@ -16,7 +16,7 @@ import torch
 import tltyped as tl
 import tltyped.language as T
 from tests.gpu.conftest import poison_allocator, rel_err
-from tests.kernels.int64_dims import fill_symbolic
+from tests.kernels.int64_dims import fill_symbolic, scaled_rows
 
 BLOCK = 512
 PAST_INT32 = 2**31 + 1024
@@ -73,6 +73,18 @@ def test_an_in_body_int64_dim_against_torch() -> None:
         y = scale(x, alpha)
         assert y.shape == (n,) and rel_err(y, x.double() * alpha) < 1e-6
     assert scale.cache_info().size == 1
+
+
+def test_an_int64_scalar_that_sizes_a_tensor_against_torch() -> None:
+    for m, n in ((1000, 8), (70_001, 3)):
+        x = torch.randn(m, n, device="cuda")
+        alpha = float(torch.rand(()).item()) + 0.5
+        poison_allocator(((m, n), torch.float32))
+        y = scaled_rows(x, m, n, alpha)
+        assert y.shape == (m, n) and rel_err(y, x.double() * alpha) < 1e-6
+    with pytest.raises(ValueError, match="M"):
+        scaled_rows(x, m + 1, n, alpha)
+    assert scaled_rows.cache_info().size == 1
 
 
 def test_a_tensor_past_int32_is_written_at_every_index() -> None:

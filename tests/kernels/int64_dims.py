@@ -1,5 +1,6 @@
-"""TileLang's own int64 test kernel (testing/python/language/test_tilelang_language_int64.py), as TileLang writes it:
-lazy style, its one dim declared int64 with `T.symbolic`."""
+"""Kernels with int64 dims: TileLang's own int64 test kernel (testing/python/language/test_tilelang_language_int64.py),
+as TileLang writes it (lazy style, its one dim declared int64 with `T.symbolic`), and an int64 scalar parameter that
+sizes a tensor."""
 
 import tltyped as tl
 import tltyped.language as T
@@ -18,3 +19,20 @@ def fill_symbolic(value: float, dtype=T.bfloat16):
                 x[bx * block_n + i] = value
 
     return main
+
+
+@tl.jit
+def scaled_rows(X, M, N, alpha):
+    """Y = X * alpha over M rows, M an int64 scalar parameter that sizes X (TileLang's `M: T.int32` sizing, in 64
+    bits), N an int32 one."""
+    M: T.int64
+    N: T.int32
+    X: T.Tensor[[M, N], T.float32]
+    alpha: T.float32
+    Y = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < M:
+                for j in T.serial(N):
+                    Y[bx * 128 + i, j] = X[bx * 128 + i, j] * alpha
+    return Y

@@ -20,12 +20,12 @@ import torch
 import tltyped as tl
 import tltyped.language as T
 from tests.conftest import meta, needs_nvcc
-from tests.kernels.int64_dims import fill_symbolic
+from tests.kernels.int64_dims import fill_symbolic, scaled_rows
 from tltyped.callpath.kernels import KernelTable
 from tltyped.frontend.binding import Bound
 from tltyped.frontend.lazy import signature_from_json, signature_to_json
 
-BF16 = torch.bfloat16
+BF16, F32 = torch.bfloat16, torch.float32
 PAST_INT32 = 2**31 + 1024
 
 
@@ -166,3 +166,21 @@ def test_an_int64_dim_keys_its_kernel_apart_from_an_int32_dim_of_one_name(sm90) 
     spec, target = dispatcher.bind_for_inspection((meta(64, dtype=BF16), 1.0), {})
     keys = [KernelTable(dispatcher.fn, s, dispatcher.kernels._build).identity(spec, target) for s in (narrow, wide)]
     assert keys[0].memory != keys[1].memory and keys[0].record != keys[1].record
+
+
+def test_an_int64_scalar_that_sizes_a_tensor_is_an_int64_dim(sm90) -> None:
+    """`M: T.int64` sizing `X: T.Tensor[[M, N], ...]`, as `M: T.int32` does: its dim is int64, in the kernel too; the
+    binder takes a size past int32 for it and refuses a value that is not the tensor's size."""
+    assert scaled_rows.signature.scalar_dims == ("M", "N") and scaled_rows.signature.dim_dtypes == {"M": "int64"}
+    assert bind(scaled_rows, meta(PAST_INT32, 1, dtype=F32), PAST_INT32, 1, 2.0).dims == {"M": PAST_INT32, "N": 1}
+    with pytest.raises(ValueError, match="M"):
+        bind(scaled_rows, meta(8, 4, dtype=F32), 9, 4, 2.0)
+    with pytest.raises(ValueError, match=re.escape("'N' = int 2147483648 does not fit in int32")):
+        bind(scaled_rows, meta(1, 2**31, dtype=F32), 1, 2**31, 2.0)
+
+
+@needs_nvcc
+def test_an_int64_scalar_that_sizes_a_tensor_reaches_the_kernel_in_64_bits(sm90) -> None:
+    compiled = scaled_rows.compile(meta(1000, 8, dtype=F32), 1000, 8, 2.0)
+    assert re.search(r"__global__ void \w+\(const float\* __restrict__ X, float\* __restrict__ Y, int64_t M, int N,",
+                     compiled.cuda_source)

@@ -171,8 +171,9 @@ class Analysis:
                 read[p.name] = self._body_param(p, in_body, state)
             else:
                 tensors.append((p, in_body))
-        # an int scalar parameter may size a tensor (`M: T.int32`, then `A: T.Tensor[[M, K], ...]`): a dyn dim it must equal
-        state.scalars = {n for n, q in read.items() if q.kind is Kind.DYN and q.scalar == "int32"}
+        # an int scalar parameter of a dim dtype may size a tensor (`M: T.int32` or `M: T.int64`, then `A:
+        # T.Tensor[[M, K], ...]`): a dyn dim of its dtype, which it must equal
+        state.scalars = {n for n, q in read.items() if q.kind is Kind.DYN and q.scalar in grammar.DIM_DTYPES}
         for p, in_body in tensors:
             try:
                 read[p.name] = self._body_param(p, in_body, state)
@@ -197,7 +198,9 @@ class Analysis:
         signature = KernelSignature(
             self.name, tuple(p for p in params if p not in outputs), state.dim_kinds,
             outputs=outputs, depends_on=tuple(sorted(state.depends)), dim_vars=dict(self.body.dim_vars),
-            scalar_dims=tuple(sorted(state.scalar_dims)), returns=self.returns, dim_dtypes=dict(self.body.dim_dtypes),
+            scalar_dims=tuple(sorted(state.scalar_dims)), returns=self.returns,
+            dim_dtypes={**self.body.dim_dtypes, **{n: str(read[n].scalar) for n in state.scalar_dims
+                                                   if read[n].scalar != grammar.DIM_DTYPE}},
         )
         if not signature.is_resolved:
             return signature

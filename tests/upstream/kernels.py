@@ -84,6 +84,7 @@ SRC = {
     "issue_1719_5": Source("testing/python/issue/test_tilelang_issue_1719.py", ("test_issue_1719_layout_5.buggy_kernel",)),
     "issue_1846": Source("testing/python/issue/test_tilelang_issue_1846.py", ("_issue1846_fill_scalar",)),
     "argument_binding": Source("testing/python/jit/test_tilelang_jit_argument_binding.py", ("_copy_kernel",)),
+    "int64": Source("testing/python/language/test_tilelang_language_int64.py", ("fill_symbolic", "fill_static")),
 }
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
-from mypy.nodes import PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
+from mypy.nodes import LDEF, PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
 from mypy.plugin import AnalyzeTypeContext
 from mypy.semanal import SemanticAnalyzer
 from mypy.typeanal import TypeAnalyser
@@ -44,6 +44,7 @@ from mypy.types import (
 )
 
 from tltyped.mypy_plugin import dtype_params, names
+from tltyped.types import in_body_grammar as grammar
 from tltyped.mypy_plugin import errorcodes as codes
 
 _TENSOR_FORMS = "Tensor[dtype, *dims] or Tensor[[dims...], dtype]"
@@ -93,6 +94,10 @@ class _TensorAnnotation:
                 self.malformed("TileLang's order takes a dim list and a dtype")
                 return self.unknown_rank()
             dtype_arg, dim_args = args[1], list(args[0].items)
+        elif len(args) == 2 and self.is_shape_first(*args):
+            # TileLang's order with a shape of one dim (`Tensor[n, T.float16]`, a lazy-style factory's `Tensor[n,
+            # dtype]`)
+            dtype_arg, dim_args = args[1], [args[0]]
         else:
             dtype_arg, dim_args = args[0], args[1:]
         dtype = self.dtype(dtype_arg)
@@ -121,11 +126,48 @@ class _TensorAnnotation:
             return AnyType(TypeOfAny.from_error)
         if isinstance(arg, UnboundType) and arg.args and all(_is_literal_key(a) for a in arg.args):
             return AnyType(TypeOfAny.special_form)  # a table's entry, `DTYPES["fp16"]`: the runtime reads it, not mypy
+        if self.local_value(arg):
+            return AnyType(TypeOfAny.special_form)  # a factory's argument or local: its value is the run time's
         self.fail(
             f'Unknown dtype "{_spelling(arg)}" in Tensor annotation; expected one of {_SUPPORTED}',
             codes.DTYPE, arg,
         )
         return AnyType(TypeOfAny.from_error)
+
+    def is_shape_first(self, first: Type, second: Type) -> bool:
+        """Whether `Tensor[x, y]` is TileLang's `[shape, dtype]`, by the runtime's rule (in_body_grammar.is_shape_first)
+        over what the source shows: `x` reads as a dtype where it is a string, an attribute (`T.float16`), a
+        TypeVar or a dtype's name, `y` as a dim where it is an int or a TypeVar; and `y` must show a dtype too, or
+        be a factory's value (`dtype`), else the annotation is read in tltyped's order, as it always was."""
+        first_is_dtype = self.shows_a_dtype(first) or self.is_typevar(first)
+        second_is_dim = (isinstance(second, RawExpressionType) and isinstance(second.literal_value, int)) or self.is_typevar(second)
+        return grammar.is_shape_first(first_is_dtype=first_is_dtype, second_is_dim=second_is_dim) and (
+            self.shows_a_dtype(second) or self.local_value(second))
+
+    def shows_a_dtype(self, arg: Type) -> bool:
+        """Whether an annotation's part is spelled as a dtype: a string, an attribute, or a dtype's own name."""
+        if _string(arg) is not None:
+            return True
+        if not (isinstance(arg, UnboundType) and not arg.args):
+            return False
+        if "." in arg.name:
+            return True
+        sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
+        return sym is not None and not isinstance(sym.node, PlaceholderNode) and isinstance(self.dtype_of_name(arg), Instance)
+
+    def is_typevar(self, arg: Type) -> bool:
+        if not (isinstance(arg, UnboundType) and not arg.args):
+            return False
+        sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
+        return sym is not None and isinstance(sym.node, TypeVarExpr)
+
+    def local_value(self, arg: Type) -> bool:
+        """Whether an annotation's part is a bare name of a function's parameter or local variable (a lazy-style
+        factory's `dtype`): a value only the run time knows."""
+        if not (isinstance(arg, UnboundType) and not arg.args and "." not in arg.name):
+            return False
+        sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)
+        return sym is not None and sym.kind == LDEF and isinstance(sym.node, Var)
 
     def not_yet_bound(self) -> bool:
         """A name not found while the module is still being analysed: look again later."""

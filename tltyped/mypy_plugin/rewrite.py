@@ -60,7 +60,7 @@ from mypy.parse import parse
 from mypy.type_visitor import TypeQuery
 from mypy.types import AnyType, CallableType, RawExpressionType, Type, TypeOfAny, UnboundType
 
-from tltyped.mypy_plugin import call_form, out_idx
+from tltyped.mypy_plugin import call_form, names, out_idx
 from tltyped.mypy_plugin.in_body import KernelRewrite, written_tensor_parts
 from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.lazy import factory_kernel
@@ -287,9 +287,17 @@ def _read_dtype_strings(file: MypyFile, found: ModuleNames) -> None:
         for typ in [*func.type.arg_types, func.type.ret_type]:
             for tensor in typ.accept(_TensorAnnotations(found)):
                 dtype, _ = written_tensor_parts(tensor)
+                if len(tensor.args) == 2 and dtype is tensor.args[0] and _names_a_dtype(tensor.args[1]):
+                    dtype = tensor.args[1]  # TileLang's order with a shape of one dim: `T.Tensor[n, "float16"]`
                 if isinstance(dtype, UnboundType) and dtype.original_str_expr is not None:
                     literal = RawExpressionType(dtype.original_str_expr, "builtins.str", dtype.line, dtype.column)
                     tensor.args = tuple(literal if arg is dtype else arg for arg in tensor.args)
+
+
+def _names_a_dtype(typ: Type) -> bool:
+    """A string naming a dtype (`"float16"`): where a dim would go it is the dtype of TileLang's `[shape, dtype]`
+    (a quoted dim name is no dim either way, and stays a forward reference the hook reports)."""
+    return isinstance(typ, UnboundType) and typ.original_str_expr in names.LANGUAGE_DTYPE_CLASS
 
 
 class _TensorAnnotations(TypeQuery[list[UnboundType]]):

@@ -184,3 +184,16 @@ def test_an_int64_scalar_that_sizes_a_tensor_reaches_the_kernel_in_64_bits(sm90)
     compiled = scaled_rows.compile(meta(1000, 8, dtype=F32), 1000, 8, 2.0)
     assert re.search(r"__global__ void \w+\(const float\* __restrict__ X, float\* __restrict__ Y, int64_t M, int N,",
                      compiled.cuda_source)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "float32"])
+def test_a_scalar_of_no_dim_dtype_that_sizes_a_tensor_is_refused_naming_its_dtype(tmp_path, dtype: str) -> None:
+    path = tmp_path / "sized.py"
+    path.write_text(
+        "import tltyped as tl\nimport tltyped.language as T\n\n@tl.jit\ndef sized(X, M):\n"
+        f"    M: T.{dtype}\n    X: T.Tensor[[M], T.float32]\n"
+    )
+    with pytest.raises(tl.DefinitionError) as info:
+        exec(compile(path.read_text(), str(path), "exec"), {})
+    assert str(info.value) == (f'{path}:7: dim "M" is the scalar parameter M, of dtype {dtype}; a scalar sizes a tensor '
+                               "as one of T.int32, T.int64")

@@ -48,6 +48,7 @@ class _State:
     consts: Mapping[str, Any] | None
     dim_kinds: dict[str, bool]
     scalars: set[str] = field(default_factory=set)  # int scalar parameters, which a tensor's dims may name
+    other_scalars: dict[str, str] = field(default_factory=dict)  # the others, which may not: name -> dtype
     scalar_dims: set[str] = field(default_factory=set)  # those some tensor's dims do name
     depends: set[str] = field(default_factory=set)
 
@@ -174,6 +175,7 @@ class Analysis:
         # an int scalar parameter of a dim dtype may size a tensor (`M: T.int32` or `M: T.int64`, then `A:
         # T.Tensor[[M, K], ...]`): a dyn dim of its dtype, which it must equal
         state.scalars = {n for n, q in read.items() if q.kind is Kind.DYN and q.scalar in grammar.DIM_DTYPES}
+        state.other_scalars = {n: str(q.scalar) for n, q in read.items() if q.kind is Kind.DYN and n not in state.scalars}
         for p, in_body in tensors:
             try:
                 read[p.name] = self._body_param(p, in_body, state)
@@ -375,7 +377,9 @@ class Analysis:
                 value = state.prelude.evaluate(node, line, state.consts)
             except Undefined:
                 if isinstance(not_a_dim, UndeclaredDim):
-                    raise dimlib.DimSyntaxError(grammar.undeclared_dim(not_a_dim.name)) from None
+                    name, dtype = not_a_dim.name, state.other_scalars.get(not_a_dim.name)
+                    raise dimlib.DimSyntaxError(grammar.undeclared_dim(name) if dtype is None
+                                                else grammar.scalar_of_no_dim_dtype(name, dtype)) from None
                 raise not_a_dim from None
             return state.note(to_dim(value, state.declared(self.body)))
 

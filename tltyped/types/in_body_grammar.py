@@ -154,6 +154,12 @@ def undeclared_dim(name: str) -> str:
     return f'dim "{name}" is used but never declared; declare it with T.const("{name}") or T.dynamic("{name}")'
 
 
+def scalar_of_no_dim_dtype(name: str, dtype: str) -> str:
+    """The message for a scalar parameter used as a dim whose dtype no dyn dim has (`M: T.int8`)."""
+    return (f'dim "{name}" is the scalar parameter {name}, of dtype {dtype}; a scalar sizes a tensor as one of '
+            f"{', '.join(f'T.{d}' for d in DIM_DTYPES)}")
+
+
 def undetermined_dim(name: str) -> str:
     """The message for a declared dim that no input has as a plain dim or in an affine size (only inside other
     expressions, or nowhere)."""

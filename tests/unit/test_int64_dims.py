@@ -75,20 +75,27 @@ def test_each_spelling_of_the_dtype(tmp_path, declaration: str) -> None:
     assert namespace["spelled"].signature.dim_dtype("n") == expected  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("declaration", "message"), [
-    ('T.dynamic("n", "int16")', "T.dynamic() declares a dyn dim of dtype 'int16'; a dyn dim is one of int32, int64"),
-    ('T.dynamic("n", T.float32)', "T.dynamic() declares a dyn dim of dtype 'float32'; a dyn dim is one of int32, int64"),
-    ('T.dynamic("n", index_dtype)', 'T.dynamic() takes the dim\'s dtype as a literal: "int64" or T.int64, not index_dtype'),
+SCALAR_OF_NO_DIM_DTYPE = '8: dim "n" is the scalar parameter n, of dtype {}; a scalar sizes a tensor as one of T.int32, T.int64'
+
+
+@pytest.mark.parametrize(("parameters", "declaration", "message"), [
+    ("x", 'n = T.dynamic("n", "int16")', "7: T.dynamic() declares a dyn dim of dtype 'int16'; a dyn dim is one of int32, int64"),
+    ("x", 'n = T.dynamic("n", T.float32)', "7: T.dynamic() declares a dyn dim of dtype 'float32'; a dyn dim is one of int32, int64"),
+    ("x", 'n = T.dynamic("n", index_dtype)', '7: T.dynamic() takes the dim\'s dtype as a literal: "int64" or T.int64, not index_dtype'),
+    *(("x, n", f"n: T.{dtype}", SCALAR_OF_NO_DIM_DTYPE.format(dtype)) for dtype in ("int8", "uint32", "float32")),
 ])
-def test_a_dtype_no_dyn_dim_has_is_refused_at_decoration(tmp_path, declaration: str, message: str) -> None:
+def test_a_dim_of_a_dtype_no_dyn_dim_has_is_refused_at_decoration(tmp_path, parameters: str, declaration: str,
+                                                                     message: str) -> None:
+    """A dim declared of another dtype than int32 and int64 (named on its line), or sized by a scalar parameter of
+    one (named on the tensor's line)."""
     path = tmp_path / "refused.py"
     path.write_text(
-        "import tltyped as tl\nimport tltyped.language as T\nindex_dtype = T.int64\n\n@tl.jit\ndef refused(x):\n"
-        f"    n = {declaration}\n    x: T.Tensor[[n], T.float32]\n"
+        f"import tltyped as tl\nimport tltyped.language as T\nindex_dtype = T.int64\n\n@tl.jit\ndef refused({parameters}):\n"
+        f"    {declaration}\n    x: T.Tensor[[n], T.float32]\n"
     )
     with pytest.raises(tl.DefinitionError) as info:
         exec(compile(path.read_text(), str(path), "exec"), {})
-    assert str(info.value) == f"{path}:7: {message}"
+    assert str(info.value) == f"{path}:{message}"
 
 
 @tl.jit
@@ -185,15 +192,3 @@ def test_an_int64_scalar_that_sizes_a_tensor_reaches_the_kernel_in_64_bits(sm90)
     assert re.search(r"__global__ void \w+\(const float\* __restrict__ X, float\* __restrict__ Y, int64_t M, int N,",
                      compiled.cuda_source)
 
-
-@pytest.mark.parametrize("dtype", ["int8", "uint32", "float32"])
-def test_a_scalar_of_no_dim_dtype_that_sizes_a_tensor_is_refused_naming_its_dtype(tmp_path, dtype: str) -> None:
-    path = tmp_path / "sized.py"
-    path.write_text(
-        "import tltyped as tl\nimport tltyped.language as T\n\n@tl.jit\ndef sized(X, M):\n"
-        f"    M: T.{dtype}\n    X: T.Tensor[[M], T.float32]\n"
-    )
-    with pytest.raises(tl.DefinitionError) as info:
-        exec(compile(path.read_text(), str(path), "exec"), {})
-    assert str(info.value) == (f'{path}:7: dim "M" is the scalar parameter M, of dtype {dtype}; a scalar sizes a tensor '
-                               "as one of T.int32, T.int64")

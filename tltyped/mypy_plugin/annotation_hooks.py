@@ -44,8 +44,8 @@ from mypy.types import (
 )
 
 from tltyped.mypy_plugin import dtype_params, names
-from tltyped.types import in_body_grammar as grammar
 from tltyped.mypy_plugin import errorcodes as codes
+from tltyped.types import in_body_grammar as grammar
 
 _TENSOR_FORMS = "Tensor[dtype, *dims] or Tensor[[dims...], dtype]"
 _LITERALS = ("typing.Literal", "typing_extensions.Literal")
@@ -156,6 +156,7 @@ class _TensorAnnotation:
         return sym is not None and not isinstance(sym.node, PlaceholderNode) and isinstance(self.dtype_of_name(arg), Instance)
 
     def is_typevar(self, arg: Type) -> bool:
+        """Whether an annotation's part names a TypeVar: a signature's dtype or dim."""
         if not (isinstance(arg, UnboundType) and not arg.args):
             return False
         sym = self.api.lookup_qualified(arg.name, arg, suppress_errors=True)

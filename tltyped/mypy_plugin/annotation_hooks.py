@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
-from mypy.nodes import LDEF, PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
+from mypy.nodes import GDEF, LDEF, MypyFile, PlaceholderNode, TypeAlias, TypeInfo, TypeVarExpr, Var
 from mypy.plugin import AnalyzeTypeContext
 from mypy.semanal import SemanticAnalyzer
 from mypy.typeanal import TypeAnalyser
@@ -45,6 +45,7 @@ from mypy.types import (
 
 from tltyped.mypy_plugin import dtype_params, names
 from tltyped.mypy_plugin import errorcodes as codes
+from tltyped.mypy_plugin.parsed import ModuleNames, module_names
 from tltyped.types import in_body_grammar as grammar
 
 _TENSOR_FORMS = "Tensor[dtype, *dims] or Tensor[[dims...], dtype]"
@@ -52,6 +53,7 @@ _LITERALS = ("typing.Literal", "typing_extensions.Literal")
 _UNPACKS = ("typing.Unpack", "typing_extensions.Unpack")
 _ANY = ("typing.Any", "builtins.Any")
 _DIM_EXAMPLE = "N"
+_LITERAL_CLASSES = ("builtins.str", "builtins.bytes", "builtins.int", "builtins.float", "builtins.bool")
 _SUPPORTED = ", ".join(names.dtype_display(names.dtype_class_fullname(c)) for c in names.DTYPE_CLASSES)
 
 
@@ -202,7 +204,27 @@ class _TensorAnnotation:
             target = get_proper_type(self.api.analyze_type(arg))
             if isinstance(target, Instance) and target.type.has_base(names.DTYPE_BASE):
                 return target
+        if isinstance(node, (Var, TypeAlias)) and sym is not None and sym.kind == GDEF and "." not in arg.name:  # `DT`
+            return self.module_dtype(node, arg)
         return None
+
+    def module_dtype(self, node: Var | TypeAlias, arg: UnboundType) -> Type | None:
+        """The dtype a name of the module's holds (`DT`, bound or imported), by the rule the in-body reading follows (`ModuleNames.dtype_constants`):
+        a top-level name bound once to a dtype's name (`DT = T.float16`, `DT = "float16"`) is that dtype. mypy has
+        not typed the name yet, and sees `T.float16` as an alias of `float`, so the module's statements are read.
+        One bound to a literal of no dtype (`count = 3`) is no dtype (None); another module's name (mypy keeps
+        no statements of a module it has analysed), or one bound to a computed value or more than once, is the
+        value the run time finds (Any)."""
+        module, _, name = node.fullname.rpartition(".")
+        semantic = self.api.api
+        if isinstance(semantic, SemanticAnalyzer) and module == semantic.cur_mod_id:
+            spelled = _module_names(semantic.cur_mod_node).dtype_constants.get(name)
+            if spelled is not None:
+                return self.dtype_of_name(UnboundType(spelled, line=arg.line, column=arg.column))
+            typ = get_proper_type(node.type) if isinstance(node, Var) else None
+            if isinstance(typ, Instance) and typ.type.fullname in _LITERAL_CLASSES:
+                return None
+        return AnyType(TypeOfAny.special_form)
 
     # -- dims ------------------------------------------------------------------------------------
 
@@ -369,3 +391,14 @@ def _may_be_int(var: Var) -> bool:
     """Whether a variable named as a dim may hold a size: its type is int, or not inferred yet."""
     typ = get_proper_type(var.type)
     return typ is None or isinstance(typ, AnyType) or (isinstance(typ, Instance) and typ.type.fullname == "builtins.int")
+
+
+_read_module: tuple[MypyFile, ModuleNames] | None = None
+
+
+def _module_names(file: MypyFile) -> ModuleNames:
+    """`module_names` of the module being analysed, read once for all of its annotations."""
+    global _read_module
+    if _read_module is None or _read_module[0] is not file:
+        _read_module = (file, module_names(file))
+    return _read_module[1]

@@ -72,7 +72,7 @@ from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
 from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
-from tltyped.types import dim_grammar, in_body_grammar as grammar
+from tltyped.types import dim_grammar, dtypes, in_body_grammar as grammar
 
 
 class KernelRewrite:
@@ -409,7 +409,7 @@ class KernelRewrite:
             return dim
         if consts and dim.name in self.params:
             self.signature_changed = True
-            return AnyType(TypeOfAny.special_form, line=dim.line, column=dim.column)
+            return self.per_call_dim(dim)
         if dim.name in self.found.other_values or hasattr(builtins, dim.name):
             return dim  # a module-level alias (`L64 = Literal[64]`) or a builtin (`int`): the hook reads it
         if self.module_bound is None or dim.name in self.module_bound:
@@ -469,7 +469,7 @@ class KernelRewrite:
             if typ.name in self.aliases:
                 return derived_dim(self.aliases[typ.name], typ.line, typ.column)
             if self.is_per_call(typ.name):
-                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
+                return self.per_call_dim(typ)
             if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim
                 return RawExpressionType(self.found.int_constants[typ.name], "builtins.int", line=typ.line, column=typ.column)
             if self.is_module_name(typ.name):  # imported, or computed (`int(os.environ[...])`): the annotation hook
@@ -492,6 +492,25 @@ class KernelRewrite:
             if self.is_module_name(head):  # another module's int: the annotation hook reads it, as a bare name
                 return typ
         return self.expression_dim(typ)
+
+    def per_call_dim(self, dim: UnboundType) -> Type:
+        """A dim whose size each call gives (Any), unless it is a scalar parameter of a dtype no dim has (`M:
+        T.int8`), which the runtime refuses at decoration: said here with the runtime's message."""
+        dtype = self.scalar_dtype(dim.name)
+        if dtype is None or dtype in grammar.DIM_DTYPES:
+            return AnyType(TypeOfAny.special_form, line=dim.line, column=dim.column)
+        self.fail(dim.line, dim.column, codes.sentence(grammar.scalar_of_no_dim_dtype(dim.name, dtype)), codes.DIM)
+        return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
+
+    def scalar_dtype(self, name: str) -> str | None:
+        """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), if it is."""
+        for argument in self.func.arguments:
+            annotation = argument.type_annotation
+            if argument.variable.name == name and isinstance(annotation, UnboundType) and not annotation.args:
+                language, _, dtype = annotation.name.rpartition(".")
+                if language in self.found.language and dtype in dtypes.BY_NAME:
+                    return dtype
+        return None
 
     def is_per_call(self, name: str) -> bool:
         """A name whose value each call gives, so a dim it is in is unknown statically: a const or scalar

@@ -53,7 +53,6 @@ _LITERALS = ("typing.Literal", "typing_extensions.Literal")
 _UNPACKS = ("typing.Unpack", "typing_extensions.Unpack")
 _ANY = ("typing.Any", "builtins.Any")
 _DIM_EXAMPLE = "N"
-_LITERAL_CLASSES = ("builtins.str", "builtins.bytes", "builtins.int", "builtins.float", "builtins.bool")
 _SUPPORTED = ", ".join(names.dtype_display(names.dtype_class_fullname(c)) for c in names.DTYPE_CLASSES)
 
 
@@ -209,20 +208,21 @@ class _TensorAnnotation:
         return None
 
     def module_dtype(self, node: Var | TypeAlias, arg: UnboundType) -> Type | None:
-        """The dtype a name of the module's holds (`DT`, bound or imported), by the rule the in-body reading follows (`ModuleNames.dtype_constants`):
-        a top-level name bound once to a dtype's name (`DT = T.float16`, `DT = "float16"`) is that dtype. mypy has
-        not typed the name yet, and sees `T.float16` as an alias of `float`, so the module's statements are read.
-        One bound to a literal of no dtype (`count = 3`) is no dtype (None); another module's name (mypy keeps
-        no statements of a module it has analysed), or one bound to a computed value or more than once, is the
-        value the run time finds (Any)."""
+        """The dtype a name of the module's holds (`DT`, bound or imported), by the rule the in-body reading follows
+        (`ModuleNames.dtype_constants`): a name the module binds once to a dtype's name (`DT = T.float16`, `DT =
+        "float16"`) is that dtype; mypy has not typed the name yet, and sees `T.float16` as an alias of `float`, so
+        the module's statements are read. One bound once to a literal of no dtype (`COUNT = 3`) is no dtype (None).
+        Another module's name (mypy keeps no statements of a module it has analysed), one bound to a computed
+        value (an attribute naming no dtype too: `DT = cfg.dtype`) or more than once, is the value the run time
+        finds (Any)."""
         module, _, name = node.fullname.rpartition(".")
         semantic = self.api.api
         if isinstance(semantic, SemanticAnalyzer) and module == semantic.cur_mod_id:
-            spelled = _module_names(semantic.cur_mod_node).dtype_constants.get(name)
-            if spelled is not None:
-                return self.dtype_of_name(UnboundType(spelled, line=arg.line, column=arg.column))
-            typ = get_proper_type(node.type) if isinstance(node, Var) else None
-            if isinstance(typ, Instance) and typ.type.fullname in _LITERAL_CLASSES:
+            found = _module_names(semantic.cur_mod_node)
+            if name in found.dtype_constants:
+                held = self.dtype_of_name(UnboundType(found.dtype_constants[name], line=arg.line, column=arg.column))
+                return held if isinstance(held, Instance) else AnyType(TypeOfAny.special_form)
+            if name in found.int_constants or name in found.no_dtype_literals:
                 return None
         return AnyType(TypeOfAny.special_form)
 

@@ -98,6 +98,7 @@ class KernelRewrite:
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
         self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
+        self.body_annotations: dict[str, tuple[Type, int]] = {}  # a parameter annotated in the body -> it, its line
         self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
         self.signature_changed = False
 
@@ -123,7 +124,7 @@ class KernelRewrite:
 
     def scan_body(self) -> dict[str, tuple[Type, int]]:
         """Collect dims, derived names and in-body annotations; drop the annotation statements."""
-        annotations: dict[str, tuple[Type, int]] = {}
+        annotations = self.body_annotations
         kept: list[Statement] = []
         for stmt in self.func.body.body:
             annotated = self.parameter_annotation(stmt)
@@ -503,13 +504,16 @@ class KernelRewrite:
         return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
 
     def scalar_dtype(self, name: str) -> str | None:
-        """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), if it is."""
-        for argument in self.func.arguments:
-            annotation = argument.type_annotation
-            if argument.variable.name == name and isinstance(annotation, UnboundType) and not annotation.args:
-                language, _, dtype = annotation.name.rpartition(".")
-                if language in self.found.language and dtype in dtypes.BY_NAME:
-                    return dtype
+        """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), in the
+        signature or the body, and not bound again in the body, if it is one."""
+        if name in self.bindings:
+            return None
+        annotation = self.body_annotations[name][0] if name in self.body_annotations else next(
+            (argument.type_annotation for argument in self.func.arguments if argument.variable.name == name), None)
+        if isinstance(annotation, UnboundType) and not annotation.args:
+            language, _, dtype = annotation.name.rpartition(".")
+            if language in self.found.language and dtype in dtypes.BY_NAME:
+                return dtype
         return None
 
     def is_per_call(self, name: str) -> bool:

@@ -18,6 +18,7 @@ closure.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -25,10 +26,12 @@ from typing import NamedTuple
 from mypy.nodes import (
     AssignmentStmt,
     Block,
+    BytesExpr,
     CallExpr,
     ClassDef,
     Decorator,
     Expression,
+    FloatExpr,
     ForStmt,
     FuncDef,
     IfStmt,
@@ -63,9 +66,11 @@ class ModuleNames:
     stored_jit: dict[str, CallExpr] = field(default_factory=dict)  # top-level names bound to `tl.jit(...)`, and that call
     typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
     other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
-    # top-level names bound once to an int literal (`HIDDEN: Final = 256`), or to a dtype (`dtype = T.float16`, by dotted name)
+    # names the module's scope binds once (in its `if` and `try` blocks too), to an int literal (`HIDDEN: Final = 256`),
+    # to a dtype (`dtype = T.float16`, by dotted name), or to another literal, which names no dtype (`NAME = "floaty"`)
     int_constants: dict[str, int] = field(default_factory=dict)
     dtype_constants: dict[str, str] = field(default_factory=dict)
+    no_dtype_literals: set[str] = field(default_factory=set)
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
     language: set[str] = field(default_factory=set)  # names bound to a kernel-language module
     # dotted spellings of the language's prim_func beyond `<language>.prim_func` (`from ... import prim_func`, `tilelang.language.prim_func`)
@@ -157,6 +162,11 @@ def module_names(file: MypyFile) -> ModuleNames:
     for stmt in file.defs:
         if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and isinstance(stmt.lvalues[0], NameExpr):
             _read_assignment(stmt.lvalues[0].name, stmt.rvalue, found)
+    bindings = Counter(name for stmt in _statements(file.defs, into_scopes=False) for name in _names_bound_by(stmt))
+    for twice in [name for name, count in bindings.items() if count > 1]:  # which value a kernel sees depends on
+        found.int_constants.pop(twice, None)  # when it runs
+        found.dtype_constants.pop(twice, None)
+        found.no_dtype_literals.discard(twice)
     return found
 
 
@@ -171,16 +181,15 @@ def _read_assignment(name: str, value: Expression, found: ModuleNames) -> None:
 
 
 def _read_constant(name: str, value: Expression, found: ModuleNames) -> None:
-    """A name bound once to an int literal or a dtype is that constant where an annotation names it; bound twice,
-    it is neither (which binding a kernel sees depends on when it runs)."""
-    found.int_constants.pop(name, None)
-    found.dtype_constants.pop(name, None)
-    if name in found.other_values:
-        return
+    """A name bound to an int literal or a dtype is that constant where an annotation names it, to another literal
+    no dtype (`module_names` drops the names bound twice). A string naming a dtype that the module has no
+    spelling for (it imports neither tltyped nor the language as a module) is neither."""
     if isinstance(value, IntExpr):
         found.int_constants[name] = value.value
     elif (dtype := found.written_dtype(value)) is not None:
         found.dtype_constants[name] = dtype
+    elif isinstance(value, (StrExpr, BytesExpr, FloatExpr)) and not (isinstance(value, StrExpr) and value.value in dtypes.BY_NAME):
+        found.no_dtype_literals.add(name)
 
 
 def _read_import(imp: Import, found: ModuleNames) -> None:

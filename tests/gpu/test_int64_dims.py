@@ -16,7 +16,7 @@ import torch
 import tltyped as tl
 import tltyped.language as T
 from tests.gpu.conftest import poison_allocator, rel_err
-from tests.kernels.int64_dims import fill_symbolic, scaled_rows
+from tests.kernels.int64_dims import fill_symbolic, scaled_pairs, scaled_rows
 
 BLOCK = 512
 PAST_INT32 = 2**31 + 1024
@@ -85,6 +85,18 @@ def test_an_int64_scalar_that_sizes_a_tensor_against_torch() -> None:
     with pytest.raises(ValueError, match="M"):
         scaled_rows(x, m + 1, n, alpha)
     assert scaled_rows.cache_info().size == 1
+
+
+def test_a_size_the_body_computes_from_a_scalar_against_torch() -> None:
+    for m in (1000, 70_001):
+        x = torch.randn(2 * m + 1, device="cuda")
+        alpha = float(torch.rand(()).item()) + 0.5
+        poison_allocator(((2 * m + 1,), torch.float32))
+        y = scaled_pairs(x, m, alpha)
+        assert y.shape == (2 * m + 1,) and rel_err(y, x.double() * alpha) < 1e-6
+    with pytest.raises(ValueError, match="argument 'M' = 70000"):
+        scaled_pairs(x, m - 1, alpha)
+    assert scaled_pairs.cache_info().size == 1
 
 
 def test_a_tensor_past_int32_is_written_at_every_index() -> None:

@@ -1,6 +1,6 @@
 """Kernels with int64 dims: TileLang's own int64 test kernel (testing/python/language/test_tilelang_language_int64.py),
-as TileLang writes it (lazy style, its one dim declared int64 with `T.symbolic`), and an int64 scalar parameter that
-sizes a tensor."""
+as TileLang writes it (lazy style, its one dim declared int64 with `T.symbolic`), an int64 scalar parameter that
+sizes a tensor, and a size the body computes from an int32 one."""
 
 import tltyped as tl
 import tltyped.language as T
@@ -35,4 +35,20 @@ def scaled_rows(X, M, N, alpha):
             if bx * 128 + i < M:
                 for j in T.serial(N):
                     Y[bx * 128 + i, j] = X[bx * 128 + i, j] * alpha
+    return Y
+
+
+@tl.jit
+def scaled_pairs(X, M, alpha):
+    """Y = X * alpha over 2 M + 1 elements: X's size is a name the body computes from the scalar parameter M."""
+    M: T.int32
+    K = M * 2
+    W = K + 1
+    X: T.Tensor[[W], T.float32]
+    alpha: T.float32
+    Y = T.empty((W,), T.float32)
+    with T.Kernel(T.ceildiv(W, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            if bx * 128 + i < W:
+                Y[bx * 128 + i] = X[bx * 128 + i] * alpha
     return Y

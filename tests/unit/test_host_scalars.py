@@ -24,6 +24,7 @@ import tltyped as tl
 import tltyped.language as T
 from tests.conftest import has_nvcc, meta, target_env
 from tltyped.abi import HOST_SCALAR_DTYPES, HOST_SCALARS
+from tltyped.frontend.signature import Kind
 from tltyped.types.dtypes import ALL_DTYPES
 
 N = TypeVar("N", bound=tl.dyn[int])
@@ -72,6 +73,33 @@ def test_an_in_body_scalar_of_a_dtype_the_launcher_does_not_pass_is_refused_at_d
     with pytest.raises(tl.DefinitionError) as info:
         tl.jit(kernel)
     assert str(info.value) == refusal(f"{__file__}:{line}", dtype)
+
+
+@pytest.mark.parametrize("future", ["", "from __future__ import annotations"])
+def test_a_quoted_scalar_annotation_is_a_forward_reference_to_the_scalar(future: str, tmp_path: Path) -> None:
+    """`M: "T.int32"` is `M: T.int32`, under postponed annotations too (where the annotation is read twice), as a type
+    checker reads it; so `M: "T.int16"` sizing a tensor is refused as `M: T.int16` is, not taken as a const."""
+    path = tmp_path / "quoted_scalars.py"
+    path.write_text(textwrap.dedent(f"""
+        {future}
+        import tltyped as tl
+        import tltyped.language as T
+
+        def sized(X, M: "T.int32", block: "int" = 128):
+            X: T.Tensor[[M], T.float32]
+
+        def too_narrow(X, M: "T.int16"):
+            X: T.Tensor[[M], T.float32]
+    """))
+    spec = importlib.util.spec_from_file_location("quoted_scalars", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    signature = tl.jit(module.sized).signature
+    assert (signature.param("M").kind, signature.param("M").scalar) == (Kind.DYN, "int32")
+    assert (signature.param("block").kind, signature.param("block").annotation) == (Kind.CONST, int)
+    with pytest.raises(tl.DefinitionError, match=r'dim "M" is the scalar parameter M, of dtype int16'):
+        tl.jit(module.too_narrow)
 
 
 def scaled(N, dtype):  # noqa: N803  (TileLang's spelling)

@@ -13,6 +13,7 @@ No `from __future__ import annotations`, as in TileLang's examples.
 
 import dataclasses
 import re
+from typing import Any
 
 import pytest
 import torch
@@ -96,6 +97,30 @@ def test_a_dim_of_a_dtype_no_dyn_dim_has_is_refused_at_decoration(tmp_path, para
     with pytest.raises(tl.DefinitionError) as info:
         exec(compile(path.read_text(), str(path), "exec"), {})
     assert str(info.value) == f"{path}:{message}"
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_a_dim_the_body_computes_from_a_scalar_parameter_is_that_expression(tmp_path, dtype: str) -> None:
+    """`k = m * 2` then `x: T.Tensor[[k], ...]`: x's size is `m * 2` of the call's m, in m's dtype, as if written in
+    the annotation, whatever the module binds to the name m; from an int8 m it is refused as m itself would be,
+    naming m on the tensor's line."""
+    path = tmp_path / "computed.py"
+    source = ("import tltyped as tl\nimport tltyped.language as T\nm = 1024\n@tl.jit\ndef computed(x, m: T.{dtype}):\n"
+              "    k = m * 2\n    w = k + 1\n    x: T.Tensor[[w], T.float32]\n")
+    path.write_text(source.format(dtype=dtype))
+    namespace: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    kernel = namespace["computed"]
+    assert str(kernel.signature).startswith(f"computed(x: Tensor[float32, m * 2 + 1], m: dyn[{dtype}])")
+    assert kernel.signature.dim_dtype("m") == dtype
+    bind(kernel, meta(11, dtype=F32), 5)
+    with pytest.raises(tl.ArgumentValueError, match="argument 'm' = 4, but it is dim m of x, axis 0 = m \\* 2 \\+ 1, which is 5"):
+        bind(kernel, meta(11, dtype=F32), 4)
+    path.write_text(source.format(dtype="int8"))
+    with pytest.raises(tl.DefinitionError) as info:
+        exec(compile(path.read_text(), str(path), "exec"), {})
+    assert str(info.value) == f"{path}:" + SCALAR_OF_NO_DIM_DTYPE.format("int8").replace('"n"', '"m"').replace(
+        "parameter n", "parameter m")
 
 
 @tl.jit

@@ -375,12 +375,21 @@ follow_imports = skip
 '''
 
 
-def mypy_lines(folder: Path, setting: str) -> tuple[dict[int, str], list[str]]:
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The mypy cache of this module's checks: torch's modules are analysed once, not in every check. Made afresh
+    for each session, as mypy reads the plugin's package from it unchecked (it fingerprints the entry module only)."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def mypy_lines(folder: Path, setting: str, cache: Path) -> tuple[dict[int, str], list[str]]:
     """mypy on caller.py in `folder` under MYPY_CONFIG with `setting`: `{line: revealed type}` of the caller,
-    and the `file:line` of each error in `folder` (the stub's own included; not tltyped's)."""
+    and the `file:line` of each error in `folder` (the stub's own included; not tltyped's). A cache under `cache`
+    per setting: mypy drops a cache made with other plugins whole."""
     (folder / "mypy.ini").write_text(MYPY_CONFIG.format(setting=setting))
+    cache_dir = cache / re.sub(r"\W+", "_", setting)
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", "caller.py"],
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--cache-dir", str(cache_dir), "caller.py"],
         capture_output=True, text=True, cwd=folder, timeout=600,
         env={**os.environ, "MYPYPATH": os.pathsep.join([str(ROOT), str(ROOT / "stubs")])},
     )
@@ -391,7 +400,7 @@ def mypy_lines(folder: Path, setting: str) -> tuple[dict[int, str], list[str]]:
 
 
 def test_returns_and_dtype_variables_read_as_the_frontend_reads_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mypy_cache: Path
 ) -> None:
     """A return annotation spelled with names the stub doesn't define (`typing.Tuple`, an alias, another module's
     TypeVar) or a bare int dim is the type it stands for, its dims the parameters' TypeVars (`N_dyn`); a
@@ -407,11 +416,11 @@ def test_returns_and_dtype_variables_read_as_the_frontend_reads_them(
     caller.write_text(RETURNS_CALLER)
     expected = {line: shown_type(text) for line, text in marked_lines(caller, "reveal").items()}
     mistakes = [f"caller.py:{n}" for n, line in enumerate(RETURNS_CALLER.splitlines(), start=1) if line.endswith("# mistake")]
-    with_plugin = mypy_lines(tmp_path, "plugins = tltyped.mypy_plugin")
+    with_plugin = mypy_lines(tmp_path, "plugins = tltyped.mypy_plugin", mypy_cache)
     assert with_plugin == (expected, mistakes * 2)  # the plugin reports each argument of the wrong dtype
     (tmp_path / "typings").mkdir()
     (tmp_path / "typings" / "returns_kernels.pyi").write_text(stub)
-    assert mypy_lines(tmp_path, "mypy_path = typings") == (expected, mistakes)
+    assert mypy_lines(tmp_path, "mypy_path = typings", mypy_cache) == (expected, mistakes)
     (tmp_path / "pyrightconfig.json").write_text(json.dumps({"stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")]}))
     found = pyright(caller, config=tmp_path / "pyrightconfig.json")
     revealed = {d.line: shown_type(d.message.partition('" is "')[2].rstrip('"')) for d in found if d.severity == "information"}
@@ -483,7 +492,7 @@ def use(a: A, b: B, v: tl.Tensor[tl.float32, Literal[100]]) -> None:
 
 @pytest.mark.parametrize("stubbed", [False, True], ids=["source", "stub"])
 def test_kernels_compiled_ahead_of_a_call_type_alike_without_the_plugin(
-    stubbed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stubbed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mypy_cache: Path
 ) -> None:
     """`fn.compile(...)`, given tensors or dims by name, under plain mypy and pyright (basic and strict), from the
     kernel's source or its stub: nothing is left to infer (mypy's `Need type annotation`), no type is Unknown
@@ -503,7 +512,7 @@ def test_kernels_compiled_ahead_of_a_call_type_alike_without_the_plugin(
     caller.write_text(AHEAD_CALLER)
     expected = {line: shown_type(text) for line, text in marked_lines(caller, "reveal").items()}
     mistakes = [f"caller.py:{line}" for line in marked_lines(caller, "mistake")] if stubbed else []
-    assert mypy_lines(folder, "mypy_path = typings") == (expected, mistakes)
+    assert mypy_lines(folder, "mypy_path = typings", mypy_cache) == (expected, mistakes)
     for mode in ("basic", "strict"):
         config = folder / "pyrightconfig.json"
         config.write_text(json.dumps({
@@ -595,7 +604,7 @@ def use(a: torch.Tensor, b: torch.Tensor) -> None:
 
 
 def test_an_unannotated_const_takes_any_hashable_value_whatever_its_default(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mypy_cache: Path
 ) -> None:
     """`dtype="float16"` takes `T.bfloat16` and torch's dtypes at run time: its default says nothing of its type.
     An annotated const keeps its annotation. mypy and pyright with the stub read the calls as the plugin reads the
@@ -607,10 +616,10 @@ def test_an_unannotated_const_takes_any_hashable_value_whatever_its_default(
     caller = tmp_path / "caller.py"
     caller.write_text(UNANNOTATED_CALLER)
     mistakes = [f"caller.py:{n}" for n, line in enumerate(UNANNOTATED_CALLER.splitlines(), start=1) if line.endswith("# mistake")]
-    assert mypy_lines(tmp_path, "plugins = tltyped.mypy_plugin")[1] == mistakes
+    assert mypy_lines(tmp_path, "plugins = tltyped.mypy_plugin", mypy_cache)[1] == mistakes
     (tmp_path / "typings").mkdir()
     (tmp_path / "typings" / "unannotated_consts.pyi").write_text(stub)
-    assert mypy_lines(tmp_path, "mypy_path = typings")[1] == mistakes
+    assert mypy_lines(tmp_path, "mypy_path = typings", mypy_cache)[1] == mistakes
     (tmp_path / "pyrightconfig.json").write_text(json.dumps({"stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")]}))
     found = pyright(caller, config=tmp_path / "pyrightconfig.json")
     assert sorted({f"caller.py:{d.line}" for d in found if d.severity == "error"}) == mistakes, found
@@ -662,7 +671,7 @@ def use(h: tl.Tensor[tl.float16, int, int], v: tl.Tensor[tl.float32, Literal[128
 
 @pytest.mark.parametrize("future", ["", "from __future__ import annotations"])
 def test_a_tensor_annotation_naming_no_dtype_is_float32_of_its_rank(
-    future: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    future: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mypy_cache: Path
 ) -> None:
     """`T.Tensor((M, K))`, `T.Tensor[(M, K)]`, `T.Tensor[(128,)]`: the dtype the runtime gives them (float32) and
     their rank, in a lazy factory's prim_func and (call form) in a kernel's signature; pyright reading the stub
@@ -686,4 +695,4 @@ def test_a_tensor_annotation_naming_no_dtype_is_float32_of_its_rank(
     config.write_text(json.dumps({"typeCheckingMode": "basic", "stubPath": "typings", "extraPaths": [str(ROOT), str(ROOT / "stubs")]}))
     found = pyright(caller, config=config)
     assert sorted(f"caller.py:{d.line}" for d in found if d.severity == "error") == mistakes, found
-    assert sorted(mypy_lines(folder, "mypy_path = typings")[1]) == mistakes
+    assert sorted(mypy_lines(folder, "mypy_path = typings", mypy_cache)[1]) == mistakes

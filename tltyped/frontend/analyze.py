@@ -12,6 +12,8 @@ annotation again with the call's const values.
 
 from __future__ import annotations
 
+import __future__
+
 import ast
 import copy
 import dataclasses
@@ -47,7 +49,7 @@ class _State:
     prelude: Prelude
     consts: Mapping[str, Any] | None
     dim_kinds: dict[str, bool]
-    scalars: set[str] = field(default_factory=set)  # int scalar parameters, which a tensor's dims may name
+    scalars: dict[str, str] = field(default_factory=dict)  # int scalar parameters, which a tensor's dims may name: name -> dtype
     other_scalars: dict[str, str] = field(default_factory=dict)  # the others, which may not: name -> dtype
     scalar_dims: set[str] = field(default_factory=set)  # those some tensor's dims do name
     depends: set[str] = field(default_factory=set)
@@ -60,10 +62,14 @@ class _State:
 
     def note(self, dim: dimlib.Dim) -> dimlib.Dim:
         """Record the scalar parameters `dim` uses as dyn dims."""
-        for name in set(dim.symbols) & self.scalars:
+        for name in set(dim.symbols) & self.scalars.keys():
             self.scalar_dims.add(name)
             self.dim_kinds[name] = True
         return dim
+
+    def evaluate(self, node: ast.expr, line: int) -> Any:
+        """`node`'s value as written at `line`, the int scalar parameters TIR variables (`K = M * 2`, then `[K]`)."""
+        return self.prelude.evaluate(node, line, self.consts, self.scalars)
 
 
 @dataclass(frozen=True)
@@ -153,7 +159,8 @@ class Analysis:
         return consts
 
     def _read(self, consts: Mapping[str, Any] | None) -> KernelSignature:
-        prelude = Prelude(self.body, environment(self.fn), self._const_params(), self.module_names)  # live globals
+        prelude = Prelude(self.body, environment(self.fn), list(self.parameters), self._const_params(),
+                          self.module_names)  # live globals
         state = _State(prelude, consts, dict(self.body.dim_kinds))
         read: dict[str, Param] = {}
         tensors: list[tuple[inspect.Parameter, BodyAnnotation]] = []
@@ -174,7 +181,7 @@ class Analysis:
                 tensors.append((p, in_body))
         # an int scalar parameter of a dim dtype may size a tensor (`M: T.int32` or `M: T.int64`, then `A:
         # T.Tensor[[M, K], ...]`): a dyn dim of its dtype, which it must equal
-        state.scalars = {n for n, q in read.items() if q.kind is Kind.DYN and q.scalar in grammar.DIM_DTYPES}
+        state.scalars = {n: str(q.scalar) for n, q in read.items() if q.kind is Kind.DYN and q.scalar in grammar.DIM_DTYPES}
         state.other_scalars = {n: str(q.scalar) for n, q in read.items() if q.kind is Kind.DYN and n not in state.scalars}
         for p, in_body in tensors:
             try:
@@ -216,7 +223,7 @@ class Analysis:
             form = self._tensor_form(ann.node)
             if form is None:
                 try:
-                    value = state.prelude.evaluate(ann.node, ann.line, state.consts)
+                    value = state.evaluate(ann.node, ann.line)
                 except Deferred:
                     raise DefinitionError(
                         f"the annotation of {p.name!r} is computed from const values; only tensor annotations may be"
@@ -341,7 +348,7 @@ class Analysis:
         # `x` is evaluated only where `y` leaves the order open, and where it is no dim (a dyn scalar parameter has
         # no value here)
         first_is_dtype = not (second_is_dim or self._is_one_dim(x, state)) and is_dtype_like(
-            state.prelude.evaluate(x, line, state.consts))
+            state.evaluate(x, line))
         if grammar.is_shape_first(first_is_dtype=first_is_dtype, second_is_dim=second_is_dim):
             return form
         return _TensorForm(ast.Tuple(elts=[y], ctx=ast.Load()), None, x)
@@ -354,7 +361,7 @@ class Analysis:
             return tuple(part(functools.partial(self._dim, elt, line, state)) for elt in node.elts)
         if self._is_one_dim(node, state):  # `T.Tensor[(n), dtype]`: no tuple, one dim (a dyn scalar's too)
             return (part(functools.partial(self._dim, node, line, state)),)
-        value = part(lambda: state.prelude.evaluate(node, line, state.consts))
+        value = part(lambda: state.evaluate(node, line))
         if value is None:
             return (None,)
         values = list(value) if isinstance(value, (list, tuple)) or _is_tir_array(value) else [value]
@@ -374,8 +381,11 @@ class Analysis:
             return state.note(parse_dim(node, self.body, state.scalar_symbols()))
         except dimlib.DimSyntaxError as not_a_dim:
             try:
-                value = state.prelude.evaluate(node, line, state.consts)
-            except Undefined:
+                value = state.evaluate(node, line)
+            except Undefined as undefined:
+                if undefined.name in state.other_scalars:  # `K = M * 2` of an int8 M
+                    raise dimlib.DimSyntaxError(
+                        grammar.scalar_of_no_dim_dtype(undefined.name, state.other_scalars[undefined.name])) from None
                 if isinstance(not_a_dim, UndeclaredDim):
                     name, dtype = not_a_dim.name, state.other_scalars.get(not_a_dim.name)
                     raise dimlib.DimSyntaxError(grammar.undeclared_dim(name) if dtype is None
@@ -391,7 +401,7 @@ class Analysis:
         bound_in_body = {n for s in self.body.statements if s.lineno < line for n in _assigned(s)}
         if used & set(state.prelude.const_params) and not used & bound_in_body:
             return DTypeSpec(source=ast.unparse(node))
-        value = state.prelude.evaluate(node, line, state.consts)
+        value = state.evaluate(node, line)
         if not is_dtype_like(value):
             raise DefinitionError(f"`{ast.unparse(node)}` is {value!r}, not a dtype")
         return DTypeSpec(fixed=parameter_dtype(name, value))
@@ -462,12 +472,17 @@ def _signature_hints(fn: Callable[..., Any], env: dict[str, Any], from_source: s
     Evaluated here rather than by `typing.get_type_hints`, which would read a
     TileLang dtype (a `str` subclass such as `T.float32`) as another forward
     reference; for the same reason only a plain `str` is source to evaluate.
+    As in Python's typing, a quoted annotation (`M: "T.int32"`) is a forward
+    reference, under postponed annotations too, where it reads twice.
     """
+    postponed = bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & __future__.annotations.compiler_flag)
     hints = {}
     for name, annotation in getattr(fn, "__annotations__", {}).items():
         if name == "return" or name in from_source:
             continue
-        if type(annotation) is str:
+        for _ in range(2 if postponed else 1):
+            if type(annotation) is not str:
+                break
             try:
                 annotation = eval(annotation, env)  # noqa: S307
             except Exception as exc:

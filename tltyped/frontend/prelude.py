@@ -39,10 +39,12 @@ class Prelude:
     """The top-level statements of a kernel body, evaluable up to any line."""
 
     def __init__(
-        self, body: BodyInfo, env: Mapping[str, Any], const_params: Sequence[str], module_names: frozenset[str]
+        self, body: BodyInfo, env: Mapping[str, Any], params: Sequence[str], const_params: Sequence[str],
+        module_names: frozenset[str],
     ) -> None:
         self.body = body
         self.env = env
+        self.params = frozenset(params)  # they hide the module's names of theirs, as in Python
         self.const_params = frozenset(const_params)
         self.module_names = module_names  # what the kernel's module assigns at top level, maybe after the kernel
 
@@ -83,18 +85,22 @@ class Prelude:
             stored |= _stored_in(part)
         return statements, free
 
-    def evaluate(self, node: ast.expr, line: int, consts: Mapping[str, Any] | None) -> Any:
-        """The value of `node` as written at `line`; `Deferred` if it needs consts and none are given."""
+    def evaluate(
+        self, node: ast.expr, line: int, consts: Mapping[str, Any] | None, scalars: Mapping[str, str] | None = None
+    ) -> Any:
+        """The value of `node` as written at `line`; `Deferred` if it needs consts and none are given. `scalars`
+        (name -> dtype) are parameters read as TIR variables, as the declared dims are."""
         statements, free = self._free(node, line)
         needed = free & self.const_params
         if consts is None and needed:
             raise Deferred(frozenset(needed))
-        namespace = dict(self.env)
+        namespace = {name: value for name, value in self.env.items() if name not in self.params}
         namespace.update({var: _tir_var(dim, self.body.dim_dtypes.get(dim, grammar.DIM_DTYPE))  # TVM only if used
                           for var, dim in self.body.dim_vars.items() if var in free})
+        namespace.update({name: _tir_var(name, dtype) for name, dtype in (scalars or {}).items() if name in free})
         namespace.update({name: consts[name] for name in needed if consts is not None})
         missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
-        if consts is None and missing & self.module_names:
+        if consts is None and missing & self.module_names - self.params:
             raise Deferred(frozenset())  # a global the module assigns after the kernel: read it at the call
         for stmt in statements:
             try:

@@ -205,6 +205,8 @@ class _TensorAnnotation:
                 return target
         if isinstance(node, (Var, TypeAlias)) and sym is not None and sym.kind == GDEF and "." not in arg.name:  # `DT`
             return self.module_dtype(node, arg)
+        if isinstance(node, (Var, TypeAlias)) and sym is not None and sym.kind == GDEF and not names.is_dtype_home(node.fullname):
+            return AnyType(TypeOfAny.special_form)  # `consts.DT`: another module's name, its value the run time's
         return None
 
     def module_dtype(self, node: Var | TypeAlias, arg: UnboundType) -> Type | None:

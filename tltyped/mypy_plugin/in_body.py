@@ -72,6 +72,7 @@ from tltyped.mypy_plugin.outputs import inferred_return
 from tltyped.mypy_plugin.parsed import ModuleNames, called_name, dotted_name, target_names
 from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
+from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar, dtypes, in_body_grammar as grammar
 
 
@@ -496,12 +497,24 @@ class KernelRewrite:
 
     def per_call_dim(self, dim: UnboundType) -> Type:
         """A dim whose size each call gives (Any), unless it is a scalar parameter of a dtype no dim has (`M:
-        T.int8`), which the runtime refuses at decoration: said here with the runtime's message."""
-        dtype = self.scalar_dtype(dim.name)
-        if dtype is None or dtype in grammar.DIM_DTYPES:
+        T.int8`) or a name the body computes from one (`K = M * 2`), which the runtime refuses at decoration: said
+        here with the runtime's message."""
+        scalar = self.no_dim_scalar(dim.name, frozenset())
+        if scalar is None:
             return AnyType(TypeOfAny.special_form, line=dim.line, column=dim.column)
-        self.fail(dim.line, dim.column, codes.sentence(grammar.scalar_of_no_dim_dtype(dim.name, dtype)), codes.DIM)
+        self.fail(dim.line, dim.column, codes.sentence(grammar.scalar_of_no_dim_dtype(*scalar)), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
+
+    def no_dim_scalar(self, name: str, seen: frozenset[str]) -> tuple[str, str] | None:
+        """The scalar parameter of a dtype no dim has (and its dtype) that `name` is, or that the body's binding of
+        `name` reads, through other bindings too, as the runtime's slice of the body reads it."""
+        dtype = self.scalar_dtype(name)
+        if dtype is not None and dtype not in grammar.DIM_DTYPES:
+            return name, dtype
+        if name in seen or name not in self.bindings:
+            return None
+        read = (node.name for node in own_nodes(self.bindings[name].rvalue) if isinstance(node, NameExpr))
+        return next((found for found in (self.no_dim_scalar(n, seen | {name}) for n in read) if found), None)
 
     def scalar_dtype(self, name: str) -> str | None:
         """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), in the

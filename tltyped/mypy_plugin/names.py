@@ -89,6 +89,12 @@ def torch_dtype_class(fullname: str) -> str | None:
     return None if class_name is None else dtype_class_fullname(class_name)
 
 
+def is_dtype_home(fullname: str) -> bool:
+    """Whether `fullname` is a name of a module dtypes are spelled from (`tl.float16`, `T.float16`, `torch.float16`),
+    where a name that is none of them is no dtype (`T.float61`, which the language stub's `__getattr__` gives)."""
+    return fullname.rpartition(".")[0] in (*TENSOR_MODULES, LANGUAGE_DEFINITIONS, *_TORCH_DTYPE_MODULES)
+
+
 def dtype_display(fullname: str) -> str:
     """How messages name an element type: `float16` for tltyped.types.dtypes.float16."""
     name = fullname.rpartition(".")[2]

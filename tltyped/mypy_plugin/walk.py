@@ -53,9 +53,9 @@ from mypy.nodes import (
 )
 
 
-def own_nodes(block: Block) -> Iterator[Node]:
+def own_nodes(root: Node) -> Iterator[Node]:
     """Depth first, statements before the expressions they contain."""
-    todo: list[Node | None] = [block]
+    todo: list[Node | None] = [root]
     while todo:
         node = todo.pop()
         if node is None:

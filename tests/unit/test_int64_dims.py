@@ -123,6 +123,45 @@ def test_a_dim_the_body_computes_from_a_scalar_parameter_is_that_expression(tmp_
         "parameter n", "parameter m")
 
 
+def test_a_dim_the_body_computes_from_an_int32_and_an_int64_scalar_is_their_sum(sm90) -> None:
+    """`k = m + n` of an int32 m and an int64 n (TVM widens m to int64) is `m + n`, as written in the annotation."""
+
+    def mixed(x, y, m: T.int32, n: T.int64):
+        k = m + n
+        x: T.Tensor[[m, n], T.float32]
+        y: T.Tensor[[k], T.float32]
+
+    kernel = tl.jit(mixed)
+    assert str(kernel.signature).startswith("mixed(x: Tensor[float32, m, n], y: Tensor[float32, m + n]")
+    assert bind(kernel, meta(3, 5, dtype=F32), meta(8, dtype=F32), 3, 5).dims == {"m": 3, "n": 5}
+
+
+def test_a_scalar_the_body_binds_again_sizes_a_tensor_as_its_new_value(sm90) -> None:
+    """`m = m * 2` before `x: T.Tensor[[m], ...]`: x has 2 m elements of the call's m, as TileLang, running the body,
+    sizes it (not m: the kernel would then read past x's end); a shape computed as a tuple reads the same way."""
+
+    def rebound(x, y, m: T.int32):
+        shape = (m + 1, 4)
+        m = m * 2
+        x: T.Tensor[[m], T.float32]
+        y: T.Tensor(shape, T.float32)
+
+    kernel = tl.jit(rebound)
+    assert str(kernel.signature).startswith("rebound(x: Tensor[float32, m * 2], y: Tensor[float32, m + 1, 4]")
+    assert bind(kernel, meta(8, dtype=F32), meta(5, 4, dtype=F32), 4).dims == {"m": 4}
+    with pytest.raises(tl.ArgumentValueError, match="argument 'm' = 8, but it is dim m of x, axis 0 = m \\* 2, which is 4"):
+        bind(kernel, meta(8, dtype=F32), meta(9, 4, dtype=F32), 8)
+
+
+def test_a_shape_tuple_computed_from_a_scalar_of_no_dim_dtype_is_refused_naming_it() -> None:
+    def narrow_shape(x, m: T.int8):
+        shape = (m * 2, 4)
+        x: T.Tensor(shape, T.float32)
+
+    with pytest.raises(tl.DefinitionError, match='dim "m" is the scalar parameter m, of dtype int8; a scalar sizes a tensor'):
+        tl.jit(narrow_shape)
+
+
 @tl.jit
 def narrow_factory(n_dtype):
     n = T.dynamic("n", n_dtype)

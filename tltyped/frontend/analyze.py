@@ -54,8 +54,11 @@ class _State:
     scalar_dims: set[str] = field(default_factory=set)  # those some tensor's dims do name
     depends: set[str] = field(default_factory=set)
 
-    def scalar_symbols(self) -> dict[str, dimlib.Dim]:
-        return {name: dimlib.symbol(name) for name in self.scalars}
+    def scalar_symbols(self, line: int | None = None) -> dict[str, dimlib.Dim]:
+        """The int scalar parameters as dims; at `line`, but those the body binds again before it (`M = M * 2`: the
+        name is then the body's value, which the prelude reads)."""
+        rebound = self.prelude.bound_before(line) if line is not None else set()
+        return {name: dimlib.symbol(name) for name in self.scalars if name not in rebound}
 
     def declared(self, body: BodyInfo) -> dict[str, dimlib.Dim]:
         return {**body.dims, **{d: dimlib.symbol(d) for d in self.dim_kinds}, **self.scalar_symbols()}
@@ -70,6 +73,17 @@ class _State:
     def evaluate(self, node: ast.expr, line: int) -> Any:
         """`node`'s value as written at `line`, the int scalar parameters TIR variables (`K = M * 2`, then `[K]`)."""
         return self.prelude.evaluate(node, line, self.consts, self.scalars)
+
+    def size(self, node: ast.expr, line: int) -> Any:
+        """`evaluate` for a size or shape, where reading a scalar parameter of a dtype no dim has (`K = M * 2` of an
+        int8 M) is refused as that scalar used as a dim is."""
+        try:
+            return self.evaluate(node, line)
+        except Undefined as undefined:
+            if undefined.name in self.other_scalars:
+                raise dimlib.DimSyntaxError(
+                    grammar.scalar_of_no_dim_dtype(undefined.name, self.other_scalars[undefined.name])) from None
+            raise
 
 
 @dataclass(frozen=True)
@@ -341,13 +355,13 @@ class Analysis:
         x, y = form.shape, form.dtype
         assert y is not None
         try:
-            parse_dim(y, self.body, state.scalar_symbols())
+            parse_dim(y, self.body, state.scalar_symbols(line))
             second_is_dim = True
         except dimlib.DimSyntaxError:
             second_is_dim = False
         # `x` is evaluated only where `y` leaves the order open, and where it is no dim (a dyn scalar parameter has
         # no value here)
-        first_is_dtype = not (second_is_dim or self._is_one_dim(x, state)) and is_dtype_like(
+        first_is_dtype = not (second_is_dim or self._is_one_dim(x, line, state)) and is_dtype_like(
             state.evaluate(x, line))
         if grammar.is_shape_first(first_is_dtype=first_is_dtype, second_is_dim=second_is_dim):
             return form
@@ -359,33 +373,30 @@ class Analysis:
         """The dims a shape (or strides) gives; None for each that waits for const values (`part` records why)."""
         if isinstance(node, (ast.List, ast.Tuple)):
             return tuple(part(functools.partial(self._dim, elt, line, state)) for elt in node.elts)
-        if self._is_one_dim(node, state):  # `T.Tensor[(n), dtype]`: no tuple, one dim (a dyn scalar's too)
+        if self._is_one_dim(node, line, state):  # `T.Tensor[(n), dtype]`: no tuple, one dim (a dyn scalar's too)
             return (part(functools.partial(self._dim, node, line, state)),)
-        value = part(lambda: state.evaluate(node, line))
+        value = part(lambda: state.size(node, line))
         if value is None:
             return (None,)
         values = list(value) if isinstance(value, (list, tuple)) or _is_tir_array(value) else [value]
         return tuple(state.note(to_dim(v, state.declared(self.body))) for v in values)
 
-    def _is_one_dim(self, node: ast.expr, state: _State) -> bool:
+    def _is_one_dim(self, node: ast.expr, line: int, state: _State) -> bool:
         """Whether a shape that is no list is one dim, as the dim grammar reads it over the declared dims and the
         dyn scalar parameters."""
         try:
-            parse_dim(node, self.body, state.scalar_symbols())
+            parse_dim(node, self.body, state.scalar_symbols(line))
         except dimlib.DimSyntaxError:
             return False
         return True
 
     def _dim(self, node: ast.expr, line: int, state: _State) -> dimlib.Dim:
         try:
-            return state.note(parse_dim(node, self.body, state.scalar_symbols()))
+            return state.note(parse_dim(node, self.body, state.scalar_symbols(line)))
         except dimlib.DimSyntaxError as not_a_dim:
             try:
-                value = state.evaluate(node, line)
-            except Undefined as undefined:
-                if undefined.name in state.other_scalars:  # `K = M * 2` of an int8 M
-                    raise dimlib.DimSyntaxError(
-                        grammar.scalar_of_no_dim_dtype(undefined.name, state.other_scalars[undefined.name])) from None
+                value = state.size(node, line)
+            except Undefined:
                 if isinstance(not_a_dim, UndeclaredDim):
                     name, dtype = not_a_dim.name, state.other_scalars.get(not_a_dim.name)
                     raise dimlib.DimSyntaxError(grammar.undeclared_dim(name) if dtype is None
@@ -398,8 +409,7 @@ class Analysis:
         if node is None:
             return DTypeSpec(fixed=UNSTATED_TENSOR_DTYPE)
         used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        bound_in_body = {n for s in self.body.statements if s.lineno < line for n in _assigned(s)}
-        if used & set(state.prelude.const_params) and not used & bound_in_body:
+        if used & set(state.prelude.const_params) and not used & state.prelude.bound_before(line):
             return DTypeSpec(source=ast.unparse(node))
         value = state.evaluate(node, line)
         if not is_dtype_like(value):
@@ -409,10 +419,6 @@ class Analysis:
 
 def analyze(fn: Callable[..., Any], out_idx: OutIdx = None) -> Analysis:
     return Analysis(fn, out_idx)
-
-
-def _assigned(stmt: ast.stmt) -> set[str]:
-    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _is_tir_array(value: object) -> bool:

@@ -70,6 +70,10 @@ class Prelude:
                     break
         return sorted(chosen.values(), key=lambda s: (s.lineno, s.col_offset))
 
+    def bound_before(self, line: int) -> set[str]:
+        """The names the body's top-level statements bind before `line`."""
+        return {name for stmt in self.body.statements if stmt.lineno < line for name in _stored_in(stmt)}
+
     def consts_read(self, node: ast.expr, line: int) -> frozenset[str]:
         """The const parameters the value of `node` as written at `line` reads."""
         return frozenset(self._free(node, line)[1] & self.const_params)
@@ -173,6 +177,8 @@ def _tir_text(expr: Any) -> str:
         return str(int(expr))
     if isinstance(expr, tirx.Var):
         return str(expr.name)
+    if isinstance(expr, tirx.Cast) and expr.value.dtype.type_code == expr.dtype.type_code and expr.value.dtype.bits <= expr.dtype.bits:
+        return _tir_text(expr.value)  # an int32 dim widened beside an int64 one (`M + N`): the same size
     ops = {tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "//"}
     for kind, op in ops.items():
         if isinstance(expr, kind):

@@ -20,6 +20,7 @@ Python scalar they carry.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
@@ -206,7 +207,8 @@ class _TensorAnnotation:
         if isinstance(node, (Var, TypeAlias)) and sym is not None and sym.kind == GDEF and "." not in arg.name:  # `DT`
             return self.module_dtype(node, arg)
         if isinstance(node, (Var, TypeAlias)) and sym is not None and sym.kind == GDEF and not names.is_dtype_home(node.fullname):
-            return AnyType(TypeOfAny.special_form)  # `consts.DT`: another module's name, its value the run time's
+            # `consts.DT`: another module's name, its value the run time's, unless mypy typed it as no dtype
+            return None if _typed_as_no_dtype(node) else AnyType(TypeOfAny.special_form)
         return None
 
     def module_dtype(self, node: Var | TypeAlias, arg: UnboundType) -> Type | None:
@@ -404,3 +406,20 @@ def _module_names(file: MypyFile) -> ModuleNames:
     if _read_module is None or _read_module[0] is not file:
         _read_module = (file, module_names(file))
     return _read_module[1]
+
+
+_NUMBERS: Final = ("builtins.int", "builtins.float", "builtins.bool")
+"""The classes the language stub makes its dtypes aliases of (`T.float16` is `float`, `T.int32` `int`)."""
+
+
+def _typed_as_no_dtype(node: Var | TypeAlias) -> bool:
+    """Whether another module's name is certainly no dtype by its type: a number (`math.pi`, `consts.COUNT = 3`), or
+    an alias of a class other than those the language stub makes its dtypes aliases of and `str` (`np.float16`)."""
+    typ = get_proper_type(node.target if isinstance(node, TypeAlias) else node.type)
+    if isinstance(typ, LiteralType):
+        typ = typ.fallback
+    if not isinstance(typ, Instance):
+        return False
+    if isinstance(node, TypeAlias):
+        return typ.type.fullname not in (*_NUMBERS, "builtins.str")
+    return typ.type.fullname in _NUMBERS

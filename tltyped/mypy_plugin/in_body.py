@@ -96,6 +96,7 @@ class KernelRewrite:
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
         self.bindings: dict[str, AssignmentStmt] = {}  # a name -> its last assignment so far (a computed shape)
+        self.assignments: dict[str, list[AssignmentStmt]] = {}  # a name -> its top-level assignments, in order
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
         self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
@@ -141,6 +142,7 @@ class KernelRewrite:
                 self.read_assignment(stmt)
                 if isinstance(stmt.lvalues[0], NameExpr):
                     self.bindings[stmt.lvalues[0].name] = stmt
+                    self.assignments.setdefault(stmt.lvalues[0].name, []).append(stmt)
         self.func.body.body = kept
         return annotations
 
@@ -499,22 +501,23 @@ class KernelRewrite:
         """A dim whose size each call gives (Any), unless it is a scalar parameter of a dtype no dim has (`M:
         T.int8`) or a name the body computes from one (`K = M * 2`), which the runtime refuses at decoration: said
         here with the runtime's message."""
-        scalar = self.no_dim_scalar(dim.name, frozenset())
+        scalar = self.no_dim_scalar(dim.name, dim.line)
         if scalar is None:
             return AnyType(TypeOfAny.special_form, line=dim.line, column=dim.column)
         self.fail(dim.line, dim.column, codes.sentence(grammar.scalar_of_no_dim_dtype(*scalar)), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
 
-    def no_dim_scalar(self, name: str, seen: frozenset[str]) -> tuple[str, str] | None:
+    def no_dim_scalar(self, name: str, line: int) -> tuple[str, str] | None:
         """The scalar parameter of a dtype no dim has (and its dtype) that `name` is, or that the body's binding of
-        `name` reads, through other bindings too, as the runtime's slice of the body reads it."""
+        `name` before `line` reads, through other bindings too, as the runtime's slice of the body reads it."""
         dtype = self.scalar_dtype(name)
         if dtype is not None and dtype not in grammar.DIM_DTYPES:
             return name, dtype
-        if name in seen or name not in self.bindings:
+        binding = next((stmt for stmt in reversed(self.assignments.get(name, [])) if stmt.line < line), None)
+        if binding is None:
             return None
-        read = (node.name for node in own_nodes(self.bindings[name].rvalue) if isinstance(node, NameExpr))
-        return next((found for found in (self.no_dim_scalar(n, seen | {name}) for n in read) if found), None)
+        read = (node.name for node in own_nodes(binding.rvalue) if isinstance(node, NameExpr))
+        return next((found for found in (self.no_dim_scalar(n, binding.line) for n in read) if found), None)
 
     def scalar_dtype(self, name: str) -> str | None:
         """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), in the

@@ -396,11 +396,9 @@ class Analysis:
         except dimlib.DimSyntaxError as not_a_dim:
             try:
                 value = state.size(node, line)
-            except Undefined:
+            except Undefined:  # (a scalar of no dim dtype `size` has named)
                 if isinstance(not_a_dim, UndeclaredDim):
-                    name, dtype = not_a_dim.name, state.other_scalars.get(not_a_dim.name)
-                    raise dimlib.DimSyntaxError(grammar.undeclared_dim(name) if dtype is None
-                                                else grammar.scalar_of_no_dim_dtype(name, dtype)) from None
+                    raise dimlib.DimSyntaxError(grammar.undeclared_dim(not_a_dim.name)) from None
                 raise not_a_dim from None
             return state.note(to_dim(value, state.declared(self.body)))
 

@@ -95,8 +95,7 @@ class KernelRewrite:
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
-        self.bindings: dict[str, AssignmentStmt] = {}  # a name -> its last assignment so far (a computed shape)
-        self.assignments: dict[str, list[AssignmentStmt]] = {}  # a name -> its top-level assignments, in order
+        self.assignments: dict[str, list[AssignmentStmt]] = {}  # a name -> its top-level assignments so far, in order
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
         self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
@@ -141,10 +140,14 @@ class KernelRewrite:
             if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
                 self.read_assignment(stmt)
                 if isinstance(stmt.lvalues[0], NameExpr):
-                    self.bindings[stmt.lvalues[0].name] = stmt
                     self.assignments.setdefault(stmt.lvalues[0].name, []).append(stmt)
         self.func.body.body = kept
         return annotations
+
+    def last_assignment(self, name: str) -> AssignmentStmt | None:
+        """The name's last top-level assignment so far (a computed shape), if any."""
+        found = self.assignments.get(name)
+        return found[-1] if found else None
 
     def parameter_annotation(self, stmt: Statement) -> tuple[str, Type] | None:
         """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation."""
@@ -157,7 +160,7 @@ class KernelRewrite:
         if isinstance(target, NameExpr) and target.name in self.params:
             # TileLang's `T.Tensor((M, K), dtype)`, and `T.Tensor[(N), dtype]` (its order, a shape that is no list)
             if call_form.is_call_form(typ) or self.is_shape_first(typ):
-                read = call_form.read(stmt, self.source.lines(), self.found, self.bindings.get, self.resolve_dim)
+                read = call_form.read(stmt, self.source.lines(), self.found, self.last_assignment, self.resolve_dim)
                 if read is None:  # a shape the plugin cannot read (a module constant, a computed tuple): unchecked,
                     self.shape_unread = True  # and any dim may be in it
                     return target.name, unread_annotation()
@@ -318,7 +321,7 @@ class KernelRewrite:
             return parameter_dtype(self.func, name, line, column)
         if name in self.dtype_names:
             return UnboundType(self.dtype_names[name], line=line, column=column)
-        if name in self.bindings:  # bound in the body to something else
+        if name in self.assignments:  # bound in the body to something else
             return None
         if name in self.closure:
             return AnyType(TypeOfAny.special_form, line=line, column=column)
@@ -522,7 +525,7 @@ class KernelRewrite:
     def scalar_dtype(self, name: str) -> str | None:
         """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), in the
         signature or the body, and not bound again in the body, if it is one."""
-        if name in self.bindings:
+        if name in self.assignments:
             return None
         annotation = self.body_annotations[name][0] if name in self.body_annotations else next(
             (argument.type_annotation for argument in self.func.arguments if argument.variable.name == name), None)
@@ -536,7 +539,7 @@ class KernelRewrite:
         """A name whose value each call gives, so a dim it is in is unknown statically: a const or scalar
         parameter (`def gemm(A, B, M, N, K)`), a name the body computes from them (`head_kv = heads // groups`),
         or the factory's around the kernel."""
-        return name in self.params or name in self.bindings or name in self.closure
+        return name in self.params or name in self.assignments or name in self.closure
 
     def is_module_name(self, name: str) -> bool:
         """A name the module's own scope binds (an import, an assignment), which the runtime reads at decoration;

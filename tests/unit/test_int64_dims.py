@@ -153,6 +153,33 @@ def test_a_scalar_the_body_binds_again_sizes_a_tensor_as_its_new_value(sm90) -> 
         bind(kernel, meta(8, dtype=F32), meta(9, 4, dtype=F32), 8)
 
 
+def test_names_a_tuple_binds_item_by_item_size_tensors_as_their_items(sm90) -> None:
+    """`k, l = m * 2, 4` binds k as `k = m * 2` would (the plugin reads it so too); from an int8 m, or from m
+    bound again to `m * 2`, the size is refused naming m."""
+
+    def paired(x, m: T.int32):
+        k, l = m * 2, 4
+        x: T.Tensor[[k, l], T.float32]
+
+    kernel = tl.jit(paired)
+    assert str(kernel.signature).startswith("paired(x: Tensor[float32, m * 2, 4]")
+    assert bind(kernel, meta(8, 4, dtype=F32), 4).dims == {"m": 4}
+    with pytest.raises(tl.ArgumentValueError, match="axis 0 = m \\* 2, which is 3"):
+        bind(kernel, meta(6, 4, dtype=F32), 4)
+
+    def narrow_pair(x, m: T.int8):
+        k, l = m * 2, 4
+        x: T.Tensor[[k, l], T.float32]
+
+    def narrow_rebound(x, m: T.int8):
+        m = m * 2
+        x: T.Tensor[[m], T.float32]
+
+    for narrow in (narrow_pair, narrow_rebound):
+        with pytest.raises(tl.DefinitionError, match='dim "m" is the scalar parameter m, of dtype int8; a scalar sizes'):
+            tl.jit(narrow)
+
+
 def test_a_shape_tuple_computed_from_a_scalar_of_no_dim_dtype_is_refused_naming_it() -> None:
     def narrow_shape(x, m: T.int8):
         shape = (m * 2, 4)

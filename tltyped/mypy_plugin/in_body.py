@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import builtins
 import functools
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
@@ -95,7 +95,7 @@ class KernelRewrite:
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
-        self.assignments: dict[str, list[AssignmentStmt]] = {}  # a name -> its top-level assignments so far, in order
+        self.assignments: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
         self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
@@ -139,15 +139,16 @@ class KernelRewrite:
             kept.append(stmt)
             if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
                 self.read_assignment(stmt)
-                if isinstance(stmt.lvalues[0], NameExpr):
-                    self.assignments.setdefault(stmt.lvalues[0].name, []).append(stmt)
+                for name, value in self.bound_values(stmt):
+                    self.assignments.setdefault(name, []).append(Binding(stmt, value))
         self.func.body.body = kept
         return annotations
 
     def last_assignment(self, name: str) -> AssignmentStmt | None:
-        """The name's last top-level assignment so far (a computed shape), if any."""
+        """The name's last top-level assignment so far (a computed shape), if any, and if its whole value is the
+        name's (`shape = (M, N)`, not `shape, n = (M, N), 4`)."""
         found = self.assignments.get(name)
-        return found[-1] if found else None
+        return found[-1].statement if found and found[-1].value is found[-1].statement.rvalue else None
 
     def parameter_annotation(self, stmt: Statement) -> tuple[str, Type] | None:
         """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation."""
@@ -223,21 +224,32 @@ class KernelRewrite:
         elif len(targets) == 1 and targets[0] not in self.params:
             self.declare_alias(targets[0], value)
             self.declare_dtype_name(targets[0], value)
-        elif (
-            isinstance(stmt.lvalues[0], TupleExpr)
-            and "[" not in self.source.span(stmt.lvalues[0].line, stmt.lvalues[0].column, stmt.lvalues[0].line,
-                                            stmt.lvalues[0].column + 1)  # mypy reads `[KH, KW]` as a tuple too
-            and isinstance(value, (TupleExpr, ListExpr))
-            and len(value.items) == len(targets)
-            and not any(isinstance(item, StarExpr) for item in value.items)
-        ):  # `KH, KW = K, K`: each name as the single-target path binds it; every value is read before any name is
-            # bound, so `X, Y = Y, X` swaps (the runtime's prelude runs the statement itself). A list target
-            # (`[KH, KW] = ...`) TileLang does not lower, so it binds nothing here either.
-            read = [(self.alias_of(item), self.found.written_dtype(item)) for item in value.items]
-            for target, (alias, dtype) in zip(targets, read):
+        else:  # `KH, KW = K, K`: each name as the single-target path binds it (`bound_values`)
+            pairs = self.bound_values(stmt)
+            read = [(self.alias_of(item), self.found.written_dtype(item)) for _, item in pairs]
+            for (target, _), (alias, dtype) in zip(pairs, read):
                 if target not in self.params:
                     self.bind_alias(target, alias)
                     self.bind_dtype_name(target, dtype)
+
+    def bound_values(self, stmt: AssignmentStmt) -> list[tuple[str, Expression]]:
+        """The names a top-level assignment binds, each with the expression it binds it to: a name, the value; each
+        name of a tuple target, the item of a tuple value of its length (`K, L = M * 2, 4`). Every value is read
+        before any name is bound, so `X, Y = Y, X` swaps (the runtime's prelude runs the statement itself). A name
+        unpacked from anything else (`P, Q = A.shape`) has no value here, and a list target (`[KH, KW] = ...`),
+        which TileLang does not lower, binds nothing."""
+        target, value = stmt.lvalues[0], stmt.rvalue
+        if isinstance(target, NameExpr):
+            return [(target.name, value)]
+        names = target_names(target)
+        # mypy reads a list target as a tuple target: the source tells them apart
+        list_target = "[" in self.source.span(target.line, target.column, target.line, target.column + 1)
+        if (
+            names is None or list_target or not isinstance(value, (TupleExpr, ListExpr))
+            or len(value.items) != len(names) or any(isinstance(item, StarExpr) for item in value.items)
+        ):
+            return []
+        return list(zip(names, value.items))
 
     def declare_dims(self, stmt: AssignmentStmt, call: CallExpr, targets: list[str]) -> None:
         """As the runtime reads it (frontend/body.py): the grammar's rules, each reported on the declaration."""
@@ -511,22 +523,19 @@ class KernelRewrite:
         return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
 
     def no_dim_scalar(self, name: str, line: int) -> tuple[str, str] | None:
-        """The scalar parameter of a dtype no dim has (and its dtype) that `name` is, or that the body's binding of
-        `name` before `line` reads, through other bindings too, as the runtime's slice of the body reads it."""
-        dtype = self.scalar_dtype(name)
-        if dtype is not None and dtype not in grammar.DIM_DTYPES:
-            return name, dtype
-        binding = next((stmt for stmt in reversed(self.assignments.get(name, [])) if stmt.line < line), None)
+        """The scalar parameter of a dtype no dim has (and its dtype) that `name` is at `line`, or that the body's
+        binding of `name` before `line` reads, through other bindings too (`S = S * 2` reads the parameter S), as
+        the runtime's slice of the body reads it."""
+        binding = next((found for found in reversed(self.assignments.get(name, [])) if found.statement.line < line), None)
         if binding is None:
-            return None
-        read = (node.name for node in own_nodes(binding.rvalue) if isinstance(node, NameExpr))
-        return next((found for found in (self.no_dim_scalar(n, binding.line) for n in read) if found), None)
+            dtype = self.scalar_dtype(name)
+            return (name, dtype) if dtype is not None and dtype not in grammar.DIM_DTYPES else None
+        read = (node.name for node in own_nodes(binding.value) if isinstance(node, NameExpr))
+        return next((found for found in (self.no_dim_scalar(n, binding.statement.line) for n in read) if found), None)
 
     def scalar_dtype(self, name: str) -> str | None:
         """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), in the
-        signature or the body, and not bound again in the body, if it is one."""
-        if name in self.assignments:
-            return None
+        signature or the body, if it is one."""
         annotation = self.body_annotations[name][0] if name in self.body_annotations else next(
             (argument.type_annotation for argument in self.func.arguments if argument.variable.name == name), None)
         if isinstance(annotation, UnboundType) and not annotation.args:
@@ -628,6 +637,14 @@ class KernelRewrite:
         typ.definition = func
         func.type = typ
         func.unanalyzed_type = typ.copy_modified()
+
+
+class Binding(NamedTuple):
+    """A name's value as a top-level assignment of the body binds it: `K = M * 2`, or one item of a tuple
+    assigned item by item (`K, L = M * 2, 4`)."""
+
+    statement: AssignmentStmt
+    value: Expression
 
 
 def derived_dim(text: str, line: int, column: int) -> Type:

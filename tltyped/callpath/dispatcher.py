@@ -34,7 +34,7 @@ from tltyped.backend import target as targets
 from tltyped.backend.kernel import CompiledKernel
 from tltyped.backend.options import BuildOptions
 from tltyped.callpath import tensors
-from tltyped.callpath.fastpath import build_fast_path, call_in_order, python_parameters, render_fast_path
+from tltyped.callpath.fastpath import build_fast_path, call_in_order, python_parameters, render_fast_path, unpack
 from tltyped.callpath.kernels import KernelTable
 from tltyped.callpath.parallel import build_in_parallel, par_compile
 from tltyped.callpath.plan import plan_call
@@ -552,11 +552,6 @@ def _hook_dynamo(call: Any) -> None:
 def _shapes(outputs: list[tuple[tuple[Any, ...], str]]) -> str:
     """Returned outputs as an error shows them: `(4, n) float32, (n,) float16`."""
     return ", ".join(f"{shape} {dtype}" for shape, dtype in outputs) or "nothing"
-
-
-def unpack(outputs: list[torch.Tensor]) -> Any:
-    """A list of outputs (the torch op's) as the kernel returns them: None, one tensor, or a tuple."""
-    return None if not outputs else outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def _kernel_source(owner: Inspectable, *args: Any, **kwargs: Any) -> str:

@@ -82,6 +82,12 @@ def call_in_order(call: Callable[..., Any], params: Sequence[Param], values: Seq
     return call(*(v for p, v in given if not p.keyword_only), **{p.name: v for p, v in given if p.keyword_only})
 
 
+def unpack(outputs: Sequence[Any]) -> Any:
+    """A call's outputs (the slow path's, the torch op's) as the kernel returns them: None, one tensor, or a tuple,
+    as the launcher returns them on the fast path."""
+    return None if not outputs else outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
 def const_key_items(name: str, form: str, v: str) -> list[str]:
     """A const's part of the key, in its key form (see plan.py).
 

@@ -94,8 +94,7 @@ from torch.autograd import forward_ad
 
 from tltyped import locks
 from tltyped.autotuner import tuned
-from tltyped.callpath.dispatcher import unpack
-from tltyped.callpath.fastpath import call_in_order
+from tltyped.callpath.fastpath import call_in_order, unpack
 from tltyped.callpath.import_hook import not_lru_cache_wrappers
 from tltyped.callpath.tensors import jit_trace_paused
 from tltyped.errors import ArgumentTypeError, AutogradError, DefinitionError

@@ -7,6 +7,8 @@ import re
 import pytest
 import torch
 
+import tltyped as tl
+
 from examples.interleave import interleave, interleave_into
 from tests.conftest import needs_nvcc
 from tests.kernels import shapes
@@ -102,3 +104,37 @@ def test_a_kernel_of_a_solved_dim_builds(sm90) -> None:
     kernel = eager_style.zero_quads.compile(ints(16))
     assert kernel.compiled or kernel.folder.exists()
     assert kernel(ints(4096)).__class__ is type(None)  # a meta call of another n: the same kernel, nothing returned
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("L = N * 2\n    L += 1\n    X: T.Tensor[[L], T.float32]", "X: Tensor[float32, N * 2 + 1]"),
+    ("L = N\n    L *= 2\n    X: T.Tensor[[L], T.float32]", "X: Tensor[float32, N * 2]"),
+    ("L = N\n    for _ in range(2):\n        L = L * 2\n    X: T.Tensor[[L], T.float32]", "X: Tensor[float32, N * 2 * 2]"),
+    ("L = N * 2\n    X: T.Tensor[[L], T.float32]\n    L = N * 4\n    Y: T.Tensor[[L, N], T.float32]",
+     "X: Tensor[float32, N * 2], Y: Tensor[float32, N * 4, N]"),
+    ("shape = (N,)\n    shape += (4,)\n    X: T.Tensor(shape, T.float32)", "X: Tensor[float32, N, 4]"),
+])
+def test_a_name_the_body_binds_again_sizes_a_tensor_as_it_is_at_the_annotation(tmp_path, body: str, expected: str) -> None:
+    """A derived dim's name bound again (`L += 1`, in a loop, after one annotation and before another) is the value
+    TileLang's run of the body gives it at the annotation's line, not its first (or last) assignment's: read so,
+    a tensor's size is what the kernel's code indexes."""
+    path = tmp_path / "rebound.py"
+    path.write_text(f"import tltyped as tl\nimport tltyped.language as T\n\n@tl.jit\ndef rebound(X, Y):\n"
+                    f"    N = T.dynamic(\"N\")\n    {body}\n")
+    namespace: dict[str, object] = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    assert str(namespace["rebound"].signature).startswith(f"rebound({expected}")  # type: ignore[attr-defined]
+
+
+def test_a_name_an_if_binds_sizes_a_tensor_as_the_branch_taken(tmp_path) -> None:
+    """`L = N`, then `if flag: L = N * 2`: X is N * 2 elements where flag is True, N where it is False."""
+    path = tmp_path / "branch.py"
+    path.write_text("import tltyped as tl\nimport tltyped.language as T\n\n@tl.jit\ndef branch(X, flag: bool = True):\n"
+                    "    N = T.dynamic(\"N\")\n    L = N\n    if flag:\n        L = N * 2\n    X: T.Tensor[[L], T.float32]\n"
+                    "    with T.Kernel(1, threads=32) as bx:\n        X[0] = 1.0\n")
+    namespace: dict[str, object] = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    kernel = namespace["branch"]
+    kernel.lower(meta(15), flag=False)  # type: ignore[attr-defined]
+    with pytest.raises(tl.ArgumentValueError, match="dim 0 is 15, which is N \\* 2 for no N >= 0"):
+        kernel.lower(meta(15), flag=True)  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ from typing import Any
 from tltyped.frontend import dims as dimlib
 from tltyped.errors import DefinitionError, DimSyntaxError
 from tltyped.types import in_body_grammar as grammar
-from tltyped.types.source import annotated_parameter, function_ast
+from tltyped.types.source import annotated_parameter, bound_names, function_ast
 
 
 @dataclass
@@ -80,6 +80,7 @@ def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyIn
             info.signature[arg.arg] = BodyAnnotation(arg.arg, arg.annotation, arg.annotation.lineno)
     for stmt in node.body:
         _declaration(stmt, params, info)
+    _forget_rebound(node.body, info)
     _check_rules(node, info)
     return info
 
@@ -209,6 +210,19 @@ def _declare_alias(name: str, value: ast.expr, info: BodyInfo) -> None:
         info.dims[name] = parse_dim(value, info)
     except dimlib.DimSyntaxError:
         info.dims.pop(name, None)
+
+
+def _forget_rebound(body: list[ast.stmt], info: BodyInfo) -> None:
+    """A name the body binds more than once (`L = N * 2` then `L += 1`, `L = N * 4` or an `if` binding it) is
+    no alias: an annotation sees the value it has at the annotation's line, which the prelude reads there, as
+    TileLang's run of the body computes it (an alias is one value for the whole body)."""
+    bindings: dict[str, int] = {}
+    for stmt in body:
+        for name in bound_names(stmt):
+            bindings[name] = bindings.get(name, 0) + 1
+    for name, count in bindings.items():
+        if count > 1 and name not in info.dim_vars:
+            info.dims.pop(name, None)
 
 
 def parse_dim(node: ast.expr, info: BodyInfo, extra: Mapping[str, dimlib.Dim] | None = None) -> dimlib.Dim:

@@ -25,14 +25,20 @@ from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
 from tltyped.types import in_body_grammar as grammar
+from tltyped.types.source import bound_names, keeps_earlier_values
 
 
 def _loaded(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    """The names `node` reads; a statement that may keep a name's earlier value (`L += 1`, an `if` binding it)
+    reads that name too, so the slice runs the earlier binding before it."""
+    loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if isinstance(node, ast.stmt) and keeps_earlier_values(node):
+        loaded |= bound_names(node)
+    return loaded
 
 
 def _stored_in(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return bound_names(node)
 
 
 class Prelude:

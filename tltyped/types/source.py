@@ -70,3 +70,32 @@ def annotated_parameter(stmt: ast.stmt, params: Container[str]) -> tuple[str, as
     if isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
         return (stmt.target.id, stmt.annotation) if stmt.target.id in params else None
     return None
+
+
+def bound_names(stmt: ast.AST) -> set[str]:
+    """The names a statement of a body (or an expression, by its walrus) binds in the body's own scope: its
+    assignments' targets (`for`, `with`, walrus and `except` targets, and those of the statements nested in an `if`
+    or a loop, included), a nested function's or class's name, not what binds inside one (a nested function's
+    locals are its own)."""
+    found: set[str] = set()
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            todo.extend(node.decorator_list)
+            continue
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        if not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def keeps_earlier_values(stmt: ast.stmt) -> bool:
+    """Whether a statement may leave a name it binds as it was before (`L += 1` reads it; an `if` or a loop may
+    not run the binding): its value there depends on the earlier binding too."""
+    return not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                 ast.AsyncFunctionDef, ast.ClassDef))

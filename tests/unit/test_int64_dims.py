@@ -136,6 +136,21 @@ def test_a_dim_the_body_computes_from_an_int32_and_an_int64_scalar_is_their_sum(
     assert bind(kernel, meta(3, 5, dtype=F32), meta(8, dtype=F32), 3, 5).dims == {"m": 3, "n": 5}
 
 
+def test_a_scalar_only_in_a_size_of_other_dims_is_the_calls_argument(sm90) -> None:
+    """`x: T.Tensor[[n, n + m], ...]`: no tensor has m plainly, but the call passes it, as it passes a scalar that
+    sizes only an output; the size is checked against it (the lazy style's prim_func.py read it so already)."""
+
+    def offset(x, m: T.int64):
+        n = T.dynamic("n")
+        x: T.Tensor[[n, n + m], T.float32]
+
+    kernel = tl.jit(offset)
+    assert str(kernel.signature).startswith("offset(x: Tensor[float32, n, n + m], m: dyn[int64])")
+    assert bind(kernel, meta(4, 7, dtype=F32), 3).dims == {"n": 4, "m": 3}
+    with pytest.raises(tl.ArgumentValueError, match="dim 1 is n \\+ m = 6"):
+        bind(kernel, meta(4, 7, dtype=F32), 2)
+
+
 def test_a_scalar_the_body_binds_again_sizes_a_tensor_as_its_new_value(sm90) -> None:
     """`m = m * 2` before `x: T.Tensor[[m], ...]`: x has 2 m elements of the call's m, as TileLang, running the body,
     sizes it (not m: the kernel would then read past x's end); a shape computed as a tuple reads the same way."""

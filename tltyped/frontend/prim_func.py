@@ -114,7 +114,7 @@ def read_signature(name: str, prim_func: Any, out_idx: int | Sequence[int] | Non
         scalar_dims=scalar_dims,
         dim_dtypes=_dim_dtypes(name, variables),
     )
-    bound = signature.bound_dims() | set(scalar_dims)
+    bound = signature.bound_dims()
     for dim in signature.dims:
         if dim not in bound:  # on an output only, or only inside an expression: as for an eager kernel
             raise DefinitionError(f"{name}: {grammar.undetermined_dim(dim)}")

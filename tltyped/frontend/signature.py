@@ -156,10 +156,11 @@ class KernelSignature:
         return {d.text for p in self.tensors if p.tensor is not None for d in p.tensor.all_dims if d.is_symbol}
 
     def bound_dims(self) -> set[str]:
-        """The dim symbols a call determines: the plain ones, and those an input's size is an affine expression of
-        (`n * 4`), which the size solves for."""
+        """The dim symbols a call determines: the plain ones, those an input's size is an affine expression of
+        (`n * 4`), which the size solves for, and the int scalar parameters that size tensors, which the call
+        passes (`X: T.Tensor[[N, N + m], ...]`: the binder's and the fast paths' `scalar_sized`)."""
         solved = {a[0] for p in self.tensors if p.tensor is not None for d in p.tensor.dims if (a := d.affine) is not None}
-        return self.plain_dims() | solved
+        return self.plain_dims() | solved | set(self.scalar_dims)
 
     def __str__(self) -> str:
         parts = []

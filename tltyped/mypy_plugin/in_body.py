@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import builtins
 import functools
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
@@ -74,6 +74,7 @@ from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar, dtypes, in_body_grammar as grammar
+from tltyped.types.source import bound_names
 
 
 class KernelRewrite:
@@ -95,7 +96,9 @@ class KernelRewrite:
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
-        self.assignments: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
+        self.bindings: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
+        # a parameter annotated in the body -> the aliases and dtype names as they stand at its annotation's line
+        self.seen_at: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
         self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
@@ -135,20 +138,40 @@ class KernelRewrite:
                     self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
                 else:
                     annotations[name] = (typ, stmt.line)
+                self.seen_at[name] = dict(self.aliases), dict(self.dtype_names)
                 continue
             kept.append(stmt)
+            read: set[str] = set()  # the names an assignment binds as the runtime reads one (body.py)
             if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
-                self.read_assignment(stmt)
+                read = self.read_assignment(stmt)
                 for name, value in self.bound_values(stmt):
-                    self.assignments.setdefault(name, []).append(Binding(stmt, value))
+                    self.bindings.setdefault(name, []).append(Binding(stmt, value))
+            self.bind_otherwise(stmt, read)
         self.func.body.body = kept
         return annotations
 
+    def bind_otherwise(self, stmt: Statement, read: set[str]) -> None:
+        """A statement other than one name's assignment that binds names (`L += 1`, `L = M = ...`, an `if` or a
+        loop binding them, a walrus): each is no alias or dtype name after it, but a value of the body's
+        (per call, as `is_per_call` says), as the runtime's prelude runs the statement (types/source.py's rule)."""
+        parsed = self.source.statement(stmt.line, stmt.end_line)
+        for name in bound_names(parsed) - read if parsed is not None else set():
+            if name not in self.params and name not in self.declared:
+                self.bind_alias(name, None)
+                self.bind_dtype_name(name, None)
+                self.bindings.setdefault(name, []).append(Binding(stmt, stmt))
+
     def last_assignment(self, name: str) -> AssignmentStmt | None:
-        """The name's last top-level assignment so far (a computed shape), if any, and if its whole value is the
-        name's (`shape = (M, N)`, not `shape, n = (M, N), 4`)."""
-        found = self.assignments.get(name)
-        return found[-1].statement if found and found[-1].value is found[-1].statement.rvalue else None
+        """The name's last top-level binding so far (a computed shape), if any, and if it is an assignment of its
+        whole value: not `shape += (4,)` or `shape, n = (M, N), 4`, shapes the plugin does not read."""
+        found = self.bindings.get(name)
+        if not found or not isinstance(found[-1].statement, AssignmentStmt):
+            return None
+        return found[-1].statement if found[-1].value is found[-1].statement.rvalue else None
+
+    def binding_before(self, name: str, line: int) -> Binding | None:
+        """The name's top-level binding in force at `line`, if the body binds it before."""
+        return next((found for found in reversed(self.bindings.get(name, [])) if found.statement.line < line), None)
 
     def parameter_annotation(self, stmt: Statement) -> tuple[str, Type] | None:
         """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation."""
@@ -208,11 +231,14 @@ class KernelRewrite:
                 continue
         return False
 
-    def read_assignment(self, stmt: AssignmentStmt) -> None:
+    def read_assignment(self, stmt: AssignmentStmt) -> set[str]:
+        """Read one assignment: the names it binds (a declaration, an alias, a dtype name, or, for a tuple of another
+        length or a list target, which the runtime fails on, nothing); none where it binds them otherwise (`L, *rest
+        = ...`: `bind_otherwise`)."""
         targets = target_names(stmt.lvalues[0])
         value = stmt.rvalue
         if targets is None:
-            return
+            return set()
         if isinstance(value, CallExpr) and grammar.is_dim_declaration(called_name(value)):
             self.declare_dims(stmt, value, targets)
         elif isinstance(value, TupleExpr) and len(value.items) == len(targets) and all(
@@ -224,20 +250,29 @@ class KernelRewrite:
         elif len(targets) == 1 and targets[0] not in self.params:
             self.declare_alias(targets[0], value)
             self.declare_dtype_name(targets[0], value)
-        else:  # `KH, KW = K, K`: each name as the single-target path binds it (`bound_values`)
-            pairs = self.bound_values(stmt)
-            read = [(self.alias_of(item), self.found.written_dtype(item)) for _, item in pairs]
-            for (target, _), (alias, dtype) in zip(pairs, read):
+        elif (
+            isinstance(stmt.lvalues[0], TupleExpr)
+            and "[" not in self.source.span(stmt.lvalues[0].line, stmt.lvalues[0].column, stmt.lvalues[0].line,
+                                            stmt.lvalues[0].column + 1)  # mypy reads `[KH, KW]` as a tuple too
+            and isinstance(value, (TupleExpr, ListExpr))
+            and len(value.items) == len(targets)
+            and not any(isinstance(item, StarExpr) for item in value.items)
+        ):  # `KH, KW = K, K`: each name as the single-target path binds it; every value is read before any name is
+            # bound, so `X, Y = Y, X` swaps (the runtime's prelude runs the statement itself). A list target
+            # (`[KH, KW] = ...`) TileLang does not lower, so it binds nothing here either.
+            read = [(self.alias_of(item), self.found.written_dtype(item)) for item in value.items]
+            for target, (alias, dtype) in zip(targets, read):
                 if target not in self.params:
                     self.bind_alias(target, alias)
                     self.bind_dtype_name(target, dtype)
+        return set(targets)
 
     def bound_values(self, stmt: AssignmentStmt) -> list[tuple[str, Expression]]:
-        """The names a top-level assignment binds, each with the expression it binds it to: a name, the value; each
-        name of a tuple target, the item of a tuple value of its length (`K, L = M * 2, 4`). Every value is read
-        before any name is bound, so `X, Y = Y, X` swaps (the runtime's prelude runs the statement itself). A name
-        unpacked from anything else (`P, Q = A.shape`) has no value here, and a list target (`[KH, KW] = ...`),
-        which TileLang does not lower, binds nothing."""
+        """The names an assignment binds, each with the expression it binds it to: a name, the value; each name of
+        a tuple target, the item of a tuple value of its length (`K, L = M * 2, 4`). Every value is read before any
+        name is bound, so `X, Y = Y, X` swaps (the runtime's prelude runs the statement itself). A name unpacked
+        from anything else (`P, Q = A.shape`) has no value here, and a list target (`[KH, KW] = ...`), which
+        TileLang does not lower, binds nothing."""
         target, value = stmt.lvalues[0], stmt.rvalue
         if isinstance(target, NameExpr):
             return [(target.name, value)]
@@ -294,21 +329,21 @@ class KernelRewrite:
         """`M = N * 2 + 1`: a name for an expression of dims, usable in annotations."""
         self.bind_alias(name, self.alias_of(value))
 
-    def alias_of(self, value: Expression) -> str | None | Literal[False]:
-        """The dim expression `value` is, over the dims as they stand now; None: not one (a name bound to it is no
-        alias); False: it names no dim, and binding it leaves a name's alias as it was."""
+    def alias_of(self, value: Expression) -> str | None:
+        """The dim expression `value` is, over the dims as they stand now; None: not one, one naming no dim
+        included (`K = 4` after `K = N`: a name bound to it is no alias, as the runtime's body.py reads it)."""
         try:
             source = dimexpr.source_of(value)
             if not dim_grammar.names_in_source(source) & (set(self.dims) | set(self.aliases)):
-                return False
+                return None
             return dim_grammar.normalise_source(source, self.resolve_dim)
         except DimSyntaxError:
             return None
 
-    def bind_alias(self, name: str, alias: str | None | Literal[False]) -> None:
+    def bind_alias(self, name: str, alias: str | None) -> None:
         if alias is None:
             self.aliases.pop(name, None)
-        elif alias is not False:
+        else:
             self.aliases[name] = alias
 
     def declare_dtype_name(self, name: str, value: Expression) -> None:
@@ -326,14 +361,16 @@ class KernelRewrite:
         """The dtype a name written as one stands for, as Python scopes it; None: as written (the annotation hook
         reads it, or says it is no dtype).
 
-        A const parameter's is the one each call gives it (dtype_params.py); a name the body binds, its dtype; a
-        name of the function around the kernel, its value per call of that factory (Any); else a module-level
-        dtype constant."""
+        A const parameter's is the one each call gives it (dtype_params.py); a name the body binds, its dtype (one
+        an `if` or a loop binds, the one each call gives it); a name of the function around the kernel, its value
+        per call of that factory (Any); else a module-level dtype constant."""
         if name in self.params:
             return parameter_dtype(self.func, name, line, column)
         if name in self.dtype_names:
             return UnboundType(self.dtype_names[name], line=line, column=column)
-        if name in self.assignments:  # bound in the body to something else
+        if any(not found.read for found in self.bindings.get(name, [])):  # bound by an `if`, a loop...: the dtype
+            return AnyType(TypeOfAny.special_form, line=line, column=column)  # the body gives it per call
+        if name in self.bindings:  # bound in the body to something else
             return None
         if name in self.closure:
             return AnyType(TypeOfAny.special_form, line=line, column=column)
@@ -372,7 +409,10 @@ class KernelRewrite:
             if arg.type_annotation is not None:
                 self.fail(line, 0, f'Parameter "{name}" is annotated both in the signature and in the body', codes.KERNEL)
                 continue
+            final = self.aliases, self.dtype_names  # the annotation reads names as they stand at its line
+            self.aliases, self.dtype_names = self.seen_at.get(name, final)
             arg.type_annotation = self.body_annotation(typ)
+            self.aliases, self.dtype_names = final
             moved = True
         return moved
 
@@ -486,8 +526,9 @@ class KernelRewrite:
                 self.plain_dims.add(alias)
                 return UnboundType(alias, line=typ.line, column=typ.column)
             if typ.name in self.aliases:
-                return derived_dim(self.aliases[typ.name], typ.line, typ.column)
+                return self.derived(self.aliases[typ.name], typ.line, typ.column)
             if self.is_per_call(typ.name):
+                self.determined.update(self.dims_read(typ.name, typ.line))
                 return self.per_call_dim(typ)
             if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim
                 return RawExpressionType(self.found.int_constants[typ.name], "builtins.int", line=typ.line, column=typ.column)
@@ -524,14 +565,30 @@ class KernelRewrite:
 
     def no_dim_scalar(self, name: str, line: int) -> tuple[str, str] | None:
         """The scalar parameter of a dtype no dim has (and its dtype) that `name` is at `line`, or that the body's
-        binding of `name` before `line` reads, through other bindings too (`S = S * 2` reads the parameter S), as
+        binding of `name` in force there reads, through other bindings too (`S = S * 2` reads the parameter S), as
         the runtime's slice of the body reads it."""
-        binding = next((found for found in reversed(self.assignments.get(name, [])) if found.statement.line < line), None)
+        binding = self.binding_before(name, line)
         if binding is None:
             dtype = self.scalar_dtype(name)
             return (name, dtype) if dtype is not None and dtype not in grammar.DIM_DTYPES else None
         read = (node.name for node in own_nodes(binding.value) if isinstance(node, NameExpr))
         return next((found for found in (self.no_dim_scalar(n, binding.statement.line) for n in read) if found), None)
+
+    def dims_read(self, name: str, line: int) -> set[str]:
+        """The declared dims the body's bindings of `name` before `line` read, through other bindings too: a size
+        per call of such a name (`L = N * 2 if flag else N`, `L += 1`) may be how a call determines them, as the
+        runtime reads it per call (so none of them is reported undetermined)."""
+        found: set[str] = set()
+        for binding in self.bindings.get(name, []):
+            if binding.statement.line >= line:
+                continue
+            for read in {node.name for node in own_nodes(binding.value) if isinstance(node, NameExpr)}:
+                resolved = self.resolve_dim(read)
+                if resolved is not None:
+                    found.update(set(dim_grammar.symbols(resolved)) & set(self.dims))
+                else:
+                    found |= self.dims_read(read, binding.statement.line)
+        return found
 
     def scalar_dtype(self, name: str) -> str | None:
         """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), in the
@@ -548,7 +605,7 @@ class KernelRewrite:
         """A name whose value each call gives, so a dim it is in is unknown statically: a const or scalar
         parameter (`def gemm(A, B, M, N, K)`), a name the body computes from them (`head_kv = heads // groups`),
         or the factory's around the kernel."""
-        return name in self.params or name in self.assignments or name in self.closure
+        return name in self.params or name in self.bindings or name in self.closure
 
     def is_module_name(self, name: str) -> bool:
         """A name the module's own scope binds (an import, an assignment), which the runtime reads at decoration;
@@ -581,12 +638,17 @@ class KernelRewrite:
             if normalised in self.dims:
                 self.plain_dims.add(normalised)
                 return UnboundType(normalised, line=typ.line, column=typ.column)
-            affine = dim_grammar.affine(normalised)
-            if affine is not None and affine[0] in self.dims:  # `n * 4`: a call's size gives n, as at run time
-                self.determined.add(affine[0])
-            return derived_dim(normalised, typ.line, typ.column)
+            return self.derived(normalised, typ.line, typ.column)
         self.fail(typ.line, typ.column, codes.sentence(problem), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
+
+    def derived(self, normalised: str, line: int, column: int) -> Type:
+        """A derived dim, written inline (`[N * 4]`) or through a name (`L = N * 4`, `[L]`): an affine one is how a
+        call's size gives its dim, as at run time."""
+        affine = dim_grammar.affine(normalised)
+        if affine is not None and affine[0] in self.dims:
+            self.determined.add(affine[0])
+        return derived_dim(normalised, line, column)
 
     def resolve_in_expression(self, unknown: set[str], name: str) -> str | None:
         """`resolve_dim` inside a dim expression, where the names `body_dim` reads also count: a module's int
@@ -640,11 +702,17 @@ class KernelRewrite:
 
 
 class Binding(NamedTuple):
-    """A name's value as a top-level assignment of the body binds it: `K = M * 2`, or one item of a tuple
-    assigned item by item (`K, L = M * 2, 4`)."""
+    """A name's binding by a top-level statement of the body: an assignment (`K = M * 2`: the value `M * 2`), one
+    item of a tuple assigned item by item (`K, L = M * 2, 4`: `M * 2`), or another statement binding it (`K += 1`,
+    an `if` or a loop, a walrus: the statement itself), whose value only a call gives."""
 
-    statement: AssignmentStmt
-    value: Expression
+    statement: Statement
+    value: Expression | Statement
+
+    @property
+    def read(self) -> bool:
+        """Whether the plugin reads the value (an assignment's or a tuple item's), not only that it is bound."""
+        return self.value is not self.statement
 
 
 def derived_dim(text: str, line: int, column: int) -> Type:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import textwrap
+
 
 class SourceText:
     """A module's source lines, read when a dim expression must be recovered.
@@ -34,3 +37,16 @@ class SourceText:
             except (OSError, UnicodeDecodeError):
                 self._lines = []
         return self._lines
+
+    def statement(self, line: int, end_line: int | None) -> ast.stmt | None:
+        """The one statement on lines `line` to `end_line` (1-based, inclusive), parsed by Python's `ast` as the
+        runtime reads it; None where it does not parse alone (not the source mypy read)."""
+        lines = self.lines()
+        end = end_line or line
+        if line < 1 or end > len(lines):
+            return None
+        try:
+            (node,) = ast.parse(textwrap.dedent("\n".join(lines[line - 1 : end]))).body
+        except (SyntaxError, ValueError):
+            return None
+        return node

@@ -78,7 +78,8 @@ def test_an_in_body_scalar_of_a_dtype_the_launcher_does_not_pass_is_refused_at_d
 @pytest.mark.parametrize("future", ["", "from __future__ import annotations"])
 def test_a_quoted_scalar_annotation_is_a_forward_reference_to_the_scalar(future: str, tmp_path: Path) -> None:
     """`M: "T.int32"` is `M: T.int32`, under postponed annotations too (where the annotation is read twice), as a type
-    checker reads it; so `M: "T.int16"` sizing a tensor is refused as `M: T.int16` is, not taken as a const."""
+    checker reads it; so `M: "T.int16"` sizing a tensor is refused as `M: T.int16` is, not taken as a const. So are
+    quoted annotations in the body, tensors' too."""
     path = tmp_path / "quoted_scalars.py"
     path.write_text(textwrap.dedent(f"""
         {future}
@@ -90,6 +91,16 @@ def test_a_quoted_scalar_annotation_is_a_forward_reference_to_the_scalar(future:
 
         def too_narrow(X, M: "T.int16"):
             X: T.Tensor[[M], T.float32]
+
+        def in_the_body(X, Y, M):
+            N = T.dynamic("N")
+            X: "T.Tensor[[N], T.float16]"
+            Y: T.Tensor[[N, M], T.float16]
+            M: "T.int32"
+
+        def too_narrow_in_the_body(X, M):
+            M: "T.int16"
+            X: T.Tensor[[M], T.float32]
     """))
     spec = importlib.util.spec_from_file_location("quoted_scalars", path)
     assert spec is not None and spec.loader is not None
@@ -100,6 +111,10 @@ def test_a_quoted_scalar_annotation_is_a_forward_reference_to_the_scalar(future:
     assert (signature.param("block").kind, signature.param("block").annotation) == (Kind.CONST, int)
     with pytest.raises(tl.DefinitionError, match=r'dim "M" is the scalar parameter M, of dtype int16'):
         tl.jit(module.too_narrow)
+    body = tl.jit(module.in_the_body).signature  # quoted in the body: read from the source, unquoted the same way
+    assert str(body).startswith("in_the_body(X: Tensor[float16, N], Y: Tensor[float16, N, M], M: dyn[int32])")
+    with pytest.raises(tl.DefinitionError, match=r'quoted_scalars.py:20: dim "M" is the scalar parameter M, of dtype int16'):
+        tl.jit(module.too_narrow_in_the_body)
 
 
 def scaled(N, dtype):  # noqa: N803  (TileLang's spelling)

@@ -68,8 +68,20 @@ def annotated_parameter(stmt: ast.stmt, params: Container[str]) -> tuple[str, as
     """The parameter a top-level statement of the body annotates (`A: T.Tensor[[M, K], T.float16]`, no value), and
     the annotation; or None."""
     if isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
-        return (stmt.target.id, stmt.annotation) if stmt.target.id in params else None
+        return (stmt.target.id, unquoted(stmt.annotation)) if stmt.target.id in params else None
     return None
+
+
+def unquoted(annotation: ast.expr) -> ast.expr:
+    """A quoted annotation (`x: "T.Tensor[[N], T.float16]"`, a forward reference) as the expression it quotes, on
+    the quote's line, as typing reads one (and mypy and pyright); any other as it is."""
+    if not (isinstance(annotation, ast.Constant) and isinstance(annotation.value, str)):
+        return annotation
+    try:
+        quoted = ast.parse(annotation.value.strip(), mode="eval").body
+    except SyntaxError:
+        return annotation
+    return ast.increment_lineno(quoted, annotation.lineno - 1)
 
 
 def bound_names(stmt: ast.AST) -> set[str]:

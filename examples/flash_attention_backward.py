@@ -21,17 +21,19 @@ recomputes a block of P as exp2(s - LSE), exactly normalised.
   handing them over through mbarriers (full: loaded, empty: read). Per block
   the consumers issue S^T = K Q^T and dP^T = V dO^T as asynchronous WGMMAs,
   wait for S^T only and compute P = exp2(S^T scale - LSE) while dP^T runs;
-  then issue dV += P^T dO and compute dS^T = P (dP^T - Delta) / sqrt(d)
-  while it runs; then, dS^T in shared memory, issue dQ_k = dS K and dK +=
-  dS^T Q, and while they run add the previous block's dQ_k into the
-  accumulator with TMA's reduce-add (FlashAttention-3's scheme: one bulk
-  fp32 add per block, no per-element atomics), then store this block's
-  dQ_k in the other of two shared buffers. The consumers meet at one named
-  barrier per block (two with a single dS^T buffer), placed by hand rather
-  than after every shared-memory write. Each stage is released once its
-  last WGMMA has completed. dK and dV are stored once at the end, through
-  the shared memory of K and V;
-- dQ cast to fp16.
+  then issue dV += P^T dO and compute dS^T = P (dP^T - Delta) while it
+  runs (1 / sqrt(d) is left to dK at the end and to dQ's cast, as
+  FlashAttention-3 does: one multiply fewer per score); then, dS^T in
+  shared memory, issue dQ_k = dS K and dK += dS^T Q, and while they run
+  add the previous block's dQ_k into the accumulator with TMA's reduce-add
+  (FlashAttention-3's scheme: one bulk fp32 add per block, no per-element
+  atomics), then store this block's dQ_k in the other of two shared
+  buffers. The consumers meet at one named barrier per block (two with a
+  single dS^T buffer), placed by hand rather than after every
+  shared-memory write. Each stage is released once its last WGMMA has
+  completed. dK and dV are stored once at the end, through the shared
+  memory of K and V;
+- dQ times 1 / sqrt(d), cast to fp16.
 Zeroing the accumulator inside the call keeps the call self-contained, so
 the tuner may time it repeatedly on the same inputs. Causal key blocks skip
 the query blocks above the diagonal and mask only the blocks crossing it;
@@ -179,7 +181,7 @@ def attention_backward(
                 # dV += P^T dO, async; dS^T while it runs
                 T.wgmma_gemm(pT_cast, do_shared[stage, :, :], dv, policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
-                    dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[stage, j]) * sm_scale
+                    dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[stage, j])
                 # two buffers: block n's was last read by block n - 2's dQ_k WGMMA, waited for before block n - 1's
                 # barrier; one: wait until every warpgroup's dQ_k WGMMA of block n - 1 has read it
                 if ds_buffers == 1:
@@ -202,6 +204,8 @@ def attention_backward(
             T.sync_threads(5, consumers)  # every WGMMA reading K and V is done, the last dQ_k in shared memory
             T.atomic_add(dQ_accum[bz, (first + steps - 1) * block_N : (first + steps) * block_N, by, :],
                          dq_shared[(steps - 1) % 2, :, :], use_tma=True)
+            for i, j in T.Parallel(block_M, dim):
+                dk[i, j] *= sm_scale
             T.copy(dk, dk_shared)
             T.copy(dv, dv_shared)
             T.fence_proxy_async()
@@ -210,7 +214,11 @@ def attention_backward(
             T.copy(dv_shared, dV[bz, bx * block_M : (bx + 1) * block_M, by, :])
 
     with T.Kernel(T.ceildiv(seq_len, ROWS), heads, batch, threads=128) as (bx, by, bz):
-        T.copy(dQ_accum[bz, bx * ROWS : (bx + 1) * ROWS, by, :], dQ[bz, bx * ROWS : (bx + 1) * ROWS, by, :])
+        dq_rows = T.alloc_fragment([ROWS, dim], tl.float32)
+        T.copy(dQ_accum[bz, bx * ROWS : (bx + 1) * ROWS, by, :], dq_rows)
+        for i, j in T.Parallel(ROWS, dim):
+            dq_rows[i, j] *= sm_scale
+        T.copy(dq_rows, dQ[bz, bx * ROWS : (bx + 1) * ROWS, by, :])
     return dQ, dK, dV
 
 

@@ -99,6 +99,10 @@ class KernelRewrite:
         self.bindings: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
         # a parameter annotated in the body -> the aliases and dtype names as they stand at its annotation's line
         self.seen_at: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+        # what a name's bindings before a line read, once per (name, line): a body's names may read each other's
+        # earlier values many times over (`a = a + b`, `b = b + a`, ...), exponentially many paths unmemoised
+        self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
+        self.dims_read = functools.cache(self.find_dims_read)
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
         self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
@@ -563,7 +567,7 @@ class KernelRewrite:
         self.fail(dim.line, dim.column, codes.sentence(grammar.scalar_of_no_dim_dtype(*scalar)), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
 
-    def no_dim_scalar(self, name: str, line: int) -> tuple[str, str] | None:
+    def find_no_dim_scalar(self, name: str, line: int) -> tuple[str, str] | None:
         """The scalar parameter of a dtype no dim has (and its dtype) that `name` is at `line`, or that the body's
         binding of `name` in force there reads, through other bindings too (`S = S * 2` reads the parameter S), as
         the runtime's slice of the body reads it."""
@@ -574,7 +578,7 @@ class KernelRewrite:
         read = (node.name for node in own_nodes(binding.value) if isinstance(node, NameExpr))
         return next((found for found in (self.no_dim_scalar(n, binding.statement.line) for n in read) if found), None)
 
-    def dims_read(self, name: str, line: int) -> set[str]:
+    def find_dims_read(self, name: str, line: int) -> frozenset[str]:
         """The declared dims the body's bindings of `name` before `line` read, through other bindings too: a size
         per call of such a name (`L = N * 2 if flag else N`, `L += 1`) may be how a call determines them, as the
         runtime reads it per call (so none of them is reported undetermined)."""
@@ -588,7 +592,7 @@ class KernelRewrite:
                     found.update(set(dim_grammar.symbols(resolved)) & set(self.dims))
                 else:
                     found |= self.dims_read(read, binding.statement.line)
-        return found
+        return frozenset(found)
 
     def scalar_dtype(self, name: str) -> str | None:
         """The dtype of a parameter annotated as a scalar of the kernel language (`M: T.int8`: "int8"), in the

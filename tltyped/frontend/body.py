@@ -130,6 +130,8 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
             return
         if names is not None and len(names) == 1 and names[0] not in params:
             _declare_alias(names[0], stmt.value, info)
+        else:
+            _forget_bound(stmt, info)
         info.statements.append(stmt)
     elif isinstance(stmt, ast.Assert) and _is_shape_relation(stmt.test, params):
         assert isinstance(stmt.test, ast.Compare)
@@ -141,7 +143,16 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
             raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
         info.annotations[name] = BodyAnnotation(name, annotation, stmt.lineno)
     else:
+        _forget_bound(stmt, info)
         info.statements.append(stmt)
+
+
+def _forget_bound(stmt: ast.stmt, info: BodyInfo) -> None:
+    """A statement other than one name's assignment binds its names to a value only a run of the body gives
+    (`L += 1`, an `if` or a loop binding them): none is an alias after it, so an alias bound later reads the prelude's
+    value (`M = L + 1` after `L += 1`), not the alias the name had before."""
+    for name in bound_names(stmt) - set(info.dim_vars):
+        info.dims.pop(name, None)
 
 
 def shape_reference(node: ast.AST, params: Mapping[str, object]) -> tuple[str, int] | None:

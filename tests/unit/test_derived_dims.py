@@ -116,6 +116,12 @@ def test_a_kernel_of_a_solved_dim_builds(sm90) -> None:
     ("L = N * 2\n    L += 1\n    M = L + 1\n    X: T.Tensor[[M], T.float32]", "X: Tensor[float32, N * 2 + 1 + 1]"),
     ("L = N\n    for _ in range(2):\n        L = L * 2\n    M = L\n    X: T.Tensor[[M], T.float32]",
      "X: Tensor[float32, N * 2 * 2]"),
+    ("L = N * 2\n    _ = [(L := L + 1) for _ in range(1)]\n    X: T.Tensor[[L], T.float32]",
+     "X: Tensor[float32, N * 2 + 1]"),
+    ("import math\n    L = N * 2\n    L += math.floor(1)\n    X: T.Tensor[[L], T.float32]",
+     "X: Tensor[float32, N * 2 + 1]"),
+    ("L = N * 2\n    match N * 4:\n        case L:\n            pass\n    X: T.Tensor[[L], T.float32]",
+     "X: Tensor[float32, N * 4]"),
 ])
 def test_a_name_the_body_binds_again_sizes_a_tensor_as_it_is_at_the_annotation(tmp_path, body: str, expected: str) -> None:
     """A derived dim's name bound again (`L += 1`, in a loop, after one annotation and before another) is the value

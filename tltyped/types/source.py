@@ -86,9 +86,10 @@ def unquoted(annotation: ast.expr) -> ast.expr:
 
 def bound_names(stmt: ast.AST) -> set[str]:
     """The names a statement of a body (or an expression, by its walrus) binds in the body's own scope: its
-    assignments' targets (`for`, `with`, walrus and `except` targets, and those of the statements nested in an `if`
-    or a loop, included), a nested function's or class's name, not what binds inside one (a nested function's
-    locals are its own)."""
+    assignments' targets (`for`, `with`, walrus, `except`, `import` and `match` capture targets, and those of the
+    statements nested in an `if` or a loop, included; a walrus in a comprehension too, which binds in the scope
+    around it), a nested function's or class's name, not what binds inside one (a nested function's locals are its
+    own). `L: int` binds nothing (it only annotates)."""
     found: set[str] = set()
     todo: list[ast.AST] = [stmt]
     while todo:
@@ -99,10 +100,29 @@ def bound_names(stmt: ast.AST) -> set[str]:
             found.add(node.name)
             todo.extend(node.decorator_list)
             continue
-        elif isinstance(node, ast.ExceptHandler) and node.name:
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            found |= {n.target.id for n in _own_walk(node) if isinstance(n, ast.NamedExpr)}
+            continue
+        elif isinstance(node, ast.AnnAssign) and node.value is None:
+            continue
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
             found.add(node.name)
-        if not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            found.add(node.rest)
+        if not isinstance(node, ast.Lambda):
             todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _own_walk(node: ast.AST) -> list[ast.AST]:
+    """`node` and what it holds, not inside a lambda (whose walrus binds in the lambda's scope)."""
+    found: list[ast.AST] = []
+    todo = [node]
+    while todo:
+        found.append(current := todo.pop())
+        todo.extend(child for child in ast.iter_child_nodes(current) if not isinstance(child, ast.Lambda))
     return found
 
 

@@ -120,6 +120,7 @@ def test_a_kernel_of_a_solved_dim_builds(sm90) -> None:
      "X: Tensor[float32, N * 2 + 1]"),
     ("import math\n    L = N * 2\n    L += math.floor(1)\n    X: T.Tensor[[L], T.float32]",
      "X: Tensor[float32, N * 2 + 1]"),
+    ("L = N * 2; L += 1\n    X: T.Tensor[[L], T.float32]", "X: Tensor[float32, N * 2 + 1]"),
     ("L = N * 2\n    match N * 4:\n        case L:\n            pass\n    X: T.Tensor[[L], T.float32]",
      "X: Tensor[float32, N * 4]"),
 ])

@@ -61,18 +61,19 @@ class Prelude:
         so `H_kv = H // g` later followed by `H = H_kv` reads the parameter `H`.
         """
         chosen: dict[int, ast.stmt] = {}
-        todo = [(name, before) for name in names]
-        seen: set[tuple[str, int]] = set()
+        # a statement's place is its line and column: `L = N * 2; L += 1` reads the `L` bound on its own line
+        todo = [(name, (before, 0)) for name in names]
+        seen: set[tuple[str, tuple[int, int]]] = set()
         while todo:
-            name, line = todo.pop()
-            if (name, line) in seen:
+            name, place = todo.pop()
+            if (name, place) in seen:
                 continue
-            seen.add((name, line))
+            seen.add((name, place))
             for stmt in reversed(self.body.statements):
-                if stmt.lineno < line and name in _stored_in(stmt):
+                if (stmt.lineno, stmt.col_offset) < place and name in _stored_in(stmt):
                     if id(stmt) not in chosen:
                         chosen[id(stmt)] = stmt
-                        todo += [(loaded, stmt.lineno) for loaded in _loaded(stmt)]
+                        todo += [(loaded, (stmt.lineno, stmt.col_offset)) for loaded in _loaded(stmt)]
                     break
         return sorted(chosen.values(), key=lambda s: (s.lineno, s.col_offset))
 

@@ -37,10 +37,6 @@ def _loaded(node: ast.AST) -> set[str]:
     return loaded
 
 
-def _stored_in(node: ast.AST) -> set[str]:
-    return bound_names(node)
-
-
 class Prelude:
     """The top-level statements of a kernel body, evaluable up to any line."""
 
@@ -70,7 +66,7 @@ class Prelude:
                 continue
             seen.add((name, place))
             for stmt in reversed(self.body.statements):
-                if (stmt.lineno, stmt.col_offset) < place and name in _stored_in(stmt):
+                if (stmt.lineno, stmt.col_offset) < place and name in bound_names(stmt):
                     if id(stmt) not in chosen:
                         chosen[id(stmt)] = stmt
                         todo += [(loaded, (stmt.lineno, stmt.col_offset)) for loaded in _loaded(stmt)]
@@ -79,7 +75,7 @@ class Prelude:
 
     def bound_before(self, line: int) -> set[str]:
         """The names the body's top-level statements bind before `line`."""
-        return {name for stmt in self.body.statements if stmt.lineno < line for name in _stored_in(stmt)}
+        return {name for stmt in self.body.statements if stmt.lineno < line for name in bound_names(stmt)}
 
     def consts_read(self, node: ast.expr, line: int) -> frozenset[str]:
         """The const parameters the value of `node` as written at `line` reads."""
@@ -93,7 +89,7 @@ class Prelude:
         stored: set[str] = set()
         for part in (*statements, node):
             free |= _loaded(part) - stored
-            stored |= _stored_in(part)
+            stored |= bound_names(part)
         return statements, free
 
     def evaluate(
@@ -145,7 +141,7 @@ def module_names(filename: str) -> frozenset[str]:
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
         else:
-            names |= _stored_in(stmt)
+            names |= bound_names(stmt)
     return frozenset(names)
 
 

@@ -121,6 +121,9 @@ def test_a_kernel_of_a_solved_dim_builds(sm90) -> None:
     ("import math\n    L = N * 2\n    L += math.floor(1)\n    X: T.Tensor[[L], T.float32]",
      "X: Tensor[float32, N * 2 + 1]"),
     ("L = N * 2; L += 1\n    X: T.Tensor[[L], T.float32]", "X: Tensor[float32, N * 2 + 1]"),
+    ("shape = [N]\n    shape.append(4)\n    X: T.Tensor(shape, T.float32)", "X: Tensor[float32, N, 4]"),
+    ("s = [N, 4]\n    s[1] += 4\n    X: T.Tensor(s, T.float32)", "X: Tensor[float32, N, 8]"),
+    ("s = [N, 4]\n    s[1] = 8\n    X: T.Tensor(s, T.float32)", "X: Tensor[float32, N, 8]"),
     ("L = N * 2\n    match N * 4:\n        case L:\n            pass\n    X: T.Tensor[[L], T.float32]",
      "X: Tensor[float32, N * 4]"),
 ])

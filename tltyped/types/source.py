@@ -84,12 +84,20 @@ def unquoted(annotation: ast.expr) -> ast.expr:
     return ast.increment_lineno(quoted, annotation.lineno - 1)
 
 
+# the methods by which Python's lists, dicts and sets change in place
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault", "popitem",
+    "add", "discard",
+})
+
+
 def bound_names(stmt: ast.AST) -> set[str]:
     """The names a statement of a body (or an expression, by its walrus) binds in the body's own scope: its
     assignments' targets (`for`, `with`, walrus, `except`, `import` and `match` capture targets, and those of the
     statements nested in an `if` or a loop, included; a walrus in a comprehension too, which binds in the scope
     around it), a nested function's or class's name, not what binds inside one (a nested function's locals are its
-    own). `L: int` binds nothing (it only annotates)."""
+    own). `L: int` binds nothing (it only annotates). A name whose value the statement changes in place counts as
+    bound (`shape.append(4)`, `s[1] += 4`, `c.y = N`, `del s[0]`): a size read from it is its value after."""
     found: set[str] = set()
     todo: list[ast.AST] = [stmt]
     while todo:
@@ -111,9 +119,20 @@ def bound_names(stmt: ast.AST) -> set[str]:
             found.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             found.add(node.rest)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found |= _held_by(node.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
+            found |= _held_by(node.func.value)
         if not isinstance(node, ast.Lambda):
             todo.extend(ast.iter_child_nodes(node))
     return found
+
+
+def _held_by(node: ast.expr) -> set[str]:
+    """The name whose value holds what `node` reads (`s` of `s[1]`, `c` of `c.y.z`), if any."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return {node.id} if isinstance(node, ast.Name) else set()
 
 
 def _own_walk(node: ast.AST) -> list[ast.AST]:

@@ -158,7 +158,7 @@ class KernelRewrite:
         """A statement other than one name's assignment that binds names (`L += 1`, `L = M = ...`, an `if` or a
         loop binding them, a walrus): each is no alias or dtype name after it, but a value of the body's
         (per call, as `is_per_call` says), as the runtime's prelude runs the statement (types/source.py's rule)."""
-        parsed = self.source.statement(stmt.line, stmt.end_line)
+        parsed = self.source.statement(stmt.line, stmt.end_line, stmt.column)
         for name in bound_names(parsed) - read if parsed is not None else set():
             if name not in self.params and name not in self.declared:
                 self.bind_alias(name, None)

@@ -38,15 +38,19 @@ class SourceText:
                 self._lines = []
         return self._lines
 
-    def statement(self, line: int, end_line: int | None) -> ast.stmt | None:
-        """The one statement on lines `line` to `end_line` (1-based, inclusive), parsed by Python's `ast` as the
-        runtime reads it; None where it does not parse alone (not the source mypy read)."""
+    def statement(self, line: int, end_line: int | None, column: int) -> ast.stmt | None:
+        """The statement at `column` of lines `line` to `end_line` (1-based, inclusive; a line may hold several,
+        `L = N * 2; L += 1`), parsed by Python's `ast` as the runtime reads it; None where those lines do not parse
+        alone (not the source mypy read)."""
         lines = self.lines()
         end = end_line or line
         if line < 1 or end > len(lines):
             return None
+        text = "\n".join(lines[line - 1 : end])
+        dedented = textwrap.dedent(text)
+        shift = len(text.split("\n")[0]) - len(dedented.split("\n")[0])  # the indentation dedent took off
         try:
-            (node,) = ast.parse(textwrap.dedent("\n".join(lines[line - 1 : end]))).body
-        except (SyntaxError, ValueError):
+            body = ast.parse(dedented).body
+        except SyntaxError:
             return None
-        return node
+        return next((node for node in body if node.lineno == 1 and node.col_offset == column - shift), None)

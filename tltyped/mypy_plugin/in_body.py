@@ -147,7 +147,8 @@ class KernelRewrite:
             kept.append(stmt)
             read: set[str] = set()  # the names an assignment binds as the runtime reads one (body.py)
             if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
-                read = self.read_assignment(stmt)
+                self.read_assignment(stmt)
+                read = set(target_names(stmt.lvalues[0]) or [])  # `L, *rest = ...` has none: bound otherwise
                 for name, value in self.bound_values(stmt):
                     self.bindings.setdefault(name, []).append(Binding(stmt, value))
             self.bind_otherwise(stmt, read)
@@ -235,14 +236,13 @@ class KernelRewrite:
                 continue
         return False
 
-    def read_assignment(self, stmt: AssignmentStmt) -> set[str]:
-        """Read one assignment: the names it binds (a declaration, an alias, a dtype name, or, for a tuple of another
-        length or a list target, which the runtime fails on, nothing); none where it binds them otherwise (`L, *rest
-        = ...`: `bind_otherwise`)."""
+    def read_assignment(self, stmt: AssignmentStmt) -> None:
+        """Read one assignment's names: each a declaration, an alias or a dtype name (for a tuple of another length
+        or a list target, which the runtime fails on, nothing)."""
         targets = target_names(stmt.lvalues[0])
         value = stmt.rvalue
         if targets is None:
-            return set()
+            return
         if isinstance(value, CallExpr) and grammar.is_dim_declaration(called_name(value)):
             self.declare_dims(stmt, value, targets)
         elif isinstance(value, TupleExpr) and len(value.items) == len(targets) and all(
@@ -269,7 +269,6 @@ class KernelRewrite:
                 if target not in self.params:
                     self.bind_alias(target, alias)
                     self.bind_dtype_name(target, dtype)
-        return set(targets)
 
     def bound_values(self, stmt: AssignmentStmt) -> list[tuple[str, Expression]]:
         """The names an assignment binds, each with the expression it binds it to: a name, the value; each name of

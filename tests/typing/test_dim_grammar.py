@@ -85,6 +85,22 @@ def test_a_name_bound_to_an_expression_reads_as_that_expression() -> None:
     assert runtime.render(dim, {"N": "n", "K": "k"}) == "(n * 2 + 1) * k"
 
 
+def test_a_dotted_name_is_resolved_as_its_dotted_text() -> None:
+    """`consts.WIDTH`, `pkg.consts.WIDTH`: each reader's resolver is given the whole name, as it is a plain one."""
+    declared = {**DECLARED, "consts.WIDTH": runtime.literal(64), "pkg.consts.WIDTH": runtime.literal(32)}
+    source = "N * consts.WIDTH + pkg.consts.WIDTH"
+    dim = runtime.from_ast(ast.parse(source, mode="eval").body, declared)
+    asked: list[str] = []
+
+    def resolve(name: str) -> str | None:
+        asked.append(name)
+        return name if name in NAMES else {"consts.WIDTH": "64", "pkg.consts.WIDTH": "32"}.get(name)
+
+    plugin = dim_grammar.normalise_source(dimexpr.source_of(mypy_expression(source)), resolve)
+    assert dim.text == plugin == "N * 64 + 32"
+    assert asked == ["N", "consts.WIDTH", "pkg.consts.WIDTH"]
+
+
 @pytest.mark.parametrize(
     ("source", "message"),
     [
@@ -93,6 +109,8 @@ def test_a_name_bound_to_an_expression_reads_as_that_expression() -> None:
         ("max(N, 2)", "unsupported call in dim `max(N, 2)`"),
         ("1.5 * N", "a dim must be an integer, got 1.5"),
         ("N + Q", "dim `Q` is used but never declared"),
+        ("N * consts.WIDHT", "dim `consts.WIDHT` is used but never declared"),
+        ("f().WIDTH", "unsupported syntax in dim `f().WIDTH`"),
     ],
 )
 def test_both_readers_reject_the_same_things(source: str, message: str) -> None:

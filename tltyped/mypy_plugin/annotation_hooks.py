@@ -47,7 +47,7 @@ from mypy.types import (
 from tltyped.mypy_plugin import dtype_params, names
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.parsed import ModuleNames, module_names
-from tltyped.types import in_body_grammar as grammar
+from tltyped.types import dim_grammar, in_body_grammar as grammar
 
 _TENSOR_FORMS = "Tensor[dtype, *dims] or Tensor[[dims...], dtype]"
 _LITERALS = ("typing.Literal", "typing_extensions.Literal")
@@ -245,12 +245,37 @@ class _TensorAnnotation:
     def literal_dim(self, arg: RawExpressionType) -> Type:
         value = arg.literal_value
         if isinstance(value, str) and arg.base_type_name == "builtins.str":  # derived: see dimexpr.py
-            return LiteralType(value, self.api.named_type("builtins.str", []), line=arg.line, column=arg.column)
+            return self.derived_dim(value, arg)
         if isinstance(value, int) and not isinstance(value, bool) and arg.base_type_name == "builtins.int":
             return self.size(value, arg)
         shown = "an expression" if value is None else repr(value)
         self.malformed(f"a dim must be a dim name, an int or Literal[int], not {shown}", arg)
         return AnyType(TypeOfAny.from_error)
+
+    def derived_dim(self, text: str, arg: RawExpressionType) -> Type:
+        """A derived dim's canonical text. Its plain names are the kernel's dims; a dotted one is another module's
+        or a class's value (`consts.WIDTH * 2`), which the rewrite, reading the module before any is analysed, left
+        as written: each is read as `named_dim` reads it written alone, a size where mypy knows its value
+        (`Final`), reported where it names nothing or no int. Where one's value is the run time's only, so is the
+        dim's (Any)."""
+        unread: list[ProperType] = []  # what `named_dim` read of each dotted name that gives no size
+
+        def resolve(name: str) -> str:
+            if "." not in name:
+                return name
+            read = get_proper_type(self.named_dim(UnboundType(name, line=arg.line, column=arg.column)))
+            if isinstance(read, LiteralType):
+                return str(read.value)
+            unread.append(read)
+            return name
+
+        resolved = dim_grammar.normalise_source(text, resolve)
+        if unread:
+            reported = any(isinstance(a, AnyType) and a.type_of_any == TypeOfAny.from_error for a in unread)
+            return AnyType(TypeOfAny.from_error if reported else TypeOfAny.special_form, line=arg.line, column=arg.column)
+        if resolved.isdigit():
+            return self.size(int(resolved), arg)
+        return LiteralType(resolved, self.api.named_type("builtins.str", []), line=arg.line, column=arg.column)
 
     def size(self, value: int, arg: Type) -> Type:
         """A dim of this size (`128`, `Literal[128]`, a `Final` int), which no tensor has below zero."""
@@ -268,10 +293,7 @@ class _TensorAnnotation:
         if node is None:
             if self.not_yet_bound():
                 return AnyType(TypeOfAny.special_form)
-            self.fail(
-                f'Dim "{arg.name}" is used but never declared; declare it with {arg.name} = TypeVar("{arg.name}")',
-                codes.DIM, arg,
-            )
+            self.fail(_undefined_dim(arg.name), codes.DIM, arg)
             return AnyType(TypeOfAny.from_error)
         if isinstance(node, (PlaceholderNode, TypeVarExpr)):
             return self.api.analyze_type(arg)
@@ -307,6 +329,15 @@ class _TensorAnnotation:
             return AnyType(TypeOfAny.from_error)
         self.malformed(f'dim "{arg.name}" must be a dim name (a TypeVar), an int or Literal[int]', arg)
         return AnyType(TypeOfAny.from_error)
+
+
+def _undefined_dim(name: str) -> str:
+    """What a dim naming nothing is: a dim to declare, or a misspelt attribute (`consts.WIDHT`, which the run time
+    refuses with the same attribute named)."""
+    owner, dot, attribute = name.rpartition(".")
+    if dot:
+        return f'Dim "{name}" is not defined: "{owner}" has no attribute "{attribute}"'
+    return f'Dim "{name}" is used but never declared; declare it with {name} = TypeVar("{name}")'
 
 
 def _is_literal_key(arg: Type) -> bool:

@@ -549,10 +549,9 @@ class KernelRewrite:
             return typ
         if _is_dotted_name(typ):  # `consts.WIDTH`, `cfg.block`
             assert isinstance(typ, UnboundType)
-            head = typ.name.partition(".")[0]
-            if self.is_per_call(head):
+            if self.is_per_call(_head(typ.name)):
                 return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
-            if self.is_module_name(head):  # another module's int: the annotation hook reads it, as a bare name
+            if self.is_module_name(_head(typ.name)):  # another module's int: the annotation hook reads it, as a bare name
                 return typ
         return self.expression_dim(typ)
 
@@ -635,6 +634,10 @@ class KernelRewrite:
             if unknown:  # `n * 4`, `T.ceildiv(N, block)`: a size known per call (or at decoration), as at run time;
                 # its dims may be what a call determines
                 self.determined.update(set(dim_grammar.symbols(normalised)) & set(self.dims))
+                if all("." in name and not self.is_per_call(_head(name)) for name in unknown):
+                    # `consts.WIDTH * 2`, `N * Cfg.WIDTH`: values of other modules or classes, which the annotation
+                    # hook reads as it reads one written alone as a dim (a dotted name is never the kernel's dim)
+                    return derived_dim(normalised, typ.line, typ.column)
                 return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             if normalised.isdigit():
                 return RawExpressionType(int(normalised), "builtins.int", typ.line, typ.column)
@@ -656,13 +659,14 @@ class KernelRewrite:
     def resolve_in_expression(self, unknown: set[str], name: str) -> str | None:
         """`resolve_dim` inside a dim expression, where the names `body_dim` reads also count: a module's int
         literal is its value; a name whose value is known only per call or to the runtime (`is_per_call`,
-        `is_module_name`) is kept and added to `unknown`."""
+        `is_module_name`) is kept and added to `unknown`. A dotted name (`consts.WIDTH`, `cfg.block`) is read by
+        the name it starts with, as `body_dim` reads one written alone."""
         resolved = self.resolve_dim(name)
         if resolved is not None:
             return resolved
         if not self.is_per_call(name) and name in self.found.int_constants:
             return str(self.found.int_constants[name])
-        if self.is_per_call(name) or self.is_module_name(name):
+        if self.is_per_call(_head(name)) or self.is_module_name(_head(name)):
             unknown.add(name)
             return name
         return None
@@ -721,6 +725,11 @@ class Binding(NamedTuple):
 def derived_dim(text: str, line: int, column: int) -> Type:
     """A derived dim as the annotation hook reads it: its expression as a string (dimexpr.py)."""
     return RawExpressionType(text, "builtins.str", line, column)
+
+
+def _head(name: str) -> str:
+    """The name a dotted name starts with (`consts` of `consts.WIDTH`), the name itself for a plain one."""
+    return name.partition(".")[0]
 
 
 def _is_bare_name(typ: Type) -> bool:

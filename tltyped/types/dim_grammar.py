@@ -1,7 +1,8 @@
 """The grammar of dim expressions (`N * 2 + 1`, `T.ceildiv(N, 4)`): one reading for the runtime and the plugin.
 
-A dim is an integer expression of non-negative ints, dim names, `+ - * //`
-and `ceildiv(a, b)` (spelled through any module, `T.ceildiv`). Both readers
+A dim is an integer expression of non-negative ints, names (dims, and names
+of ints, plain or dotted: `WIDTH`, `consts.WIDTH`), `+ - * //` and
+`ceildiv(a, b)` (spelled through any module, `T.ceildiv`). Both readers
 go through here, so they accept and print the same things:
 - the runtime (tltyped.frontend.dims) reads annotations and shape asserts from
   Python's `ast`, evaluates dims on ints at a call and on TIR variables when
@@ -41,7 +42,7 @@ def normalise(node: ast.expr, resolve: Callable[[str], str | None]) -> str:
 
     `resolve(name)` gives a declared dim's own name, the text of the
     expression a name is bound to (which is inlined), or None for a name that
-    is not a dim.
+    is not a dim; a dotted name (`consts.WIDTH`) comes to it as that text.
     """
     return ast.unparse(_Normalise(resolve).visit(ast.fix_missing_locations(ast.Expression(body=node))).body)
 
@@ -156,10 +157,22 @@ class _Normalise(ast.NodeTransformer):
         return node
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        resolved = self.resolve(node.id)
+        return self.resolved(node.id, node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """`consts.WIDTH`, `Cfg.WIDTH`: a name reached through a module or a class, which `resolve` is given as its
+        dotted text, as it is given a plain name (a misspelt attribute is then undeclared, as a misspelt name is)."""
+        dotted = _dotted_name(node)
+        if dotted is None:  # `f().x`, `a[0].x`: no name, refused as other syntax is
+            return self.generic_visit(node)
+        return self.resolved(dotted, node)
+
+    def resolved(self, name: str, node: ast.expr) -> ast.AST:
+        """The node for a name (plain or dotted) as `resolve` reads it: kept, or the expression it is bound to."""
+        resolved = self.resolve(name)
         if resolved is None:
-            raise UndeclaredDim(node.id)
-        if resolved == node.id:
+            raise UndeclaredDim(name)
+        if resolved == name:
             return node
         return _tree(resolved).body  # an expression: unparse parenthesises it where precedence needs
 
@@ -169,6 +182,16 @@ class _Normalise(ast.NodeTransformer):
         if name != CEILDIV or len(node.args) != 2 or node.keywords:
             raise DimSyntaxError(f"unsupported call in dim `{ast.unparse(node)}`: only ceildiv(a, b) is allowed")
         return ast.Call(ast.Name(CEILDIV, ast.Load()), [self.visit(a) for a in node.args], [])
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    """`a.b.c` for a chain of attributes over a name; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
 
 
 class _Rename(ast.NodeTransformer):

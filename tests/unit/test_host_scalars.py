@@ -101,6 +101,10 @@ def test_a_quoted_scalar_annotation_is_a_forward_reference_to_the_scalar(future:
         def too_narrow_in_the_body(X, M):
             M: "T.int16"
             X: T.Tensor[[M], T.float32]
+
+        def unclosed_quote_in_the_body(X):
+            N = T.dynamic("N")
+            X: "T.Tensor[[N], T.float16"
     """))
     spec = importlib.util.spec_from_file_location("quoted_scalars", path)
     assert spec is not None and spec.loader is not None
@@ -115,6 +119,10 @@ def test_a_quoted_scalar_annotation_is_a_forward_reference_to_the_scalar(future:
     assert str(body).startswith("in_the_body(X: Tensor[float16, N], Y: Tensor[float16, N, M], M: dyn[int32])")
     with pytest.raises(tl.DefinitionError, match=r'quoted_scalars.py:20: dim "M" is the scalar parameter M, of dtype int16'):
         tl.jit(module.too_narrow_in_the_body)
+    # a quote holding no expression annotates nothing: refused where it is written, not read as a const parameter
+    with pytest.raises(tl.DefinitionError, match=r"quoted_scalars.py:24: the annotation of parameter 'X' is quoted, "
+                                                 r"'T.Tensor\[\[N\], T.float16', and the quote holds no Python expression"):
+        tl.jit(module.unclosed_quote_in_the_body)
 
 
 def scaled(N, dtype):  # noqa: N803  (TileLang's spelling)

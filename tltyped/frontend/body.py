@@ -139,6 +139,8 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno, message))
     elif (annotated := annotated_parameter(stmt, params)) is not None:
         name, annotation = annotated
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # (`unquoted` could not parse it)
+            raise DefinitionError(f"{info.where(stmt.lineno)}: {grammar.unreadable_quote(name, annotation.value)}")
         if name in info.annotations:
             raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
         info.annotations[name] = BodyAnnotation(name, annotation, stmt.lineno)

@@ -149,6 +149,12 @@ def passed_straight(spelled: str) -> str:
     return f"{spelled}(...) is passed straight into a call; assign it to a name first (buf = {spelled}(...))"
 
 
+def unreadable_quote(param: str, quoted: str) -> str:
+    """The message for a parameter's quoted annotation in the body that is no Python expression (`A: "T.Tensor[[N],
+    T.float16"`): typing, mypy and pyright read a quote as the expression it holds, so this one annotates nothing."""
+    return f"the annotation of parameter {param!r} is quoted, {quoted!r}, and the quote holds no Python expression"
+
+
 def undeclared_dim(name: str) -> str:
     """The message for a name used as a dim that the body does not declare."""
     return f'dim "{name}" is used but never declared; declare it with T.const("{name}") or T.dynamic("{name}")'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 import torch
@@ -106,6 +107,18 @@ def test_a_kernel_of_a_solved_dim_builds(sm90) -> None:
     assert kernel(ints(4096)).__class__ is type(None)  # a meta call of another n: the same kernel, nothing returned
 
 
+def _kernel(tmp_path, source: str, postponed: bool, prefix: str = "") -> Any:
+    """`@tl.jit` on the `kernel` that `source` defines, in a module of its own (with postponed annotations where
+    `postponed`) after `prefix`."""
+    path = tmp_path / "kernel_module.py"
+    future = "from __future__ import annotations\n" if postponed else ""
+    path.write_text(f"{future}import tltyped as tl\nimport tltyped.language as T\n{prefix}\n@tl.jit\n{source}")
+    namespace: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace["kernel"]
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
 @pytest.mark.parametrize(("body", "expected"), [
     ("L = N * 2\n    L += 1\n    X: T.Tensor[[L], T.float32]", "X: Tensor[float32, N * 2 + 1]"),
     ("L = N\n    L *= 2\n    X: T.Tensor[[L], T.float32]", "X: Tensor[float32, N * 2]"),
@@ -126,17 +139,33 @@ def test_a_kernel_of_a_solved_dim_builds(sm90) -> None:
     ("s = [N, 4]\n    s[1] = 8\n    X: T.Tensor(s, T.float32)", "X: Tensor[float32, N, 8]"),
     ("L = N * 2\n    match N * 4:\n        case L:\n            pass\n    X: T.Tensor[[L], T.float32]",
      "X: Tensor[float32, N * 4]"),
+    ("M = T.dynamic(\"m\")\n    X: T.Tensor[[M, N], T.float32]\n    M = M * 2\n    Y: T.Tensor[[M], T.float32]",
+     "X: Tensor[float32, m, N], Y: Tensor[float32, m * 2]"),
+    ("M = T.dynamic(\"m\")\n    M += 1\n    X: T.Tensor[[M, N], T.float32]", "X: Tensor[float32, m + 1, N]"),
+    ("L = N * 2\n    K = L; L = N * 4\n    X: T.Tensor[[K, L], T.float32]", "X: Tensor[float32, N * 2, N * 4]"),
 ])
-def test_a_name_the_body_binds_again_sizes_a_tensor_as_it_is_at_the_annotation(tmp_path, body: str, expected: str) -> None:
-    """A derived dim's name bound again (`L += 1`, in a loop, after one annotation and before another) is the value
-    TileLang's run of the body gives it at the annotation's line, not its first (or last) assignment's: read so,
-    a tensor's size is what the kernel's code indexes."""
-    path = tmp_path / "rebound.py"
-    path.write_text(f"import tltyped as tl\nimport tltyped.language as T\n\n@tl.jit\ndef rebound(X, Y):\n"
-                    f"    N = T.dynamic(\"N\")\n    {body}\n")
-    namespace: dict[str, object] = {}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)
-    assert str(namespace["rebound"].signature).startswith(f"rebound({expected}")  # type: ignore[attr-defined]
+def test_a_name_the_body_binds_again_sizes_a_tensor_as_it_is_at_the_annotation(
+    tmp_path, body: str, expected: str, postponed: bool,
+) -> None:
+    """A derived dim's name bound again (`L += 1`, in a loop, after one annotation and before another, a declared
+    dim's variable too) is the value TileLang's run of the body gives it at the annotation's line, not its first (or
+    last) assignment's: read so, a tensor's size is what the kernel's code indexes."""
+    kernel = _kernel(tmp_path, f"def kernel(X, Y):\n    N = T.dynamic(\"N\")\n    {body}\n", postponed)
+    assert str(kernel.signature).startswith(f"kernel({expected}")
+
+
+@pytest.mark.parametrize(("postponed", "shape", "expected"), [
+    (False, "(L,)", "Tensor[float32, 8]"),
+    (True, "(L, N)", "Tensor[float32, 8, N]"),  # the body's dims too: read from source, not as the def evaluated it
+], ids=["evaluated", "postponed"])
+def test_an_annotation_in_the_def_reads_none_of_the_body_s_aliases(
+    tmp_path, postponed: bool, shape: str, expected: str,
+) -> None:
+    """TileLang's `T.Tensor` in the def names the module's `L`, not the alias the body binds to it."""
+    kernel = _kernel(tmp_path, f"def kernel(X: TL.Tensor[{shape}, TL.float32], Y):\n    N = T.dynamic(\"N\")\n"
+                     "    L = N * 2\n    Y: T.Tensor[[L], T.float32]\n", postponed,
+                     prefix="import tilelang.language as TL\nL = 8\n")
+    assert str(kernel.signature).startswith(f"kernel(X: {expected}, Y: Tensor[float32, N * 2]")
 
 
 def test_a_name_an_if_binds_sizes_a_tensor_as_the_branch_taken(tmp_path) -> None:

@@ -60,8 +60,10 @@ class _State:
         rebound = self.prelude.bound_before(line) if line is not None else set()
         return {name: dimlib.symbol(name) for name in self.scalars if name not in rebound}
 
-    def declared(self, body: BodyInfo) -> dict[str, dimlib.Dim]:
-        return {**body.dims, **{d: dimlib.symbol(d) for d in self.dim_kinds}, **self.scalar_symbols()}
+    def declared(self) -> dict[str, dimlib.Dim]:
+        """The dims a size the prelude evaluated may name: its TIR variables are named as the declared dims and the
+        int scalar parameters, not as the body's variables for them."""
+        return {**{d: dimlib.symbol(d) for d in self.dim_kinds}, **self.scalar_symbols()}
 
     def note(self, dim: dimlib.Dim) -> dimlib.Dim:
         """Record the scalar parameters `dim` uses as dyn dims."""
@@ -355,7 +357,7 @@ class Analysis:
         x, y = form.shape, form.dtype
         assert y is not None
         try:
-            parse_dim(y, self.body, state.scalar_symbols(line))
+            parse_dim(y, self.body, line, extra=state.scalar_symbols(line))
             second_is_dim = True
         except dimlib.DimSyntaxError:
             second_is_dim = False
@@ -379,20 +381,20 @@ class Analysis:
         if value is None:
             return (None,)
         values = list(value) if isinstance(value, (list, tuple)) or _is_tir_array(value) else [value]
-        return tuple(state.note(to_dim(v, state.declared(self.body))) for v in values)
+        return tuple(state.note(to_dim(v, state.declared())) for v in values)
 
     def _is_one_dim(self, node: ast.expr, line: int, state: _State) -> bool:
         """Whether a shape that is no list is one dim, as the dim grammar reads it over the declared dims and the
         dyn scalar parameters."""
         try:
-            parse_dim(node, self.body, state.scalar_symbols(line))
+            parse_dim(node, self.body, line, extra=state.scalar_symbols(line))
         except dimlib.DimSyntaxError:
             return False
         return True
 
     def _dim(self, node: ast.expr, line: int, state: _State) -> dimlib.Dim:
         try:
-            return state.note(parse_dim(node, self.body, state.scalar_symbols(line)))
+            return state.note(parse_dim(node, self.body, line, extra=state.scalar_symbols(line)))
         except dimlib.DimSyntaxError as not_a_dim:
             try:
                 value = state.size(node, line)
@@ -400,7 +402,7 @@ class Analysis:
                 if isinstance(not_a_dim, UndeclaredDim):
                     raise dimlib.DimSyntaxError(grammar.undeclared_dim(not_a_dim.name)) from None
                 raise not_a_dim from None
-            return state.note(to_dim(value, state.declared(self.body)))
+            return state.note(to_dim(value, state.declared()))
 
     def _dtype(self, name: str, node: ast.expr | None, line: int, state: _State) -> DTypeSpec:
         """Parameter `name`'s fixed dtype, or (when it names const parameters such as `out_dtype`) an expression the binder evaluates."""

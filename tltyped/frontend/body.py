@@ -4,7 +4,7 @@ Reads the function's AST once, at decoration, without running it:
 - dim declarations: `M, N = T.const("M, N")`, `K = T.dynamic("K")`,
   `R, C = T.dynamic("R"), T.dynamic("C")` (the variable may differ from the
   dim's name: `M = T.dynamic("m")`), and names bound to expressions of dims
-  (`M = N * 2 + 1`);
+  (`M = N * 2 + 1`), each from its place in the body on (`DimBinding`);
 - the body's other top-level statements, kept as source: an annotation may
   use names they bind (`dtype = T.float16`, `A_shape = (K, M) if trans_A
   else (M, K)`), which frontend/prelude.py evaluates;
@@ -54,12 +54,23 @@ class ShapeAssert:
     message: str | None = None  # the assert's message, where it is a string (`assert ..., "K must be a multiple of 8"`)
 
 
+@dataclass(frozen=True)
+class DimBinding:
+    """From `place` (line, column) on, `name` reads as `dim`: a declared dim's variable (`N = T.dynamic("N")`), an
+    alias (`L = N * 2`), or, where `dim` is None, no dim (a statement bound it otherwise: `L += 1`, an `if`), so
+    the prelude reads its value there."""
+
+    place: tuple[int, int]
+    name: str
+    dim: dimlib.Dim | None
+
+
 @dataclass
 class BodyInfo:
     filename: str
     dim_kinds: dict[str, bool] = field(default_factory=dict)  # declared symbol -> dyn
     dim_dtypes: dict[str, str] = field(default_factory=dict)  # dyn symbol declared wider than int32 -> its dtype
-    dims: dict[str, dimlib.Dim] = field(default_factory=dict)  # usable name -> its dim
+    dim_bindings: list[DimBinding] = field(default_factory=list)  # in source order
     dim_vars: dict[str, str] = field(default_factory=dict)  # variable bound by T.const/T.dynamic -> its dim symbol
     dim_lines: dict[str, int] = field(default_factory=dict)  # declared symbol -> the line declaring it
     annotations: dict[str, BodyAnnotation] = field(default_factory=dict)
@@ -71,6 +82,20 @@ class BodyInfo:
     def where(self, line: int) -> str:
         return f"{self.filename}:{line}"
 
+    def dims_at(self, line: int, column: int = 0) -> dict[str, dimlib.Dim]:
+        """The names that read as dims at (line, column), as TileLang's run of the body has them there: a name
+        bound again reads as its binding before that place (an annotation in the def, before the body, reads
+        none of the body's)."""
+        dims: dict[str, dimlib.Dim] = {}
+        for binding in self.dim_bindings:
+            if binding.place >= (line, column):
+                break
+            if binding.dim is None:
+                dims.pop(binding.name, None)
+            else:
+                dims[binding.name] = binding.dim
+        return dims
+
 
 def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyInfo:
     node, filename = function_ast(fn)
@@ -80,7 +105,6 @@ def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyIn
             info.signature[arg.arg] = BodyAnnotation(arg.arg, arg.annotation, arg.annotation.lineno)
     for stmt in node.body:
         _declaration(stmt, params, info)
-    _forget_rebound(node.body, info)
     _check_rules(node, info)
     return info
 
@@ -121,17 +145,17 @@ def _dim_declarations(names: list[str], value: ast.expr) -> list[tuple[list[str]
 
 
 def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -> None:
+    place = (stmt.lineno, stmt.col_offset)
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         names = _target_names(stmt.targets[0])
         declarations = None if names is None else _dim_declarations(names, stmt.value)
         if declarations is not None:
             for declared, call in declarations:
-                _declare_dims(call, declared, _call_name(call) in grammar.DYNAMIC_CALLS, stmt.lineno, info)
+                _declare_dims(call, declared, _call_name(call) in grammar.DYNAMIC_CALLS, place, info)
             return
+        _forget_bound(stmt, info)
         if names is not None and len(names) == 1 and names[0] not in params:
-            _declare_alias(names[0], stmt.value, info)
-        else:
-            _forget_bound(stmt, info)
+            info.dim_bindings.append(DimBinding(place, names[0], _alias(stmt.value, place, info)))
         info.statements.append(stmt)
     elif isinstance(stmt, ast.Assert) and _is_shape_relation(stmt.test, params):
         assert isinstance(stmt.test, ast.Compare)
@@ -150,11 +174,12 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
 
 
 def _forget_bound(stmt: ast.stmt, info: BodyInfo) -> None:
-    """A statement other than one name's assignment binds its names to a value only a run of the body gives
-    (`L += 1`, an `if` or a loop binding them): none is an alias after it, so an alias bound later reads the prelude's
-    value (`M = L + 1` after `L += 1`), not the alias the name had before."""
-    for name in bound_names(stmt) - set(info.dim_vars):
-        info.dims.pop(name, None)
+    """A statement binds its names to a value only a run of the body gives (`L += 1`, an `if` or a loop binding
+    them, a walrus): none reads as a dim after it, so an annotation or an alias bound later reads the prelude's
+    value (`M = L + 1` after `L += 1`), not the dim the name had before. (An alias's assignment binds its one name
+    again after this, to the alias.)"""
+    for name in bound_names(stmt):
+        info.dim_bindings.append(DimBinding((stmt.lineno, stmt.col_offset), name, None))
 
 
 def shape_reference(node: ast.AST, params: Mapping[str, object]) -> tuple[str, int] | None:
@@ -182,7 +207,8 @@ def _is_shape_relation(test: ast.expr, params: Mapping[str, object]) -> bool:
     return bool(refs) and all(isinstance(n, allowed) for side in sides for n in ast.walk(side))
 
 
-def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, info: BodyInfo) -> None:
+def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, place: tuple[int, int], info: BodyInfo) -> None:
+    line = place[0]
     spelled = ast.unparse(call.func)
     if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
         raise DefinitionError(f"{info.where(line)}: {grammar.not_a_literal(spelled)}")
@@ -195,7 +221,7 @@ def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, line: int, inf
             if dtype != grammar.DIM_DTYPE:
                 info.dim_dtypes[dim] = dtype
             info.dim_lines[dim] = line
-            info.dims[name] = dimlib.symbol(dim)
+            info.dim_bindings.append(DimBinding(place, name, dimlib.symbol(dim)))
             info.dim_vars[name] = dim
     except DimSyntaxError as exc:
         raise DefinitionError(f"{info.where(line)}: {exc}") from None
@@ -213,46 +239,37 @@ def _dim_dtype(call: ast.Call, spelled: str) -> str:
     return grammar.dim_dtype(spelled, written, quoted=False)
 
 
-def _declare_alias(name: str, value: ast.expr, info: BodyInfo) -> None:
-    """`M = N * 2 + 1`: a name for an expression of declared dims (derived dim)."""
+def _alias(value: ast.expr, place: tuple[int, int], info: BodyInfo) -> dimlib.Dim | None:
+    """The dim a name assigned `value` at `place` is an alias of (`M = N * 2 + 1`: a derived dim), over the dims
+    as they are there; None for a value that is no expression of dims."""
     used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-    if not used & set(info.dims):
-        info.dims.pop(name, None)
-        return
+    if not used & set(info.dims_at(*place)):
+        return None
     try:
-        info.dims[name] = parse_dim(value, info)
+        return parse_dim(value, info, *place)
     except dimlib.DimSyntaxError:
-        info.dims.pop(name, None)
+        return None
 
 
-def _forget_rebound(body: list[ast.stmt], info: BodyInfo) -> None:
-    """A name the body binds more than once (`L = N * 2` then `L += 1`, `L = N * 4` or an `if` binding it) is
-    no alias: an annotation sees the value it has at the annotation's line, which the prelude reads there, as
-    TileLang's run of the body computes it (an alias is one value for the whole body)."""
-    bindings: dict[str, int] = {}
-    for stmt in body:
-        for name in bound_names(stmt):
-            bindings[name] = bindings.get(name, 0) + 1
-    for name, count in bindings.items():
-        if count > 1 and name not in info.dim_vars:
-            info.dims.pop(name, None)
-
-
-def parse_dim(node: ast.expr, info: BodyInfo, extra: Mapping[str, dimlib.Dim] | None = None) -> dimlib.Dim:
-    """A dim written in the body, over the declared dims' variables (which may be named unlike their dims)."""
-    renamed = _ToSymbols(info).visit(copy.deepcopy(node))
-    declared = {**(extra or {}), **info.dims, **{d: dimlib.symbol(d) for d in info.dim_kinds}}
+def parse_dim(
+    node: ast.expr, info: BodyInfo, line: int, column: int = 0, extra: Mapping[str, dimlib.Dim] | None = None,
+) -> dimlib.Dim:
+    """A dim written at (line, column) of the body, over the declared dims' variables (which may be named unlike
+    their dims) and the aliases as they are there."""
+    dims = info.dims_at(line, column)
+    renamed = _ToSymbols(dims).visit(copy.deepcopy(node))
+    declared = {**(extra or {}), **dims, **{d: dimlib.symbol(d) for d in info.dim_kinds}}
     return dimlib.from_ast(renamed, declared)
 
 
 class _ToSymbols(ast.NodeTransformer):
     """`M * 2` with `M = T.dynamic("m")` -> `m * 2`."""
 
-    def __init__(self, info: BodyInfo) -> None:
-        self.info = info
+    def __init__(self, dims: Mapping[str, dimlib.Dim]) -> None:
+        self.dims = dims
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        dim = self.info.dims.get(node.id)
+        dim = self.dims.get(node.id)
         if dim is not None and dim.is_symbol and dim.text != node.id:
             return ast.copy_location(ast.Name(dim.text, ast.Load()), node)
         return node

@@ -143,13 +143,16 @@ def _kernel(tmp_path, source: str, postponed: bool, prefix: str = "") -> Any:
      "X: Tensor[float32, m, N], Y: Tensor[float32, m * 2]"),
     ("M = T.dynamic(\"m\")\n    M += 1\n    X: T.Tensor[[M, N], T.float32]", "X: Tensor[float32, m + 1, N]"),
     ("L = N * 2\n    K = L; L = N * 4\n    X: T.Tensor[[K, L], T.float32]", "X: Tensor[float32, N * 2, N * 4]"),
+    ("L = N * 2\n    X: T.Tensor[[L], T.float32]\n    def grow():\n        nonlocal L\n        L = N * 4",
+     "X: Tensor[float32, N * 2]"),
 ])
 def test_a_name_the_body_binds_again_sizes_a_tensor_as_it_is_at_the_annotation(
     tmp_path, body: str, expected: str, postponed: bool,
 ) -> None:
     """A derived dim's name bound again (`L += 1`, in a loop, after one annotation and before another, a declared
     dim's variable too) is the value TileLang's run of the body gives it at the annotation's line, not its first (or
-    last) assignment's: read so, a tensor's size is what the kernel's code indexes."""
+    last) assignment's: read so, a tensor's size is what the kernel's code indexes. A nested function rebinding it
+    after the annotation changes nothing there."""
     kernel = _kernel(tmp_path, f"def kernel(X, Y):\n    N = T.dynamic(\"N\")\n    {body}\n", postponed)
     assert str(kernel.signature).startswith(f"kernel({expected}")
 
@@ -166,6 +169,49 @@ def test_an_annotation_in_the_def_reads_none_of_the_body_s_aliases(
                      "    L = N * 2\n    Y: T.Tensor[[L], T.float32]\n", postponed,
                      prefix="import tilelang.language as TL\nL = 8\n")
     assert str(kernel.signature).startswith(f"kernel(X: {expected}, Y: Tensor[float32, N * 2]")
+
+
+REBOUND_BY_NESTED = {  # a case -> the body after `N = T.dynamic("N")`, the name read, its function, its declaration
+    "a name": ("L = N * 2\n    def grow():\n        nonlocal L\n        L = N * 4\n    grow()\n"
+               "    X: T.Tensor[[L], T.float32]", "L", "grow", "nonlocal L"),
+    "a name bound again after": ("L = N * 2\n    def grow():\n        nonlocal L\n        L = N * 4\n"
+                                 "    L = N * 8\n    grow()\n    X: T.Tensor[[L], T.float32]", "L", "grow", "nonlocal L"),
+    "through an alias": ("L = N * 2\n    def grow():\n        nonlocal L\n        L = N * 4\n    grow()\n"
+                         "    K = L + 1\n    X: T.Tensor[[K], T.float32]", "L", "grow", "nonlocal L"),
+    "through a computed shape": ("L = N * 2\n    def grow():\n        nonlocal L\n        L = N * 4\n"
+                                 "    grow()\n    shape = (L, 4)\n    X: T.Tensor(shape, T.float32)", "L", "grow",
+                                 "nonlocal L"),
+    "a function nested deeper": ("L = N * 2\n    def outer():\n        def inner():\n            nonlocal L\n"
+                                 "            L = N * 4\n        inner()\n    outer()\n    X: T.Tensor[[L], T.float32]",
+                                 "L", "inner", "nonlocal L"),
+    "a declared dim": ("def shrink():\n        nonlocal N\n        N = 4\n    shrink()\n"
+                       "    X: T.Tensor[[N], T.float32]", "N", "shrink", "nonlocal N"),
+    "a const parameter": ("def halve():\n        nonlocal block\n        block = block // 2\n    halve()\n"
+                          "    X: T.Tensor[[N, block], T.float32]", "block", "halve", "nonlocal block"),
+    "a module global": ("def widen():\n        global WIDTH\n        WIDTH = 128\n    widen()\n"
+                        "    X: T.Tensor[[N, WIDTH], T.float32]", "WIDTH", "widen", "global WIDTH"),
+}
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("case", list(REBOUND_BY_NESTED))
+def test_a_name_a_nested_function_rebinds_is_refused_in_an_annotation(tmp_path, case: str, postponed: bool) -> None:
+    """`nonlocal L` (or `global L`) in a function nested in the body: TileLang's run of the body reads L as the
+    calls of that function left it, which no reading of the body's statements tells, so an annotation reading L
+    (itself, through an alias or a computed shape) is refused, naming L, the function and its declaration."""
+    body, name, function, declaration = REBOUND_BY_NESTED[case]
+    source = f"def kernel(X, block: int = 64):\n    N = T.dynamic(\"N\")\n    {body}\n"
+    with pytest.raises(tl.DefinitionError) as refused:
+        _kernel(tmp_path, source, postponed, prefix="WIDTH = 64\n").signature
+    path = tmp_path / "kernel_module.py"
+    lines = path.read_text().splitlines()
+    annotation = next(i for i, text in enumerate(lines, 1) if text.strip().startswith("X:"))
+    declared = next(i for i, text in enumerate(lines, 1) if text.strip() == declaration)
+    assert str(refused.value) == (
+        f"{path}:{annotation}: this annotation reads {name!r}, which the nested function {function!r} rebinds "
+        f"(`{declaration}` at {path}:{declared}), so its value here depends on the body's calls of {function!r}: "
+        "compute the size in the body's own statements"
+    )
 
 
 def test_a_name_an_if_binds_sizes_a_tensor_as_the_branch_taken(tmp_path) -> None:

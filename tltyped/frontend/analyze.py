@@ -236,6 +236,7 @@ class Analysis:
     def _body_param(self, p: inspect.Parameter, ann: BodyAnnotation, state: _State) -> Param:
         where = self.body.where(ann.line)
         try:
+            state.prelude.refuse_rebound_by_nested(ann.node, ann.line)
             form = self._tensor_form(ann.node)
             if form is None:
                 try:

@@ -175,9 +175,9 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
 
 def _forget_bound(stmt: ast.stmt, info: BodyInfo) -> None:
     """A statement binds its names to a value only a run of the body gives (`L += 1`, an `if` or a loop binding
-    them, a walrus): none reads as a dim after it, so an annotation or an alias bound later reads the prelude's
-    value (`M = L + 1` after `L += 1`), not the dim the name had before. (An alias's assignment binds its one name
-    again after this, to the alias.)"""
+    them, a walrus, a nested function's `nonlocal L`): none reads as a dim after it, so an annotation or an alias
+    bound later reads the prelude's value (`M = L + 1` after `L += 1`), not the dim the name had before. (An
+    alias's assignment binds its one name again after this, to the alias.)"""
     for name in bound_names(stmt):
         info.dim_bindings.append(DimBinding((stmt.lineno, stmt.col_offset), name, None))
 

@@ -25,7 +25,7 @@ from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
 from tltyped.types import in_body_grammar as grammar
-from tltyped.types.source import bound_names, keeps_earlier_values
+from tltyped.types.source import bound_names, keeps_earlier_values, rebound_by_nested
 
 
 def _loaded(node: ast.AST) -> set[str]:
@@ -72,6 +72,18 @@ class Prelude:
                         todo += [(loaded, (stmt.lineno, stmt.col_offset)) for loaded in _loaded(stmt)]
                     break
         return sorted(chosen.values(), key=lambda s: (s.lineno, s.col_offset))
+
+    def refuse_rebound_by_nested(self, node: ast.expr, line: int) -> None:
+        """A DefinitionError where the value of `node` at `line` reads, itself or through the statements computing
+        it, a name that a function nested in the body and defined before `line` declares `nonlocal` or `global`
+        (`source.rebound_by_nested`): which value the name holds there depends on when the body called that
+        function, which no reading of the statements tells (the slice would run none of its calls)."""
+        read = _loaded(node).union(*(_loaded(stmt) for stmt in self._slice(_loaded(node), line)))
+        for stmt in self.body.statements:
+            for name, rebinding in rebound_by_nested(stmt).items():
+                if stmt.lineno < line and name in read:
+                    raise DefinitionError(grammar.rebound_by_nested(
+                        name, rebinding.function, rebinding.declaration, self.body.where(rebinding.line)))
 
     def bound_before(self, line: int) -> set[str]:
         """The names the body's top-level statements bind before `line`."""

@@ -74,7 +74,7 @@ from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar, dtypes, in_body_grammar as grammar
-from tltyped.types.source import bound_names
+from tltyped.types.source import bound_names, rebound_by_nested
 
 
 class KernelRewrite:
@@ -97,6 +97,7 @@ class KernelRewrite:
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
         self.bindings: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
+        self.nested_rebound: set[str] = set()  # names a function nested in the body so far rebinds (`nonlocal L`)
         # a parameter annotated in the body -> the aliases and dtype names as they stand at its annotation's line
         self.seen_at: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         # what a name's bindings before a line read, once per (name, line): a body's names may read each other's
@@ -148,19 +149,27 @@ class KernelRewrite:
             read: set[str] = set()  # the names an assignment binds as the runtime reads one (body.py)
             if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
                 self.read_assignment(stmt)
-                read = set(target_names(stmt.lvalues[0]) or [])  # `L, *rest = ...` has none: bound otherwise
+                # `L, *rest = ...` has none: bound otherwise, as is a name a nested function rebinds
+                read = set(target_names(stmt.lvalues[0]) or []) - self.nested_rebound
                 for name, value in self.bound_values(stmt):
-                    self.bindings.setdefault(name, []).append(Binding(stmt, value))
+                    if name in read:
+                        self.bindings.setdefault(name, []).append(Binding(stmt, value))
             self.bind_otherwise(stmt, read)
         self.func.body.body = kept
         return annotations
 
     def bind_otherwise(self, stmt: Statement, read: set[str]) -> None:
         """A statement other than one name's assignment that binds names (`L += 1`, `L = M = ...`, an `if` or a
-        loop binding them, a walrus): each is no alias or dtype name after it, but a value of the body's
-        (per call, as `is_per_call` says), as the runtime's prelude runs the statement (types/source.py's rule)."""
+        loop binding them, a walrus, a nested function's `nonlocal L`): each is no alias or dtype name after it, but
+        a value of the body's (per call, as `is_per_call` says), as the runtime's prelude runs the statement
+        (types/source.py's rule). A name a nested function rebinds stays one from that function's `def` on, even
+        where an assignment binds it again: a call of the function may follow, which the runtime refuses to read
+        past (frontend/prelude.py)."""
         parsed = self.source.statement(stmt.line, stmt.end_line, stmt.column)
-        for name in bound_names(parsed) - read if parsed is not None else set():
+        if parsed is None:
+            return
+        self.nested_rebound |= rebound_by_nested(parsed).keys()
+        for name in bound_names(parsed) - read:
             if name not in self.params and name not in self.declared:
                 self.bind_alias(name, None)
                 self.bind_dtype_name(name, None)

@@ -173,6 +173,15 @@ def undetermined_dim(name: str) -> str:
             "call cannot determine it")
 
 
+def rebound_by_nested(name: str, function: str, declaration: str, where: str) -> str:
+    """The message for an annotation whose value reads a name that a function nested in the body rebinds (`nonlocal
+    L` or `global L` there, then `L = N * 4`): the name's value at the annotation is whatever the body's calls of that
+    function made it, which only a run of the body tells, so a size read before one could differ from the kernel's."""
+    return (f"this annotation reads {name!r}, which the nested function {function!r} rebinds (`{declaration}` at "
+            f"{where}), so its value here depends on the body's calls of {function!r}: compute the size in the "
+            "body's own statements")
+
+
 def may_return(*, is_name: bool, is_call: bool, called: str | None) -> bool:
     """Whether a returned item may be what a kernel returns, read from its form alone.
 

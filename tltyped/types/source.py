@@ -13,7 +13,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable, Container
-from typing import Any
+from typing import Any, NamedTuple
 
 from tltyped.errors import DefinitionError
 from tltyped.types import in_body_grammar as grammar
@@ -96,8 +96,9 @@ def bound_names(stmt: ast.AST) -> set[str]:
     assignments' targets (`for`, `with`, walrus, `except`, `import` and `match` capture targets, and those of the
     statements nested in an `if` or a loop, included; a walrus in a comprehension too, which binds in the scope
     around it), a nested function's or class's name, not what binds inside one (a nested function's locals are its
-    own). `L: int` binds nothing (it only annotates). A name whose value the statement changes in place counts as
-    bound (`shape.append(4)`, `s[1] += 4`, `c.y = N`, `del s[0]`): a size read from it is its value after."""
+    own), but the names it declares `nonlocal` or `global` (`rebound_by_nested`). `L: int` binds nothing (it only
+    annotates). A name whose value the statement changes in place counts as bound (`shape.append(4)`, `s[1] += 4`,
+    `c.y = N`, `del s[0]`): a size read from it is its value after."""
     found: set[str] = set()
     todo: list[ast.AST] = [stmt]
     while todo:
@@ -106,6 +107,7 @@ def bound_names(stmt: ast.AST) -> set[str]:
             found.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.add(node.name)
+            found |= rebound_by_nested(node).keys()
             todo.extend(node.decorator_list)
             continue
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
@@ -125,6 +127,36 @@ def bound_names(stmt: ast.AST) -> set[str]:
             found |= _held_by(node.func.value)
         if not isinstance(node, ast.Lambda):
             todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+class NestedRebinding(NamedTuple):
+    """A `nonlocal` or `global` declaration in a function (or class) nested in a body."""
+
+    function: str  # the innermost def or class declaring it
+    line: int
+    declaration: str  # as written: `nonlocal L`
+
+
+def rebound_by_nested(node: ast.AST) -> dict[str, NestedRebinding]:
+    """The names that the functions and classes `node` is or holds (at any depth) declare `nonlocal` or `global`,
+    each with its first such declaration. A call of such a function rebinds the name in the body's scope (or the
+    module's) wherever the body makes one, so from the `def` on the name's value is known only to a run of the body.
+
+    Every such declaration counts, even one naming a local of a function between it and the body: read so, no
+    name the body's own scope shares with a nested function is missed."""
+    found: dict[str, NestedRebinding] = {}
+    todo: list[tuple[ast.AST, str | None]] = [(node, None)]  # a node, and the innermost def or class holding it
+    while todo:
+        current, owner = todo.pop()
+        if isinstance(current, (ast.Nonlocal, ast.Global)) and owner is not None:
+            for name in current.names:
+                first = found.get(name)
+                if first is None or current.lineno < first.line:
+                    found[name] = NestedRebinding(owner, current.lineno, ast.unparse(current))
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            owner = current.name
+        todo.extend((child, owner) for child in ast.iter_child_nodes(current))
     return found
 
 

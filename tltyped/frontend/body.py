@@ -24,7 +24,6 @@ plugin reads by too.
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,25 +253,11 @@ def _alias(value: ast.expr, place: tuple[int, int], info: BodyInfo) -> dimlib.Di
 def parse_dim(
     node: ast.expr, info: BodyInfo, line: int, column: int = 0, extra: Mapping[str, dimlib.Dim] | None = None,
 ) -> dimlib.Dim:
-    """A dim written at (line, column) of the body, over the declared dims' variables (which may be named unlike
-    their dims) and the aliases as they are there."""
-    dims = info.dims_at(line, column)
-    renamed = _ToSymbols(dims).visit(copy.deepcopy(node))
-    declared = {**(extra or {}), **dims, **{d: dimlib.symbol(d) for d in info.dim_kinds}}
-    return dimlib.from_ast(renamed, declared)
-
-
-class _ToSymbols(ast.NodeTransformer):
-    """`M * 2` with `M = T.dynamic("m")` -> `m * 2`."""
-
-    def __init__(self, dims: Mapping[str, dimlib.Dim]) -> None:
-        self.dims = dims
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        dim = self.dims.get(node.id)
-        if dim is not None and dim.is_symbol and dim.text != node.id:
-            return ast.copy_location(ast.Name(dim.text, ast.Load()), node)
-        return node
+    """A dim written at (line, column) of the body, each name read as the body has it there: a declared dim's
+    variable as its dim (which may be named otherwise: `M = T.dynamic("m")`), an alias as its expression, or one of
+    `extra` (the int scalar parameters). A variable bound again otherwise (`N += 1`) is no dim there, so the
+    prelude reads its value."""
+    return dimlib.from_ast(node, {**(extra or {}), **info.dims_at(line, column)})
 
 
 def _check_rules(fn_node: ast.FunctionDef, info: BodyInfo) -> None:

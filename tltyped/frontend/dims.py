@@ -73,14 +73,15 @@ def symbol(name: str) -> Dim:
 def from_ast(node: ast.expr, declared: Mapping[str, Dim]) -> Dim:
     """Parse a dim written in source; names resolve through `declared`.
 
-    `declared` maps each usable name to its dim: declared symbols map to
-    themselves, names bound to an expression (`M = N * 2 + 1`) to that
-    expression, so `B: T.Tensor[[M], ...]` reads as `2*N+1`.
+    `declared` maps each usable name to its dim: a declared symbol, or the
+    variable bound to it (`M = T.dynamic("m")`: M to m), to the symbol; a
+    name bound to an expression (`M = N * 2 + 1`) to that expression, so
+    `B: T.Tensor[[M], ...]` reads as `2*N+1`.
     """
 
     def resolve(name: str) -> str | None:
         dim = declared.get(name)
-        return None if dim is None else name if dim.is_symbol else dim.text
+        return None if dim is None else dim.text
 
     text = dim_grammar.normalise(node, resolve)
     size = dim_grammar.literal_value(text)

@@ -230,3 +230,31 @@ def test_a_name_an_if_binds_sizes_a_tensor_as_the_branch_taken(tmp_path) -> None
     kernel.lower(meta(15), flag=False)  # type: ignore[attr-defined]
     with pytest.raises(tl.ArgumentValueError, match="dim 0 is 15, which is N \\* 2 for no N >= 0"):
         kernel.lower(meta(15), flag=True)  # type: ignore[attr-defined]
+
+
+CHANGED_BY_A_CALL = {
+    "size": ("s = [N]\n    widen(s)\n    X: T.Tensor(s, T.float16)", "float16[N * 2]", "float16[N]"),
+    "dtype": ("d = {'t': T.float16}\n    retype(d)\n    X: T.Tensor[[N], d['t']]", "float32[N]", "float16[N]"),
+}
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("case", list(CHANGED_BY_A_CALL))
+def test_an_annotation_a_call_changes_is_refused_when_the_kernel_is_built(tmp_path, case: str, postponed: bool) -> None:
+    """A function the body calls may change a value an annotation reads (`widen(shape)`), which reading the body's
+    statements does not see: the signature says X is N elements, the body's run builds its code for 2N. Every
+    in-body annotation is evaluated again as the body runs and compared with the signature's buffer, so the kernel
+    is refused, naming both readings, rather than built to index past what each call checks."""
+    body, run, read = CHANGED_BY_A_CALL[case]
+    prefix = ("def widen(shape):\n    shape[0] = shape[0] * 2\n\n"
+              "def retype(names):\n    names['t'] = T.float32\n")
+    source = (f"def kernel(X, Y):\n    N = T.dynamic(\"N\")\n    Y: T.Tensor[[N], T.float16]\n    {body}\n"
+              "    with T.Kernel(1, threads=32) as bx:\n        X[0] = Y[0]\n")
+    kernel = _kernel(tmp_path, source, postponed, prefix=prefix)
+    path = tmp_path / "kernel_module.py"
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.strip().startswith("X:"))
+    halves = [torch.empty(8, dtype=torch.float16, device="meta") for _ in range(2)]
+    with pytest.raises(tl.ElaborationError) as refused:
+        kernel.lower(*halves)
+    assert f"kernel_module.py:{line}: ElaborationError: parameter 'X' is {run} as the body runs, but was read as {read} " \
+        "from its source when the kernel was decorated" in str(refused.value)

@@ -44,7 +44,7 @@ from tilelang.language.eager import utils as tl_utils
 from tilelang.language.eager.utils import construct_strides
 
 from tltyped import locks
-from tltyped.errors import ArgumentValueError, ElaborationError
+from tltyped.errors import ArgumentTypeError, ArgumentValueError, ElaborationError
 from tltyped.frontend.ast_race import surviving_ast_race
 from tltyped.frontend.extents import check_grid
 from tltyped.frontend.fingerprint import source_digest
@@ -52,7 +52,8 @@ from tltyped.frontend.signature import KernelSignature, Kind, Param, Specializat
 from tltyped.language import GlobalTensor
 from tltyped.provenance import is_users_code
 from tltyped.templates.names import c_names, identifier
-from tltyped.types.dtypes import DTypeName, call_with_tilelang_dtypes, tilelang_value, to_tilelang
+from tltyped.types.dtypes import DTypeName, argument_dtype, call_with_tilelang_dtypes, tilelang_value, to_tilelang
+from tltyped.types.tensor import shape_and_dtype
 
 tirx = tvm.tirx
 _INTERNAL_FILES = frozenset({tl_builder.__file__, tl_ast.__file__, __file__})
@@ -121,7 +122,9 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
     def bind(self, name: str, value: Any, annot: Any = tl_ast.BaseBuilder.empty, *, loop_target: bool = False) -> Any:
         if isinstance(self.frames[-1], tl_builder.tirx.frame.PrimFuncFrame):
             if value is self.empty and name in self._tensors:
-                return self.get_parent_locals()[name]
+                buffer = self.get_parent_locals()[name]
+                _check_as_read(name, annot, buffer)
+                return buffer
             dim = self._dim_vars.get(name, name)
             known = self._dims.get(dim)
             if isinstance(known, tirx.Var) and isinstance(value, tirx.Var) and value.name in (dim, known.name):
@@ -180,6 +183,53 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
                 self.out_idx.append(len(self.returned))  # counted against the T.empty tensors when the function ends
             self.returned.append(v)
         return NotImplemented
+
+
+def _check_as_read(name: str, annotation: Any, buffer: Any) -> None:
+    """An in-body annotation of tensor parameter `name` as the body's run evaluates it, against the buffer built from
+    the signature, which every call is checked and allocated for. The signature was read from the body's source at
+    decoration, without running it (frontend/body.py, prelude.py); where that reading and this run differ (a size a
+    function the body calls changes: `widen(shape)`), the kernel would index the tensor as one size while calls
+    are checked as another, so it is not built."""
+    stated = _stated(annotation)
+    if stated is None:
+        return
+    dims, dtype = stated
+    analyzer = tvm.arith.Analyzer()
+    sizes_agree = len(dims) == len(buffer.shape) and all(
+        _same_size(analyzer, size, built) for size, built in zip(dims, buffer.shape))
+    if sizes_agree and (dtype is None or dtype == str(buffer.dtype)):
+        return
+    shown = f"{dtype or buffer.dtype}[{', '.join(map(str, dims))}]"
+    raise ElaborationError(
+        f"parameter {name!r} is {shown} as the body runs, but was read as {buffer.dtype}[{', '.join(map(str, buffer.shape))}] "
+        "from its source when the kernel was decorated, and every call is checked against that reading; compute "
+        "the size in the body's own statements before the annotation (the kernel is not built)"
+    )
+
+
+def _stated(annotation: Any) -> tuple[list[Any], str | None] | None:
+    """The sizes and dtype a tensor annotation states, tltyped's `Tensor[...]` or TileLang's buffer, the dtype as a
+    tensor argument's (`tfloat32` is a float32 tensor, as the signature reads it; None where it is none); None for
+    any other annotation."""
+    read = (list(annotation.shape), str(annotation.dtype)) if isinstance(annotation, tirx.Buffer) else shape_and_dtype(
+        annotation)
+    if read is None:
+        return None
+    dims, dtype = read
+    try:
+        return dims, str(to_tilelang(argument_dtype(dtype)))
+    except (ArgumentTypeError, TypeError, ValueError, AttributeError):
+        return dims, None
+
+
+def _same_size(analyzer: Any, size: Any, built: Any) -> bool:
+    """Whether a size the annotation states is provably the built buffer's (TIR expressions over the same dim
+    variables, or ints); one of another kind (a name left as a string) is not compared."""
+    if isinstance(size, bool) or not isinstance(size, (int, tirx.PrimExpr)):
+        return True
+    as_int64 = [tirx.IntImm("int64", x) if isinstance(x, int) else tirx.Cast("int64", x) for x in (size, built)]
+    return bool(analyzer.can_prove_equal(*as_int64))
 
 
 def _as_fact(relation: Any) -> Any:

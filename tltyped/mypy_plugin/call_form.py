@@ -125,10 +125,10 @@ def _parts(annotation: ast.expr) -> tuple[str | None, ast.expr | None, ast.expr 
     in TileLang's order; Nones for anything else."""
     if isinstance(annotation, ast.Call) and len(annotation.args) <= 2:
         given = {**dict(zip(("shape", "dtype"), annotation.args)), **{k.arg: k.value for k in annotation.keywords if k.arg}}
-        return _dotted(annotation.func), given.get("shape"), given.get("dtype")
+        return dim_grammar.dotted_name(annotation.func), given.get("shape"), given.get("dtype")
     if isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple) and len(annotation.slice.elts) == 2:
         shape, dtype = annotation.slice.elts
-        return _dotted(annotation.value), shape, dtype
+        return dim_grammar.dotted_name(annotation.value), shape, dtype
     return None, None, None
 
 
@@ -192,14 +192,5 @@ def _dtype(expr: ast.expr, found: ModuleNames, line: int, column: int) -> Type |
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):  # `"float16"`: spelled as the module spells dtypes
         spelling = found.dtype_named(expr.value)
         return None if spelling is None else UnboundType(spelling, line=line, column=column)
-    name = _dotted(expr)
+    name = dim_grammar.dotted_name(expr)
     return None if name is None else UnboundType(name, line=line, column=column)
-
-
-def _dotted(expr: ast.expr) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        base = _dotted(expr.value)
-        return None if base is None else f"{base}.{expr.attr}"
-    return None

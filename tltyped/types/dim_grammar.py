@@ -162,7 +162,7 @@ class _Normalise(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         """`consts.WIDTH`, `Cfg.WIDTH`: a name reached through a module or a class, which `resolve` is given as its
         dotted text, as it is given a plain name (a misspelt attribute is then undeclared, as a misspelt name is)."""
-        dotted = _dotted_name(node)
+        dotted = dotted_name(node)
         if dotted is None:  # `f().x`, `a[0].x`: no name, refused as other syntax is
             return self.generic_visit(node)
         return self.resolved(dotted, node)
@@ -184,12 +184,12 @@ class _Normalise(ast.NodeTransformer):
         return ast.Call(ast.Name(CEILDIV, ast.Load()), [self.visit(a) for a in node.args], [])
 
 
-def _dotted_name(node: ast.expr) -> str | None:
-    """`a.b.c` for a chain of attributes over a name; None for anything else."""
+def dotted_name(node: ast.expr) -> str | None:
+    """`a.b.c` for a chain of attributes over a name (`consts.WIDTH`, `T.float16`); None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _dotted_name(node.value)
+        base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr}"
     return None
 

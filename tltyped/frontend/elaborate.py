@@ -200,11 +200,12 @@ def _check_as_read(name: str, annotation: Any, buffer: Any) -> None:
         _same_size(analyzer, size, built) for size, built in zip(dims, buffer.shape))
     if sizes_agree and (dtype is None or dtype == str(buffer.dtype)):
         return
-    shown = f"{dtype or buffer.dtype}[{', '.join(map(str, dims))}]"
+    run = f"{dtype or buffer.dtype}[{', '.join(map(str, dims))}]"
+    read = f"{buffer.dtype}[{', '.join(map(str, buffer.shape))}]"
     raise ElaborationError(
-        f"parameter {name!r} is {shown} as the body runs, but was read as {buffer.dtype}[{', '.join(map(str, buffer.shape))}] "
-        "from its source when the kernel was decorated, and every call is checked against that reading; compute "
-        "the size in the body's own statements before the annotation (the kernel is not built)"
+        f"parameter {name!r} is {run} as the body runs, but was read as {read} from its source when the kernel was "
+        "decorated, and every call is checked against that reading; compute the size in the body's own statements "
+        "before the annotation (the kernel is not built)"
     )
 
 

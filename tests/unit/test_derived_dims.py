@@ -235,6 +235,7 @@ def test_a_name_an_if_binds_sizes_a_tensor_as_the_branch_taken(tmp_path) -> None
 CHANGED_BY_A_CALL = {
     "size": ("s = [N]\n    widen(s)\n    X: T.Tensor(s, T.float16)", "float16[N * 2]", "float16[N]"),
     "dtype": ("d = {'t': T.float16}\n    retype(d)\n    X: T.Tensor[[N], d['t']]", "float32[N]", "float16[N]"),
+    "quoted size": ("s = [N]\n    widen(s)\n    X: 'T.Tensor(s, T.float16)'", "float16[N * 2]", "float16[N]"),
 }
 
 
@@ -243,7 +244,7 @@ CHANGED_BY_A_CALL = {
 def test_an_annotation_a_call_changes_is_refused_when_the_kernel_is_built(tmp_path, case: str, postponed: bool) -> None:
     """A function the body calls may change a value an annotation reads (`widen(shape)`), which reading the body's
     statements does not see: the signature says X is N elements, the body's run builds its code for 2N. Every
-    in-body annotation is evaluated again as the body runs and compared with the signature's buffer, so the kernel
+    in-body annotation (a quoted one as the expression it holds) is evaluated again as the body runs and compared with the signature's buffer, so the kernel
     is refused, naming both readings, rather than built to index past what each call checks."""
     body, run, read = CHANGED_BY_A_CALL[case]
     prefix = ("def widen(shape):\n    shape[0] = shape[0] * 2\n\n"

@@ -113,17 +113,22 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
 
     def get_parent_locals(self) -> dict[str, Any]:
         """The locals of the kernel body being run (the first frame outside the builder)."""
+        return self._body_frame().f_locals
+
+    def _body_frame(self) -> FrameType:
+        """The frame of the kernel body being run (the first outside the builder)."""
         frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename in _INTERNAL_FILES:
             frame = frame.f_back
         assert frame is not None
-        return frame.f_locals
+        return frame
 
     def bind(self, name: str, value: Any, annot: Any = tl_ast.BaseBuilder.empty, *, loop_target: bool = False) -> Any:
         if isinstance(self.frames[-1], tl_builder.tirx.frame.PrimFuncFrame):
             if value is self.empty and name in self._tensors:
-                buffer = self.get_parent_locals()[name]
-                _check_as_read(name, annot, buffer)
+                body = self._body_frame()
+                buffer = body.f_locals[name]
+                _check_as_read(name, _unquoted(annot, body), buffer)
                 return buffer
             dim = self._dim_vars.get(name, name)
             known = self._dims.get(dim)
@@ -207,6 +212,14 @@ def _check_as_read(name: str, annotation: Any, buffer: Any) -> None:
         "decorated, and every call is checked against that reading; compute the size in the body's own statements "
         "before the annotation (the kernel is not built)"
     )
+
+
+def _unquoted(annotation: Any, body: FrameType) -> Any:
+    """A quoted annotation (`A: "T.Tensor(shape, T.float16)"`) as the expression it holds evaluates where the body's
+    run stands, as decoration read it (types/source.py's `unquoted`); any other as it is."""
+    if not isinstance(annotation, str):
+        return annotation
+    return eval(annotation.strip(), body.f_globals, body.f_locals)  # noqa: S307 (the kernel's own source)
 
 
 def _stated(annotation: Any) -> tuple[list[Any], str | None] | None:

@@ -149,6 +149,8 @@ def _kernel(tmp_path, source: str, postponed: bool, prefix: str = "") -> Any:
     ("L = N * 2\n    K = L; L = N * 4\n    X: T.Tensor[[K, L], T.float32]", "X: Tensor[float32, N * 2, N * 4]"),
     ("L = N * 2\n    X: T.Tensor[[L], T.float32]\n    def grow():\n        nonlocal L\n        L = N * 4",
      "X: Tensor[float32, N * 2]"),
+    ("L = N * 2\n    s = (L,)\n    K = L + 1\n    def grow():\n        nonlocal L\n        L = N * 4\n    grow()\n"
+     "    X: T.Tensor(s, T.float32)\n    Y: T.Tensor[[K], T.float32]", "X: Tensor[float32, N * 2], Y: Tensor[float32, N * 2 + 1]"),
 ])
 def test_a_name_the_body_binds_again_sizes_a_tensor_as_it_is_at_the_annotation(
     tmp_path, body: str, expected: str, postponed: bool,
@@ -156,7 +158,7 @@ def test_a_name_the_body_binds_again_sizes_a_tensor_as_it_is_at_the_annotation(
     """A derived dim's name bound again (`L += 1`, in a loop, after one annotation and before another, a declared
     dim's variable too) is the value TileLang's run of the body gives it at the annotation's line, not its first (or
     last) assignment's: read so, a tensor's size is what the kernel's code indexes. A nested function rebinding it
-    after the annotation changes nothing there."""
+    after the annotation, or after the statements computing the annotation's value, changes nothing there."""
     kernel = _kernel(tmp_path, f"def kernel(X, Y):\n    N = T.dynamic(\"N\")\n    {body}\n", postponed)
     assert str(kernel.signature).startswith(f"kernel({expected}")
 

@@ -77,11 +77,17 @@ class Prelude:
         """A DefinitionError where the value of `node` at `line` reads, itself or through the statements computing
         it, a name that a function nested in the body and defined before `line` declares `nonlocal` or `global`
         (`source.rebound_by_nested`): which value the name holds there depends on when the body called that
-        function, which no reading of the statements tells (the slice would run none of its calls)."""
-        read = _loaded(node).union(*(_loaded(stmt) for stmt in self._slice(_loaded(node), line)))
+        function, which no reading of the statements tells (the slice would run none of its calls). A statement
+        computing it before the function's `def` read the name before any call could rebind it (`shape = (L,)`
+        then the `def`), so it does not count."""
+        computing = self._slice(_loaded(node), line)
         for stmt in self.body.statements:
+            if stmt.lineno >= line:
+                continue
+            place = (stmt.lineno, stmt.col_offset)
+            read = _loaded(node).union(*(_loaded(s) for s in computing if (s.lineno, s.col_offset) >= place))
             for name, rebinding in rebound_by_nested(stmt).items():
-                if stmt.lineno < line and name in read:
+                if name in read:
                     raise DefinitionError(grammar.rebound_by_nested(
                         name, rebinding.function, rebinding.declaration, self.body.where(rebinding.line)))
 

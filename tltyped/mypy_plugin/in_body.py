@@ -93,13 +93,14 @@ class KernelRewrite:
         self.record = KernelRecord(func, states_return=written_return(func) is not None)
         self.dims: dict[str, int] = {}  # declared in the body -> the line declaring it
         self.declared: dict[str, str] = {}  # a variable a declaration binds -> its dim's name
+        self.rebound_dims: set[str] = set()  # declared dims' variables bound again since: no longer the dim
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
         self.bindings: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
         self.nested_rebound: set[str] = set()  # names a function nested in the body so far rebinds (`nonlocal L`)
         # a parameter annotated in the body -> the aliases and dtype names as they stand at its annotation's line
-        self.seen_at: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+        self.seen_at: dict[str, tuple[dict[str, str], dict[str, str], set[str]]] = {}
         # what a name's bindings before a line read, once per (name, line): a body's names may read each other's
         # earlier values many times over (`a = a + b`, `b = b + a`, ...), exponentially many paths unmemoised
         self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
@@ -143,7 +144,7 @@ class KernelRewrite:
                     self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
                 else:
                     annotations[name] = (typ, stmt.line)
-                self.seen_at[name] = dict(self.aliases), dict(self.dtype_names)
+                self.seen_at[name] = dict(self.aliases), dict(self.dtype_names), set(self.rebound_dims)
                 continue
             kept.append(stmt)
             read: set[str] = set()  # the names an assignment binds as the runtime reads one (body.py)
@@ -170,7 +171,9 @@ class KernelRewrite:
             return
         self.nested_rebound |= rebound_by_nested(parsed).keys()
         for name in bound_names(parsed) - read:
-            if name not in self.params and name not in self.declared:
+            if name in self.declared:  # `N += 1`: no longer the dim, but a value of the body's, as any name so bound
+                self.rebound_dims.add(name)
+            if name not in self.params:
                 self.bind_alias(name, None)
                 self.bind_dtype_name(name, None)
                 self.bindings.setdefault(name, []).append(Binding(stmt, stmt))
@@ -263,6 +266,7 @@ class KernelRewrite:
         elif len(targets) == 1 and targets[0] not in self.params:
             self.declare_alias(targets[0], value)
             self.declare_dtype_name(targets[0], value)
+            self.rebind_dims(targets)
         elif (
             isinstance(stmt.lvalues[0], TupleExpr)
             and "[" not in self.source.span(stmt.lvalues[0].line, stmt.lvalues[0].column, stmt.lvalues[0].line,
@@ -278,6 +282,13 @@ class KernelRewrite:
                 if target not in self.params:
                     self.bind_alias(target, alias)
                     self.bind_dtype_name(target, dtype)
+            self.rebind_dims(targets)
+
+    def rebind_dims(self, targets: list[str]) -> None:
+        """An assignment binding a declared dim's variable again (`N = N * 2` after `N = T.dynamic("N")`): from here
+        on the name is what the assignment made it (an alias, or a value of the body's), not the dim, as the
+        runtime reads it (frontend/body.py's `dims_at`)."""
+        self.rebound_dims |= set(targets) & set(self.declared)
 
     def bound_values(self, stmt: AssignmentStmt) -> list[tuple[str, Expression]]:
         """The names an assignment binds, each with the expression it binds it to: a name, the value; each name of
@@ -403,7 +414,7 @@ class KernelRewrite:
 
     def resolve_dim(self, name: str) -> str | None:
         """For the dim grammar's normalise: a declared dim is itself, a derived name its expression."""
-        if name in self.dims:
+        if name in self.dims and name not in self.rebound_dims:
             return name
         return self.aliases.get(name)
 
@@ -421,10 +432,10 @@ class KernelRewrite:
             if arg.type_annotation is not None:
                 self.fail(line, 0, f'Parameter "{name}" is annotated both in the signature and in the body', codes.KERNEL)
                 continue
-            final = self.aliases, self.dtype_names  # the annotation reads names as they stand at its line
-            self.aliases, self.dtype_names = self.seen_at.get(name, final)
+            final = self.aliases, self.dtype_names, self.rebound_dims  # the annotation reads names as they stand
+            self.aliases, self.dtype_names, self.rebound_dims = self.seen_at.get(name, final)  # at its line
             arg.type_annotation = self.body_annotation(typ)
-            self.aliases, self.dtype_names = final
+            self.aliases, self.dtype_names, self.rebound_dims = final
             moved = True
         return moved
 
@@ -530,7 +541,7 @@ class KernelRewrite:
     def body_dim(self, typ: Type) -> Type:
         if _is_bare_name(typ):
             assert isinstance(typ, UnboundType)
-            if typ.name in self.dims:
+            if typ.name in self.dims and typ.name not in self.rebound_dims:
                 self.plain_dims.add(typ.name)
                 return typ
             if self.aliases.get(typ.name) in self.dims:  # `KH = K`: another name for a declared dim, plain as it

@@ -39,6 +39,7 @@ from mypy.nodes import (
     TYPE_VAR_KIND,
     AssignmentStmt,
     CallExpr,
+    ConditionalExpr,
     Expression,
     FuncDef,
     ListExpr,
@@ -385,13 +386,13 @@ class KernelRewrite:
         reads it, or says it is no dtype).
 
         A const parameter's is the one each call gives it (dtype_params.py); a name the body binds, its dtype (one
-        an `if` or a loop binds, the one each call gives it); a name of the function around the kernel, its value
-        per call of that factory (Any); else a module-level dtype constant."""
+        an `if` or a loop binds, or a conditional expression of dtypes, the one each call gives it); a name of the
+        function around the kernel, its value per call of that factory (Any); else a module-level dtype constant."""
         if name in self.params:
             return parameter_dtype(self.func, name, line, column)
         if name in self.dtype_names:
             return UnboundType(self.dtype_names[name], line=line, column=column)
-        if any(not found.read for found in self.bindings.get(name, [])):  # bound by an `if`, a loop...: the dtype
+        if any(not found.read or self.chooses_dtype(found.value) for found in self.bindings.get(name, [])):
             return AnyType(TypeOfAny.special_form, line=line, column=column)  # the body gives it per call
         if name in self.bindings:  # bound in the body to something else
             return None
@@ -400,6 +401,13 @@ class KernelRewrite:
         if name in self.found.dtype_constants:
             return UnboundType(self.found.dtype_constants[name], line=line, column=column)
         return None
+
+    def chooses_dtype(self, value: Expression | Statement) -> bool:
+        """`T.float16 if fp else T.bfloat16` (nested too): a dtype each call chooses, as the runtime's prelude runs
+        it."""
+        return isinstance(value, ConditionalExpr) and all(
+            self.found.written_dtype(branch) is not None or self.chooses_dtype(branch)
+            for branch in (value.if_expr, value.else_expr))
 
     def resolve_dtype(self, spelled: str, line: int, column: int) -> Type | None:
         """For outputs' dtypes: a dtype written as a name (`named_dtype`), or a tensor parameter's `A.dtype`."""

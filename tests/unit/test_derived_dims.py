@@ -177,6 +177,31 @@ def test_an_annotation_in_the_def_reads_none_of_the_body_s_aliases(
     assert str(kernel.signature).startswith(f"kernel(X: {expected}, Y: Tensor[float32, N * 2]")
 
 
+SAME_LINE = {  # a case -> the body after `N = T.dynamic("N")` and Y's annotation, X's type, X's size where N is 8
+    "a derived dim": ("L = N * 4; X: T.Tensor[[L], T.float32]", "Tensor[float32, N * 4]", 32),
+    "a derived dim bound again": ("L = N * 2\n    L = N * 4; X: T.Tensor[[L], T.float32]", "Tensor[float32, N * 4]", 32),
+    "a declared dim bound again": ("N = N * 2; X: T.Tensor[[N], T.float32]", "Tensor[float32, N * 2]", 16),
+    "a computed shape": ("s = (N * 3,); X: T.Tensor(s, T.float32)", "Tensor[float32, N * 3]", 24),
+    "a shape either order": ("s = [N * 2]; X: T.Tensor[s, T.float32]", "Tensor[float32, N * 2]", 16),
+    "a scalar parameter bound again": ("M = M * 2; X: T.Tensor[[M], T.float32]", "Tensor[float32, M * 2]", 8),
+    "a const parameter bound again": ("dtype = T.float32; X: T.Tensor[[N], dtype]", "Tensor[float32, N]", 8),
+}
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("case", list(SAME_LINE))
+def test_an_annotation_reads_a_name_bound_before_it_on_its_line(tmp_path, case: str, postponed: bool) -> None:
+    """`L = N * 4; X: T.Tensor[[L], T.float32]`: TileLang's run of the body binds L before it evaluates the
+    annotation, so X is N * 4 elements, and the kernel builds (the body's run states what decoration read)."""
+    body, expected, size = SAME_LINE[case]
+    source = ("def kernel(X, Y, M: T.int32, dtype: T.dtype = T.float16):\n    N = T.dynamic(\"N\")\n"
+              f"    Y: T.Tensor[[N], T.float32]\n    {body}\n"
+              "    with T.Kernel(1, threads=32) as bx:\n        X[0] = Y[0]\n")
+    kernel = _kernel(tmp_path, source, postponed)
+    assert str(kernel.signature).startswith(f"kernel(X: {expected}, Y: Tensor[float32, N]")
+    kernel.lower(meta(size), meta(8), 4)
+
+
 REBOUND_BY_NESTED = {  # a case -> the body after `N = T.dynamic("N")`, the name read, its function, its declaration
     "a name": ("L = N * 2\n    def grow():\n        nonlocal L\n        L = N * 4\n    grow()\n"
                "    X: T.Tensor[[L], T.float32]", "L", "grow", "nonlocal L"),

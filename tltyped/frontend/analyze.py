@@ -54,10 +54,10 @@ class _State:
     scalar_dims: set[str] = field(default_factory=set)  # those some tensor's dims do name
     depends: set[str] = field(default_factory=set)
 
-    def scalar_symbols(self, line: int | None = None) -> dict[str, dimlib.Dim]:
-        """The int scalar parameters as dims; at `line`, but those the body binds again before it (`M = M * 2`: the
-        name is then the body's value, which the prelude reads)."""
-        rebound = self.prelude.bound_before(line) if line is not None else set()
+    def scalar_symbols(self, place: tuple[int, int] | None = None) -> dict[str, dimlib.Dim]:
+        """The int scalar parameters as dims; at `place` (line, column), but those the body binds again before it
+        (`M = M * 2`: the name is then the body's value, which the prelude reads)."""
+        rebound = self.prelude.bound_before(place) if place is not None else set()
         return {name: dimlib.symbol(name) for name in self.scalars if name not in rebound}
 
     def declared(self) -> dict[str, dimlib.Dim]:
@@ -72,15 +72,15 @@ class _State:
             self.dim_kinds[name] = True
         return dim
 
-    def evaluate(self, node: ast.expr, line: int) -> Any:
-        """`node`'s value as written at `line`, the int scalar parameters TIR variables (`K = M * 2`, then `[K]`)."""
-        return self.prelude.evaluate(node, line, self.consts, self.scalars)
+    def evaluate(self, node: ast.expr, place: tuple[int, int]) -> Any:
+        """`node`'s value as written at `place`, the int scalar parameters TIR variables (`K = M * 2`, then `[K]`)."""
+        return self.prelude.evaluate(node, place, self.consts, self.scalars)
 
-    def size(self, node: ast.expr, line: int) -> Any:
+    def size(self, node: ast.expr, place: tuple[int, int]) -> Any:
         """`evaluate` for a size or shape, where reading a scalar parameter of a dtype no dim has (`K = M * 2` of an
         int8 M) is refused as that scalar used as a dim is."""
         try:
-            return self.evaluate(node, line)
+            return self.evaluate(node, place)
         except Undefined as undefined:
             if undefined.name in self.other_scalars:
                 raise dimlib.DimSyntaxError(
@@ -236,11 +236,11 @@ class Analysis:
     def _body_param(self, p: inspect.Parameter, ann: BodyAnnotation, state: _State) -> Param:
         where = self.body.where(ann.line)
         try:
-            state.prelude.refuse_rebound_by_nested(ann.node, ann.line)
+            state.prelude.refuse_rebound_by_nested(ann.node, ann.place)
             form = self._tensor_form(ann.node)
             if form is None:
                 try:
-                    value = state.evaluate(ann.node, ann.line)
+                    value = state.evaluate(ann.node, ann.place)
                 except Deferred:
                     raise DefinitionError(
                         f"the annotation of {p.name!r} is computed from const values; only tensor annotations may be"
@@ -248,10 +248,10 @@ class Analysis:
                 return parse_param(p.name, value, p.default, {})
             if form.either_order:
                 try:
-                    form = self._in_order(form, ann.line, state)
+                    form = self._in_order(form, ann.place, state)
                 except Deferred:  # the order waits for const values: the annotation is read once they are given,
                     # so every const any part of it reads keys that reading, not only those the order needs
-                    raise Deferred(state.prelude.consts_read(ann.node, ann.line)) from None
+                    raise Deferred(state.prelude.consts_read(ann.node, ann.place)) from None
             deferred: set[str] = set()
 
             def part(read: Callable[[], Any]) -> Any:
@@ -261,9 +261,9 @@ class Analysis:
                     deferred.update(d.consts)
                     return None
 
-            dims = self._dims(form.shape, ann.line, state, part)
-            strides = None if form.strides is None else self._dims(form.strides, ann.line, state, part)
-            dtype = part(lambda: self._dtype(p.name, form.dtype, ann.line, state))
+            dims = self._dims(form.shape, ann.place, state, part)
+            strides = None if form.strides is None else self._dims(form.strides, ann.place, state, part)
+            dtype = part(lambda: self._dtype(p.name, form.dtype, ann.place, state))
             if deferred or any(d is None for d in (*dims, *(strides or ()))) or dtype is None:
                 raise Deferred(frozenset(deferred))
             return Param(p.name, Kind.TENSOR, p.default, tensor=TensorSpec(dtype, dims, strides))
@@ -349,7 +349,7 @@ class Analysis:
             return kind
         return None
 
-    def _in_order(self, form: _TensorForm, line: int, state: _State) -> _TensorForm:
+    def _in_order(self, form: _TensorForm, place: tuple[int, int], state: _State) -> _TensorForm:
         """`T.Tensor[x, y]` as TileLang's `[shape, dtype]` or as tltyped's `[dtype, dim]`, by the grammar's rule
         (`is_shape_first`), which the mypy plugin shares: TileLang's shape may be a name the body computes
         (`A_shape = (K, M) if trans_A else (M, K)`), so the spelling alone cannot tell. `x` that needs const
@@ -358,61 +358,61 @@ class Analysis:
         x, y = form.shape, form.dtype
         assert y is not None
         try:
-            parse_dim(y, self.body, line, extra=state.scalar_symbols(line))
+            parse_dim(y, self.body, *place, extra=state.scalar_symbols(place))
             second_is_dim = True
         except dimlib.DimSyntaxError:
             second_is_dim = False
         # `x` is evaluated only where `y` leaves the order open, and where it is no dim (a dyn scalar parameter has
         # no value here)
-        first_is_dtype = not (second_is_dim or self._is_one_dim(x, line, state)) and is_dtype_like(
-            state.evaluate(x, line))
+        first_is_dtype = not (second_is_dim or self._is_one_dim(x, place, state)) and is_dtype_like(
+            state.evaluate(x, place))
         if grammar.is_shape_first(first_is_dtype=first_is_dtype, second_is_dim=second_is_dim):
             return form
         return _TensorForm(ast.Tuple(elts=[y], ctx=ast.Load()), None, x)
 
     def _dims(
-        self, node: ast.expr, line: int, state: _State, part: Callable[[Callable[[], Any]], Any],
+        self, node: ast.expr, place: tuple[int, int], state: _State, part: Callable[[Callable[[], Any]], Any],
     ) -> tuple[Any, ...]:
         """The dims a shape (or strides) gives; None for each that waits for const values (`part` records why)."""
         if isinstance(node, (ast.List, ast.Tuple)):
-            return tuple(part(functools.partial(self._dim, elt, line, state)) for elt in node.elts)
-        if self._is_one_dim(node, line, state):  # `T.Tensor[(n), dtype]`: no tuple, one dim (a dyn scalar's too)
-            return (part(functools.partial(self._dim, node, line, state)),)
-        value = part(lambda: state.size(node, line))
+            return tuple(part(functools.partial(self._dim, elt, place, state)) for elt in node.elts)
+        if self._is_one_dim(node, place, state):  # `T.Tensor[(n), dtype]`: no tuple, one dim (a dyn scalar's too)
+            return (part(functools.partial(self._dim, node, place, state)),)
+        value = part(lambda: state.size(node, place))
         if value is None:
             return (None,)
         values = list(value) if isinstance(value, (list, tuple)) or _is_tir_array(value) else [value]
         return tuple(state.note(to_dim(v, state.declared())) for v in values)
 
-    def _is_one_dim(self, node: ast.expr, line: int, state: _State) -> bool:
+    def _is_one_dim(self, node: ast.expr, place: tuple[int, int], state: _State) -> bool:
         """Whether a shape that is no list is one dim, as the dim grammar reads it over the declared dims and the
         dyn scalar parameters."""
         try:
-            parse_dim(node, self.body, line, extra=state.scalar_symbols(line))
+            parse_dim(node, self.body, *place, extra=state.scalar_symbols(place))
         except dimlib.DimSyntaxError:
             return False
         return True
 
-    def _dim(self, node: ast.expr, line: int, state: _State) -> dimlib.Dim:
+    def _dim(self, node: ast.expr, place: tuple[int, int], state: _State) -> dimlib.Dim:
         try:
-            return state.note(parse_dim(node, self.body, line, extra=state.scalar_symbols(line)))
+            return state.note(parse_dim(node, self.body, *place, extra=state.scalar_symbols(place)))
         except dimlib.DimSyntaxError as not_a_dim:
             try:
-                value = state.size(node, line)
+                value = state.size(node, place)
             except Undefined:  # (a scalar of no dim dtype `size` has named)
                 if isinstance(not_a_dim, UndeclaredDim):
                     raise dimlib.DimSyntaxError(grammar.undeclared_dim(not_a_dim.name)) from None
                 raise not_a_dim from None
             return state.note(to_dim(value, state.declared()))
 
-    def _dtype(self, name: str, node: ast.expr | None, line: int, state: _State) -> DTypeSpec:
+    def _dtype(self, name: str, node: ast.expr | None, place: tuple[int, int], state: _State) -> DTypeSpec:
         """Parameter `name`'s fixed dtype, or (when it names const parameters such as `out_dtype`) an expression the binder evaluates."""
         if node is None:
             return DTypeSpec(fixed=UNSTATED_TENSOR_DTYPE)
         used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        if used & set(state.prelude.const_params) and not used & state.prelude.bound_before(line):
+        if used & set(state.prelude.const_params) and not used & state.prelude.bound_before(place):
             return DTypeSpec(source=ast.unparse(node))
-        value = state.evaluate(node, line)
+        value = state.evaluate(node, place)
         if not is_dtype_like(value):
             raise DefinitionError(f"`{ast.unparse(node)}` is {value!r}, not a dtype")
         return DTypeSpec(fixed=parameter_dtype(name, value))

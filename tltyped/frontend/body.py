@@ -36,11 +36,18 @@ from tltyped.types.source import annotated_parameter, bound_names, function_ast
 
 @dataclass
 class BodyAnnotation:
-    """An in-body annotation of parameter `name`, still as source."""
+    """An annotation of parameter `name` (in the body, or in the def), still as source, and the place of its
+    statement: read there, as TileLang's run of the body reads it (`L = N * 4; B: T.Tensor[[L], ...]` reads the `L`
+    bound before it on its line)."""
 
     name: str
     node: ast.expr
     line: int
+    column: int
+
+    @property
+    def place(self) -> tuple[int, int]:
+        return self.line, self.column
 
 
 @dataclass
@@ -81,7 +88,7 @@ class BodyInfo:
     def where(self, line: int) -> str:
         return f"{self.filename}:{line}"
 
-    def dims_at(self, line: int, column: int = 0) -> dict[str, dimlib.Dim]:
+    def dims_at(self, line: int, column: int) -> dict[str, dimlib.Dim]:
         """The names that read as dims at (line, column), as TileLang's run of the body has them there: a name
         bound again reads as its binding before that place (an annotation in the def, before the body, reads
         none of the body's)."""
@@ -101,7 +108,8 @@ def analyze_body(fn: Callable[..., Any], params: Mapping[str, object]) -> BodyIn
     info = BodyInfo(filename)
     for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
         if arg.annotation is not None:
-            info.signature[arg.arg] = BodyAnnotation(arg.arg, arg.annotation, arg.annotation.lineno)
+            info.signature[arg.arg] = BodyAnnotation(
+                arg.arg, arg.annotation, arg.annotation.lineno, arg.annotation.col_offset)
     for stmt in node.body:
         _declaration(stmt, params, info)
     _check_rules(node, info)
@@ -166,7 +174,7 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
             raise DefinitionError(f"{info.where(stmt.lineno)}: {grammar.unreadable_quote(name, annotation.value)}")
         if name in info.annotations:
             raise DefinitionError(f"{info.where(stmt.lineno)}: parameter {name!r} is annotated twice in the body")
-        info.annotations[name] = BodyAnnotation(name, annotation, stmt.lineno)
+        info.annotations[name] = BodyAnnotation(name, annotation, stmt.lineno, stmt.col_offset)
     else:
         _forget_bound(stmt, info)
         info.statements.append(stmt)
@@ -251,7 +259,7 @@ def _alias(value: ast.expr, place: tuple[int, int], info: BodyInfo) -> dimlib.Di
 
 
 def parse_dim(
-    node: ast.expr, info: BodyInfo, line: int, column: int = 0, extra: Mapping[str, dimlib.Dim] | None = None,
+    node: ast.expr, info: BodyInfo, line: int, column: int, extra: Mapping[str, dimlib.Dim] | None = None,
 ) -> dimlib.Dim:
     """A dim written at (line, column) of the body, each name read as the body has it there: a declared dim's
     variable as its dim (which may be named otherwise: `M = T.dynamic("m")`), an alias as its expression, or one of

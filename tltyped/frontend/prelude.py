@@ -37,8 +37,14 @@ def _loaded(node: ast.AST) -> set[str]:
     return loaded
 
 
+def _place(stmt: ast.stmt) -> tuple[int, int]:
+    """Where a statement is in the body: its line and column (a statement after `;` is after the one before it)."""
+    return stmt.lineno, stmt.col_offset
+
+
 class Prelude:
-    """The top-level statements of a kernel body, evaluable up to any line."""
+    """The top-level statements of a kernel body, evaluable at any place (line, column) of it: a statement's place
+    is its line and column, so `L = N * 4; B: T.Tensor[[L], ...]` reads the `L` bound before it on its line."""
 
     def __init__(
         self, body: BodyInfo, env: Mapping[str, Any], params: Sequence[str], const_params: Sequence[str],
@@ -50,15 +56,14 @@ class Prelude:
         self.const_params = frozenset(const_params)
         self.module_names = module_names  # what the kernel's module assigns at top level, maybe after the kernel
 
-    def _slice(self, names: set[str], before: int) -> list[ast.stmt]:
-        """The statements that (transitively) bind `names` as they are at line `before`, in source order.
+    def _slice(self, names: set[str], before: tuple[int, int]) -> list[ast.stmt]:
+        """The statements that (transitively) bind `names` as they are at place `before`, in source order.
 
         Each name a chosen statement loads is looked for before that statement,
         so `H_kv = H // g` later followed by `H = H_kv` reads the parameter `H`.
         """
         chosen: dict[int, ast.stmt] = {}
-        # a statement's place is its line and column: `L = N * 2; L += 1` reads the `L` bound on its own line
-        todo = [(name, (before, 0)) for name in names]
+        todo = [(name, before) for name in names]
         seen: set[tuple[str, tuple[int, int]]] = set()
         while todo:
             name, place = todo.pop()
@@ -66,43 +71,42 @@ class Prelude:
                 continue
             seen.add((name, place))
             for stmt in reversed(self.body.statements):
-                if (stmt.lineno, stmt.col_offset) < place and name in bound_names(stmt):
+                if _place(stmt) < place and name in bound_names(stmt):
                     if id(stmt) not in chosen:
                         chosen[id(stmt)] = stmt
-                        todo += [(loaded, (stmt.lineno, stmt.col_offset)) for loaded in _loaded(stmt)]
+                        todo += [(loaded, _place(stmt)) for loaded in _loaded(stmt)]
                     break
-        return sorted(chosen.values(), key=lambda s: (s.lineno, s.col_offset))
+        return sorted(chosen.values(), key=_place)
 
-    def refuse_rebound_by_nested(self, node: ast.expr, line: int) -> None:
-        """A DefinitionError where the value of `node` at `line` reads, itself or through the statements computing
-        it, a name that a function nested in the body and defined before `line` declares `nonlocal` or `global`
+    def refuse_rebound_by_nested(self, node: ast.expr, place: tuple[int, int]) -> None:
+        """A DefinitionError where the value of `node` at `place` reads, itself or through the statements computing
+        it, a name that a function nested in the body and defined before `place` declares `nonlocal` or `global`
         (`source.rebound_by_nested`): which value the name holds there depends on when the body called that
         function, which no reading of the statements tells (the slice would run none of its calls). A statement
         computing it before the function's `def` read the name before any call could rebind it (`shape = (L,)`
         then the `def`), so it does not count."""
-        computing = self._slice(_loaded(node), line)
+        computing = self._slice(_loaded(node), place)
         for stmt in self.body.statements:
-            if stmt.lineno >= line:
+            if _place(stmt) >= place:
                 continue
-            place = (stmt.lineno, stmt.col_offset)
-            read = _loaded(node).union(*(_loaded(s) for s in computing if (s.lineno, s.col_offset) >= place))
+            read = _loaded(node).union(*(_loaded(s) for s in computing if _place(s) >= _place(stmt)))
             for name, rebinding in rebound_by_nested(stmt).items():
                 if name in read:
                     raise DefinitionError(grammar.rebound_by_nested(
                         name, rebinding.function, rebinding.declaration, self.body.where(rebinding.line)))
 
-    def bound_before(self, line: int) -> set[str]:
-        """The names the body's top-level statements bind before `line`."""
-        return {name for stmt in self.body.statements if stmt.lineno < line for name in bound_names(stmt)}
+    def bound_before(self, place: tuple[int, int]) -> set[str]:
+        """The names the body's top-level statements bind before `place`."""
+        return {name for stmt in self.body.statements if _place(stmt) < place for name in bound_names(stmt)}
 
-    def consts_read(self, node: ast.expr, line: int) -> frozenset[str]:
-        """The const parameters the value of `node` as written at `line` reads."""
-        return frozenset(self._free(node, line)[1] & self.const_params)
+    def consts_read(self, node: ast.expr, place: tuple[int, int]) -> frozenset[str]:
+        """The const parameters the value of `node` as written at `place` reads."""
+        return frozenset(self._free(node, place)[1] & self.const_params)
 
-    def _free(self, node: ast.expr, line: int) -> tuple[list[ast.stmt], set[str]]:
-        """The body's statements `node`'s value at `line` needs, and the names they and it load from outside the
+    def _free(self, node: ast.expr, place: tuple[int, int]) -> tuple[list[ast.stmt], set[str]]:
+        """The body's statements `node`'s value at `place` needs, and the names they and it load from outside the
         body (loaded before any of those statements binds them)."""
-        statements = self._slice(_loaded(node), line)
+        statements = self._slice(_loaded(node), place)
         free: set[str] = set()
         stored: set[str] = set()
         for part in (*statements, node):
@@ -111,11 +115,12 @@ class Prelude:
         return statements, free
 
     def evaluate(
-        self, node: ast.expr, line: int, consts: Mapping[str, Any] | None, scalars: Mapping[str, str] | None = None
+        self, node: ast.expr, place: tuple[int, int], consts: Mapping[str, Any] | None,
+        scalars: Mapping[str, str] | None = None,
     ) -> Any:
-        """The value of `node` as written at `line`; `Deferred` if it needs consts and none are given. `scalars`
+        """The value of `node` as written at `place`; `Deferred` if it needs consts and none are given. `scalars`
         (name -> dtype) are parameters read as TIR variables, as the declared dims are."""
-        statements, free = self._free(node, line)
+        statements, free = self._free(node, place)
         needed = free & self.const_params
         if consts is None and needed:
             raise Deferred(frozenset(needed))
@@ -137,7 +142,7 @@ class Prelude:
             code = compile(ast.Expression(node), self.body.filename, "eval")
             return eval(code, namespace)  # noqa: S307
         except Exception as exc:
-            raise _failure(exc, f"{self.body.where(line)}: cannot evaluate `{ast.unparse(node)}`") from None
+            raise _failure(exc, f"{self.body.where(place[0])}: cannot evaluate `{ast.unparse(node)}`") from None
 
 
 def _failure(exc: Exception, where: str) -> DefinitionError:

@@ -259,10 +259,22 @@ def test_a_name_an_if_binds_sizes_a_tensor_as_the_branch_taken(tmp_path) -> None
         kernel.lower(meta(15), flag=True)  # type: ignore[attr-defined]
 
 
+NO_SIZE = "is neither an int nor an integer expression of dims"
 CHANGED_BY_A_CALL = {
     "size": ("s = [N]\n    widen(s)\n    X: T.Tensor(s, T.float16)", "float16[N * 2]", "float16[N]"),
     "dtype": ("d = {'t': T.float16}\n    retype(d)\n    X: T.Tensor[[N], d['t']]", "float32[N]", "float16[N]"),
     "quoted size": ("s = [N]\n    widen(s)\n    X: 'T.Tensor(s, T.float16)'", "float16[N * 2]", "float16[N]"),
+    "strides": ("st = [1]\n    widen(st)\n    X: T.StridedTensor([N], st, T.float16)", "float16[N] with strides [2]",
+                "float16[N] with strides [1]"),
+    "a float size": ("d = {'n': 8}\n    resize(d, 8.0)\n    X: T.Tensor[[d['n']], T.float16]",
+                     f"float16[8.0] (8.0, of type float, {NO_SIZE})", "float16[8]"),
+    "a bool size": ("d = {'n': 8}\n    resize(d, True)\n    X: T.Tensor[[d['n']], T.float16]",
+                    f"float16[True] (True, of type bool, {NO_SIZE})", "float16[8]"),
+    "a NumPy int size": ("d = {'n': 8}\n    resize(d, numpy.int64(8))\n    X: T.Tensor[[d['n']], T.float16]",
+                         f"float16[8] (np.int64(8), of type int64, {NO_SIZE})", "float16[8]"),
+    "a float size of a buffer": ("d = {'n': 8}\n    resize(d, 8.0)\n    X: T.StridedTensor([d['n']], [1], T.float16)",
+                                 f"float16[T.float32(8.0)] with strides [1] (T.float32(8.0), of type FloatImm, {NO_SIZE})",
+                                 "float16[8] with strides [1]"),
 }
 
 
@@ -272,10 +284,13 @@ def test_an_annotation_a_call_changes_is_refused_when_the_kernel_is_built(tmp_pa
     """A function the body calls may change a value an annotation reads (`widen(shape)`), which reading the body's
     statements does not see: the signature says X is N elements, the body's run builds its code for 2N. Every
     in-body annotation (a quoted one as the expression it holds) is evaluated again as the body runs and compared with the signature's buffer, so the kernel
-    is refused, naming both readings, rather than built to index past what each call checks."""
+    is refused, naming both readings, rather than built to index past what each call checks: its sizes, dtype, and
+    the strides a `T.StridedTensor` states. A size of no kind the reading at decoration takes (a float, a bool, a
+    NumPy int) is refused, naming it, even where it equals the size read."""
     body, run, read = CHANGED_BY_A_CALL[case]
-    prefix = ("def widen(shape):\n    shape[0] = shape[0] * 2\n\n"
-              "def retype(names):\n    names['t'] = T.float32\n")
+    prefix = ("import numpy\n\ndef widen(shape):\n    shape[0] = shape[0] * 2\n\n"
+              "def retype(names):\n    names['t'] = T.float32\n\n"
+              "def resize(sizes, value):\n    sizes['n'] = value\n")
     source = (f"def kernel(X, Y):\n    N = T.dynamic(\"N\")\n    Y: T.Tensor[[N], T.float16]\n    {body}\n"
               "    with T.Kernel(1, threads=32) as bx:\n        X[0] = Y[0]\n")
     kernel = _kernel(tmp_path, source, postponed, prefix=prefix)
@@ -286,3 +301,58 @@ def test_an_annotation_a_call_changes_is_refused_when_the_kernel_is_built(tmp_pa
         kernel.lower(*halves)
     assert f"kernel_module.py:{line}: ElaborationError: parameter 'X' is {run} as the body runs, but was read as {read} " \
         "from its source when the kernel was decorated" in str(refused.value)
+
+
+RESTATED_IN_A_FRAME = {  # a case -> X's annotation at the top of the body, the kernel frame's statements, both readings
+    "a size": ("X: T.Tensor[[N], T.float16]", "X: T.Tensor[[N * 2], T.float16]", "float16[N * 2]", "float16[N]"),
+    "a size a call changes": ("s = [N]\n    X: T.Tensor(s, T.float16)", "widen(s)\n        X: T.Tensor(s, T.float16)",
+                              "float16[N * 2]", "float16[N]"),
+    "strides": ("X: T.StridedTensor([N], [1], T.float16)", "X: T.StridedTensor([N], [2], T.float16)",
+                "float16[N] with strides [2]", "float16[N] with strides [1]"),
+}
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("case", list(RESTATED_IN_A_FRAME))
+def test_an_annotation_restated_in_a_frame_is_checked_as_the_body_runs(tmp_path, case: str, postponed: bool) -> None:
+    """A tensor parameter annotated again inside `with T.Kernel(...)` is checked against the built buffer as the
+    annotation at the body's top is: TileLang would ignore tltyped's `T.Tensor[...]` there (and fail on a
+    `T.StridedTensor` buffer), so a kernel whose body states another size than every call is checked for is refused,
+    naming both, at the frame's line."""
+    top, restated, run, read = RESTATED_IN_A_FRAME[case]
+    source = (f"def kernel(X, Y):\n    N = T.dynamic(\"N\")\n    Y: T.Tensor[[N], T.float16]\n    {top}\n"
+              f"    with T.Kernel(1, threads=32) as bx:\n        {restated}\n        X[0] = Y[0]\n")
+    kernel = _kernel(tmp_path, source, postponed, prefix="def widen(shape):\n    shape[0] = shape[0] * 2\n")
+    path = tmp_path / "kernel_module.py"
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("        X:"))
+    halves = [torch.empty(8, dtype=torch.float16, device="meta") for _ in range(2)]
+    with pytest.raises(tl.ElaborationError) as refused:
+        kernel.lower(*halves)
+    assert f"kernel_module.py:{line}: ElaborationError: parameter 'X' is {run} as the body runs, but was read as " \
+        f"{read} from its source when the kernel was decorated" in str(refused.value)
+
+
+STRIDED = {  # a case -> the body's declarations and X's annotation, the statements opening the kernel frame
+    "dyn strides (upstream's spelling)": ("m, s = T.dynamic(\"m\"), T.dynamic(\"s\")\n"
+                                          "    X: T.StridedTensor[[m, 16], [s, 1], T.float32]", ""),
+    "const strides, call form": ("M = T.const(\"M\")\n    X: T.StridedTensor((M, 16), (32, 1), T.float32)", ""),
+    "quoted": ("m, s = T.dynamic(\"m\"), T.dynamic(\"s\")\n    X: 'T.StridedTensor[[m, 16], [s, 1], T.float32]'", ""),
+    "restated in the kernel's frame": ("m, s = T.dynamic(\"m\"), T.dynamic(\"s\")\n"
+                                       "    X: T.StridedTensor[[m, 16], [s, 1], T.float32]",
+                                       "X: T.StridedTensor[[m, 16], [s, 1], T.float32]\n        "),
+    "a T.Tensor given a view": ("m = T.dynamic(\"m\")\n    X: T.Tensor[[m, 16], T.float32]",
+                                "X: T.Tensor[[m, 16], T.float32]\n        "),
+}
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("case", list(STRIDED))
+def test_a_strided_tensor_builds_as_it_states(tmp_path, case: str, postponed: bool) -> None:
+    """The strides a `T.StridedTensor` states are the built buffer's, so the check passes and the kernel lowers,
+    restated in the kernel's frame too (where TileLang would fail on the buffer); a `T.Tensor` states no strides,
+    and is built with a non-contiguous call's, which the check leaves alone."""
+    declared, opening = STRIDED[case]
+    source = (f"def kernel(X):\n    {declared}\n    with T.Kernel(1, threads=32) as bx:\n"
+              f"        {opening}X[0, 0] = X[0, 1]\n")
+    kernel = _kernel(tmp_path, source, postponed)
+    kernel.lower(torch.empty_strided((4, 16), (32, 1), dtype=torch.float32, device="meta"))

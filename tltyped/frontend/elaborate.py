@@ -83,23 +83,26 @@ class _DimValues(dict[str, Any]):
 class _Builder(tl_builder.Builder):  # type: ignore[misc]
     """TileLang's Builder, told which names are the signature's dims and tensors.
 
-    In the body, an annotation of a tensor parameter keeps the buffer already
-    built from the signature, a dim declared with `T.const`/`T.dynamic` takes
-    this specialisation's value (an int, or the dim's one TIR variable), a
-    constant bound outside the kernel (such as a const dim read off `A.shape`)
-    is a Python int, so plain Python can compute with it, and a shape `assert`
-    is left out: every call checks it before the launch.
+    In the body (at its top, or re-stated in a frame such as `with
+    T.Kernel(...)`), an annotation of a tensor parameter keeps the buffer
+    already built from the signature, once checked against it, a dim
+    declared with `T.const`/`T.dynamic` takes this specialisation's value (an
+    int, or the dim's one TIR variable), a constant bound outside the kernel
+    (such as a const dim read off `A.shape`) is a Python int, so plain Python
+    can compute with it, and a shape `assert` is left out: every call checks
+    it before the launch.
     """
 
     def __init__(
-        self, tensors: frozenset[str], dims: dict[str, Any], dim_vars: Mapping[str, str], c_names: Mapping[str, str],
-        checked_lines: frozenset[int],
+        self, tensors: frozenset[str], strided: frozenset[str], dims: dict[str, Any], dim_vars: Mapping[str, str],
+        c_names: Mapping[str, str], checked_lines: frozenset[int],
     ) -> None:
         super().__init__()
         self.allocates_globals = True  # `T.alloc_global` declares a parameter the call allocates (language.py)
         self.eager_jit = "phase2"
         self.eager_jit_subs = _DimValues(dims)
         self._tensors = tensors
+        self._strided = strided  # the tensors whose annotation states strides (`T.StridedTensor`)
         self._dims = dims
         self._dim_vars = dim_vars
         self._c_names = c_names
@@ -124,12 +127,16 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
         return frame
 
     def bind(self, name: str, value: Any, annot: Any = tl_ast.BaseBuilder.empty, *, loop_target: bool = False) -> Any:
+        if value is self.empty and name in self._tensors and self.find_frame_idx(tl_builder.MacroFrame) is None:
+            # a tensor parameter's annotation, at the body's top or re-stated in a frame (`with T.Kernel(...)`, where
+            # TileLang would ignore tltyped's `T.Tensor[...]` and fail on a buffer, `T.StridedTensor`, with
+            # "Unexpected type for TIR MatchBuffer"): the built buffer, which the kernel's code indexes, once checked
+            # against it; a macro's own annotations are TileLang's
+            body = self._body_frame()
+            buffer = body.f_locals[name]
+            _check_as_read(name, _unquoted(annot, body), buffer, name in self._strided)
+            return buffer
         if isinstance(self.frames[-1], tl_builder.tirx.frame.PrimFuncFrame):
-            if value is self.empty and name in self._tensors:
-                body = self._body_frame()
-                buffer = body.f_locals[name]
-                _check_as_read(name, _unquoted(annot, body), buffer)
-                return buffer
             dim = self._dim_vars.get(name, name)
             known = self._dims.get(dim)
             if isinstance(known, tirx.Var) and isinstance(value, tirx.Var) and value.name in (dim, known.name):
@@ -190,23 +197,29 @@ class _Builder(tl_builder.Builder):  # type: ignore[misc]
         return NotImplemented
 
 
-def _check_as_read(name: str, annotation: Any, buffer: Any) -> None:
+def _check_as_read(name: str, annotation: Any, buffer: Any, strided: bool) -> None:
     """An in-body annotation of tensor parameter `name` as the body's run evaluates it, against the buffer built from
     the signature, which every call is checked and allocated for. The signature was read from the body's source at
-    decoration, without running it (frontend/body.py, prelude.py); where that reading and this run differ (a size a
-    function the body calls changes: `widen(shape)`), the kernel would index the tensor as one size while calls
-    are checked as another, so it is not built."""
+    decoration, without running it (frontend/body.py, prelude.py); where that reading and this run differ (a size
+    or stride a function the body calls changes: `widen(shape)`), the kernel would index the tensor as one size
+    while calls are checked as another, so it is not built. Strides are compared where the annotation states them
+    (`strided`: `T.StridedTensor`); a `T.Tensor` is built with a non-contiguous call's strides, which it does not
+    state. A size or stride of no kind the reading at decoration takes (a float, a bool, a NumPy int) is refused,
+    not compared."""
     stated = _stated(annotation)
     if stated is None:
         return
-    dims, dtype = stated
+    dims, stated_strides, dtype = stated
+    strides, built_strides = (stated_strides, list(buffer.strides)) if strided else (None, None)
+    odd = [size for size in (*dims, *(strides or ())) if not _is_size(size)]
     analyzer = tvm.arith.Analyzer()
-    sizes_agree = len(dims) == len(buffer.shape) and all(
-        _same_size(analyzer, size, built) for size, built in zip(dims, buffer.shape))
-    if sizes_agree and (dtype is None or dtype == str(buffer.dtype)):
+    if not odd and _same_sizes(analyzer, dims, list(buffer.shape)) and _same_sizes(
+            analyzer, strides, built_strides) and dtype in (None, str(buffer.dtype)):
         return
-    run = f"{dtype or buffer.dtype}[{', '.join(map(str, dims))}]"
-    read = f"{buffer.dtype}[{', '.join(map(str, buffer.shape))}]"
+    run = _described(dtype or buffer.dtype, dims, strides)
+    if odd:
+        run += f" ({odd[0]!r}, of type {type(odd[0]).__name__}, is neither an int nor an integer expression of dims)"
+    read = _described(buffer.dtype, list(buffer.shape), built_strides)
     raise ElaborationError(
         f"parameter {name!r} is {run} as the body runs, but was read as {read} from its source when the kernel was "
         "decorated, and every call is checked against that reading; compute the size in the body's own statements "
@@ -222,28 +235,44 @@ def _unquoted(annotation: Any, body: FrameType) -> Any:
     return eval(annotation.strip(), body.f_globals, body.f_locals)  # noqa: S307 (the kernel's own source)
 
 
-def _stated(annotation: Any) -> tuple[list[Any], str | None] | None:
-    """The sizes and dtype a tensor annotation states, tltyped's `Tensor[...]` or TileLang's buffer, the dtype as a
-    tensor argument's (`tfloat32` is a float32 tensor, as the signature reads it; None where it is none); None for
-    any other annotation."""
-    read = (list(annotation.shape), str(annotation.dtype)) if isinstance(annotation, tirx.Buffer) else shape_and_dtype(
-        annotation)
-    if read is None:
+def _stated(annotation: Any) -> tuple[list[Any], list[Any] | None, str | None] | None:
+    """The sizes, strides and dtype a tensor annotation states: tltyped's `Tensor[...]` (no strides) or TileLang's
+    buffer (`T.StridedTensor`; strides computed for a contiguous one), the dtype as a tensor argument's (`tfloat32`
+    is a float32 tensor, as the signature reads it; None where it is none); None for any other annotation."""
+    if isinstance(annotation, tirx.Buffer):
+        dims, strides, dtype = list(annotation.shape), list(annotation.strides), str(annotation.dtype)
+    elif (read := shape_and_dtype(annotation)) is not None:
+        (dims, dtype), strides = read, None
+    else:
         return None
-    dims, dtype = read
     try:
-        return dims, str(to_tilelang(argument_dtype(dtype)))
+        return dims, strides, str(to_tilelang(argument_dtype(dtype)))
     except (ArgumentTypeError, TypeError, ValueError, AttributeError):
-        return dims, None
+        return dims, strides, None
 
 
-def _same_size(analyzer: Any, size: Any, built: Any) -> bool:
-    """Whether a size the annotation states is provably the built buffer's (TIR expressions over the same dim
-    variables, or ints); one of another kind (a name left as a string) is not compared."""
-    if isinstance(size, bool) or not isinstance(size, (int, tirx.PrimExpr)):
-        return True
-    as_int64 = [tirx.IntImm("int64", x) if isinstance(x, int) else tirx.Cast("int64", x) for x in (size, built)]
-    return bool(analyzer.can_prove_equal(*as_int64))
+def _is_size(value: Any) -> bool:
+    """Whether a size or stride as the body's run states it is of a kind the reading at decoration takes
+    (prelude.py's `to_dim`): an int, or an integer TIR expression (a dim's variable, arithmetic of them)."""
+    if isinstance(value, tirx.PrimExpr):
+        return value.dtype.type_code in (tvm.DataTypeCode.INT, tvm.DataTypeCode.UINT)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _same_sizes(analyzer: Any, stated: list[Any] | None, built: list[Any] | None) -> bool:
+    """Whether sizes (or strides) an annotation states are provably the built buffer's, one by one: ints or TIR
+    expressions over the same dim variables (None: none stated, or none built)."""
+    if stated is None or built is None:
+        return stated is built
+    as_int64 = [[tirx.IntImm("int64", x) if isinstance(x, int) else tirx.Cast("int64", x) for x in sizes]
+                for sizes in (stated, built)]
+    return len(stated) == len(built) and all(analyzer.can_prove_equal(a, b) for a, b in zip(*as_int64))
+
+
+def _described(dtype: Any, dims: list[Any], strides: list[Any] | None) -> str:
+    """`float16[N, 4]`, with `strides [4, 1]` where they are stated."""
+    text = f"{dtype}[{', '.join(map(str, dims))}]"
+    return text if strides is None else f"{text} with strides [{', '.join(map(str, strides))}]"
 
 
 def _as_fact(relation: Any) -> Any:
@@ -321,9 +350,11 @@ class Elaborator:
             )
         generator = self._ir_generator()
         kwargs, dims = self.arguments(spec)
-        tensors = frozenset(p.name for p in (*self._signature.tensors, *self._signature.outputs))
+        tensors = (*self._signature.tensors, *self._signature.outputs)
+        strided = frozenset(p.name for p in tensors if p.tensor is not None and p.tensor.strides is not None)
         checked_lines = frozenset(c.line for c in self._signature.checks)
-        builder = _Builder(tensors, dims, self._signature.dim_vars, self._c_names, checked_lines)
+        builder = _Builder(frozenset(p.name for p in tensors), strided, dims, self._signature.dim_vars, self._c_names,
+                           checked_lines)
         try:
             with builder.prim_func(self._symbol):
                 generator.gen(builder)(**kwargs)

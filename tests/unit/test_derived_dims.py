@@ -356,3 +356,23 @@ def test_a_strided_tensor_builds_as_it_states(tmp_path, case: str, postponed: bo
               f"        {opening}X[0, 0] = X[0, 1]\n")
     kernel = _kernel(tmp_path, source, postponed)
     kernel.lower(torch.empty_strided((4, 16), (32, 1), dtype=torch.float32, device="meta"))
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+def test_an_assert_on_a_shape_assert_s_line_is_refused(tmp_path, postponed: bool) -> None:
+    """The build leaves a shape assert's line out of the kernel (every call checks it), and TileLang's run of the
+    body tells its statements apart by line only: `assert flag` after it on that line would never run, so it is
+    refused at decoration. Shape asserts sharing a line are all checked by the calls."""
+    source = ("def kernel(X, flag: bool = False):\n    N = T.dynamic(\"N\")\n    X: T.Tensor[[N], T.float32]\n"
+              "    assert X.shape[0] % 8 == 0; {second}\n"
+              "    with T.Kernel(1, threads=32) as bx:\n        X[0] = 1.0\n")
+    with pytest.raises(tl.DefinitionError) as refused:
+        _kernel(tmp_path, source.format(second="assert flag"), postponed)
+    path = tmp_path / "kernel_module.py"
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.strip().startswith("assert"))
+    assert str(refused.value) == (f"{path}:{line}: another assert shares this shape assert's line, where the kernel "
+                                  "would not run it; write each assert on a line of its own")
+    kernel = _kernel(tmp_path, source.format(second="assert X.shape[0] % 4 == 0"), postponed)
+    kernel.lower(meta(16))
+    with pytest.raises(tl.ArgumentValueError):
+        kernel.lower(meta(12))

@@ -439,8 +439,13 @@ def _outputs(name: str, parameters: list[str], out_idx: OutIdx, body: BodyInfo) 
 
 
 def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyInfo) -> ShapeCheck:
-    """`assert B.shape[0] == 2 * A.shape[0] + 1` -> a check between the parameters' dims."""
+    """`assert B.shape[0] == 2 * A.shape[0] + 1` -> a check between the parameters' dims. The build leaves the
+    asserts of its line out of the kernel (elaborate.py's `assert_expr`: TileLang's run tells statements apart by
+    their line only), so another assert on that line (`...; assert flag`) is refused rather than never run."""
     where = body.where(relation.line)
+    if any(isinstance(stmt, ast.Assert) and stmt.lineno == relation.line for stmt in body.statements):
+        raise DefinitionError(f"{where}: another assert shares this shape assert's line, where the kernel would not "
+                              "run it; write each assert on a line of its own")
     params = {p.name: p for p in signature.params}
 
     class _Dims(ast.NodeTransformer):

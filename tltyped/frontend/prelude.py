@@ -25,21 +25,7 @@ from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
 from tltyped.types import in_body_grammar as grammar
-from tltyped.types.source import bound_names, keeps_earlier_values, rebound_by_nested
-
-
-def _loaded(node: ast.AST) -> set[str]:
-    """The names `node` reads; a statement that may keep a name's earlier value (`L += 1`, an `if` binding it)
-    reads that name too, so the slice runs the earlier binding before it."""
-    loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    if isinstance(node, ast.stmt) and keeps_earlier_values(node):
-        loaded |= bound_names(node)
-    return loaded
-
-
-def _place(stmt: ast.stmt) -> tuple[int, int]:
-    """Where a statement is in the body: its line and column (a statement after `;` is after the one before it)."""
-    return stmt.lineno, stmt.col_offset
+from tltyped.types.source import bound_names, computing, loaded_names, nested_rebinding_read, place_of
 
 
 class Prelude:
@@ -56,48 +42,19 @@ class Prelude:
         self.const_params = frozenset(const_params)
         self.module_names = module_names  # what the kernel's module assigns at top level, maybe after the kernel
 
-    def _slice(self, names: set[str], before: tuple[int, int]) -> list[ast.stmt]:
-        """The statements that (transitively) bind `names` as they are at place `before`, in source order.
-
-        Each name a chosen statement loads is looked for before that statement,
-        so `H_kv = H // g` later followed by `H = H_kv` reads the parameter `H`.
-        """
-        chosen: dict[int, ast.stmt] = {}
-        todo = [(name, before) for name in names]
-        seen: set[tuple[str, tuple[int, int]]] = set()
-        while todo:
-            name, place = todo.pop()
-            if (name, place) in seen:
-                continue
-            seen.add((name, place))
-            for stmt in reversed(self.body.statements):
-                if _place(stmt) < place and name in bound_names(stmt):
-                    if id(stmt) not in chosen:
-                        chosen[id(stmt)] = stmt
-                        todo += [(loaded, _place(stmt)) for loaded in _loaded(stmt)]
-                    break
-        return sorted(chosen.values(), key=_place)
-
     def refuse_rebound_by_nested(self, node: ast.expr, place: tuple[int, int]) -> None:
-        """A DefinitionError where the value of `node` at `place` reads, itself or through the statements computing
-        it, a name that a function nested in the body and defined before `place` declares `nonlocal` or `global`
-        (`source.rebound_by_nested`): which value the name holds there depends on when the body called that
-        function, which no reading of the statements tells (the slice would run none of its calls). A statement
-        computing it before the function's `def` read the name before any call could rebind it (`shape = (L,)`
-        then the `def`), so it does not count."""
-        computing = self._slice(_loaded(node), place)
-        for stmt in self.body.statements:
-            if _place(stmt) >= place:
-                continue
-            read = _loaded(node).union(*(_loaded(s) for s in computing if _place(s) >= _place(stmt)))
-            for name, rebinding in rebound_by_nested(stmt).items():
-                if name in read:
-                    raise DefinitionError(grammar.rebound_by_nested(
-                        name, rebinding.function, rebinding.declaration, self.body.where(rebinding.line)))
+        """A DefinitionError where the value of `node` at `place` reads a name that a function nested in the body
+        rebinds (`nonlocal L` there, then the body calls it), by the rule both readers of the in-body form share
+        (`source.nested_rebinding_read`)."""
+        found = nested_rebinding_read(self.body.statements, node, place)
+        if found is not None:
+            name, rebinding = found
+            raise DefinitionError(grammar.rebound_by_nested(
+                name, rebinding.function, rebinding.declaration, self.body.where(rebinding.line)))
 
     def bound_before(self, place: tuple[int, int]) -> set[str]:
         """The names the body's top-level statements bind before `place`."""
-        return {name for stmt in self.body.statements if _place(stmt) < place for name in bound_names(stmt)}
+        return {name for stmt in self.body.statements if place_of(stmt) < place for name in bound_names(stmt)}
 
     def consts_read(self, node: ast.expr, place: tuple[int, int]) -> frozenset[str]:
         """The const parameters the value of `node` as written at `place` reads."""
@@ -106,11 +63,11 @@ class Prelude:
     def _free(self, node: ast.expr, place: tuple[int, int]) -> tuple[list[ast.stmt], set[str]]:
         """The body's statements `node`'s value at `place` needs, and the names they and it load from outside the
         body (loaded before any of those statements binds them)."""
-        statements = self._slice(_loaded(node), place)
+        statements = computing(self.body.statements, loaded_names(node), place)
         free: set[str] = set()
         stored: set[str] = set()
         for part in (*statements, node):
-            free |= _loaded(part) - stored
+            free |= loaded_names(part) - stored
             stored |= bound_names(part)
         return statements, free
 

@@ -29,6 +29,7 @@ Dims become PEP 695 type parameters of the kernel. Problems are recorded as
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 from typing import NamedTuple
@@ -75,7 +76,7 @@ from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar, dtypes, in_body_grammar as grammar
-from tltyped.types.source import bound_names, rebound_by_nested
+from tltyped.types.source import annotated_parameter, bound_names, nested_rebinding_read, place_of, rebound_by_nested
 
 
 class KernelRewrite:
@@ -100,6 +101,10 @@ class KernelRewrite:
         self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
         self.bindings: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
         self.nested_rebound: set[str] = set()  # names a function nested in the body so far rebinds (`nonlocal L`)
+        # the body's top-level statements so far as Python reads them, the parameters' annotations aside: the
+        # runtime's (frontend/body.py), and its dim declarations and shape asserts, which read no size such a
+        # function could rebind
+        self.statements: list[ast.stmt] = []
         # a parameter annotated in the body -> the aliases and dtype names as they stand at its annotation's line
         self.seen_at: dict[str, tuple[dict[str, str], dict[str, str], set[str]]] = {}
         # what a name's bindings before a line read, once per (name, line): a body's names may read each other's
@@ -107,7 +112,9 @@ class KernelRewrite:
         self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
         self.dims_read = functools.cache(self.find_dims_read)
         self.determined: set[str] = set()  # dims a call determines through a shape the plugin cannot read (call_form)
-        self.shape_unread = False  # a call-form annotation's shape is not readable here: its dims are unknown
+        # an annotation's shape is not read here (a call form's the plugin cannot read, or one refused): its dims
+        # are unknown
+        self.shape_unread = False
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
         self.body_annotations: dict[str, tuple[Type, int]] = {}  # a parameter annotated in the body -> it, its line
         self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
@@ -138,9 +145,13 @@ class KernelRewrite:
         annotations = self.body_annotations
         kept: list[Statement] = []
         for stmt in self.func.body.body:
+            parsed = self.source.statement(stmt.line, stmt.end_line, stmt.column)
             annotated = self.parameter_annotation(stmt)
             if annotated is not None:
                 name, typ = annotated
+                if self.reads_rebound_by_nested(parsed, stmt):
+                    typ = AnyType(TypeOfAny.from_error)
+                    self.shape_unread = True
                 if name in annotations:
                     self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
                 else:
@@ -148,6 +159,8 @@ class KernelRewrite:
                 self.seen_at[name] = dict(self.aliases), dict(self.dtype_names), set(self.rebound_dims)
                 continue
             kept.append(stmt)
+            if parsed is not None:
+                self.statements.append(parsed)
             read: set[str] = set()  # the names an assignment binds as the runtime reads one (body.py)
             if isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1 and stmt.type is None:
                 self.read_assignment(stmt)
@@ -156,18 +169,31 @@ class KernelRewrite:
                 for name, value in self.bound_values(stmt):
                     if name in read:
                         self.bindings.setdefault(name, []).append(Binding(stmt, value))
-            self.bind_otherwise(stmt, read)
+            self.bind_otherwise(stmt, parsed, read)
         self.func.body.body = kept
         return annotations
 
-    def bind_otherwise(self, stmt: Statement, read: set[str]) -> None:
+    def reads_rebound_by_nested(self, parsed: ast.stmt | None, stmt: Statement) -> bool:
+        """Whether a parameter's annotation (`parsed`: as Python reads it) reads a name that a function nested in
+        the body rebinds (`nonlocal L` there), by the rule the runtime refuses it by at decoration
+        (`source.nested_rebinding_read`); reported with the runtime's message."""
+        annotated = None if parsed is None else annotated_parameter(parsed, self.params)
+        found = None if parsed is None or annotated is None else nested_rebinding_read(
+            self.statements, annotated[1], place_of(parsed))
+        if found is None:
+            return False
+        name, rebinding = found
+        message = grammar.rebound_by_nested(name, rebinding.function, rebinding.declaration, f"line {rebinding.line}")
+        self.fail(stmt.line, stmt.column, codes.sentence(message), codes.ANNOTATION)
+        return True
+
+    def bind_otherwise(self, stmt: Statement, parsed: ast.stmt | None, read: set[str]) -> None:
         """A statement other than one name's assignment that binds names (`L += 1`, `L = M = ...`, an `if` or a
         loop binding them, a walrus, a nested function's `nonlocal L`): each is no alias or dtype name after it, but
         a value of the body's (per call, as `is_per_call` says), as the runtime's prelude runs the statement
         (types/source.py's rule). A name a nested function rebinds stays one from that function's `def` on, even
         where an assignment binds it again: a call of the function may follow, which the runtime refuses to read
-        past (frontend/prelude.py)."""
-        parsed = self.source.statement(stmt.line, stmt.end_line, stmt.column)
+        past (frontend/prelude.py). `parsed` is the statement as Python reads it."""
         if parsed is None:
             return
         self.nested_rebound |= rebound_by_nested(parsed).keys()

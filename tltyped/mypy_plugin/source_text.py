@@ -41,7 +41,8 @@ class SourceText:
     def statement(self, line: int, end_line: int | None, column: int) -> ast.stmt | None:
         """The statement at `column` of lines `line` to `end_line` (1-based, inclusive; a line may hold several,
         `L = N * 2; L += 1`), parsed by Python's `ast` as the runtime reads it; None where those lines do not parse
-        alone (not the source mypy read)."""
+        alone (not the source mypy read). Its line numbers are the module's; its columns those of the lines
+        dedented, which order the statements of one line as in the module."""
         lines = self.lines()
         end = end_line or line
         if line < 1 or end > len(lines):
@@ -53,4 +54,5 @@ class SourceText:
             body = ast.parse(dedented).body
         except SyntaxError:
             return None
-        return next((node for node in body if node.lineno == 1 and node.col_offset == column - shift), None)
+        found = next((node for node in body if node.lineno == 1 and node.col_offset == column - shift), None)
+        return None if found is None else ast.increment_lineno(found, line - 1)

@@ -1,10 +1,11 @@
 """A kernel function read from its source, not run: its definition as an AST, the names its annotations may use,
-and which statements at the top of its body annotate a parameter.
+which statements at the top of its body annotate a parameter, and which compute an annotation's value.
 
 The frontend reads a kernel's in-body form through it at decoration
-(frontend/body.py), and the kernel language's `T.prim_func` the annotations
-of a lazy-style kernel (language.py), so both take the same statements as
-a parameter's annotation.
+(frontend/body.py, prelude.py), and the kernel language's `T.prim_func` the
+annotations of a lazy-style kernel (language.py), so both take the same
+statements as a parameter's annotation; the mypy plugin (mypy_plugin/in_body.py)
+reads the statements Python parses at the same lines by the same rules.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from collections.abc import Callable, Container
+from collections.abc import Callable, Collection, Container, Sequence
 from typing import Any, NamedTuple
 
 from tltyped.errors import DefinitionError
@@ -158,6 +159,66 @@ def rebound_by_nested(node: ast.AST) -> dict[str, NestedRebinding]:
             owner = current.name
         todo.extend((child, owner) for child in ast.iter_child_nodes(current))
     return found
+
+
+def nested_rebinding_read(
+    statements: Sequence[ast.stmt], node: ast.expr, place: tuple[int, int]
+) -> tuple[str, NestedRebinding] | None:
+    """A name the value of `node` at `place` (line, column) reads that a function nested in the body, defined
+    before it, rebinds (`rebound_by_nested`), with that function's declaration; None if it reads none. `statements`
+    are the body's top-level statements. The value reads a name itself or through the statements computing it
+    (`computing`), those from the function's `def` on: one before it read the name before any call could rebind it
+    (`shape = (L,)` then the `def`). Which value such a name holds there depends on when the body called that
+    function, which no reading of the statements tells (running them runs none of its calls), so both readers of
+    the in-body form refuse the annotation (in_body_grammar.rebound_by_nested)."""
+    computed = computing(statements, loaded_names(node), place)
+    for stmt in statements:
+        if place_of(stmt) >= place:
+            continue
+        read = loaded_names(node).union(*(loaded_names(s) for s in computed if place_of(s) >= place_of(stmt)))
+        for name, rebinding in rebound_by_nested(stmt).items():
+            if name in read:
+                return name, rebinding
+    return None
+
+
+def computing(statements: Sequence[ast.stmt], names: Collection[str], before: tuple[int, int]) -> list[ast.stmt]:
+    """The statements of `statements` (a body's top-level ones) that (transitively) bind `names` as they are at
+    place `before` (line, column), in source order.
+
+    Each name a chosen statement loads is looked for before that statement,
+    so `H_kv = H // g` later followed by `H = H_kv` reads the parameter `H`.
+    """
+    chosen: dict[int, ast.stmt] = {}
+    todo = [(name, before) for name in names]
+    seen: set[tuple[str, tuple[int, int]]] = set()
+    while todo:
+        name, place = todo.pop()
+        if (name, place) in seen:
+            continue
+        seen.add((name, place))
+        for stmt in reversed(statements):
+            if place_of(stmt) < place and name in bound_names(stmt):
+                if id(stmt) not in chosen:
+                    chosen[id(stmt)] = stmt
+                    todo += [(loaded, place_of(stmt)) for loaded in loaded_names(stmt)]
+                break
+    return sorted(chosen.values(), key=place_of)
+
+
+def place_of(stmt: ast.stmt) -> tuple[int, int]:
+    """Where a statement is in the body: its line and column, so that of `L = N * 2; L += 1` on one line the
+    second is after the first."""
+    return stmt.lineno, stmt.col_offset
+
+
+def loaded_names(node: ast.AST) -> set[str]:
+    """The names `node` reads; a statement that may keep a name's earlier value (`L += 1`, an `if` binding it)
+    reads that name too, so `computing` takes the earlier binding before it."""
+    loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if isinstance(node, ast.stmt) and keeps_earlier_values(node):
+        loaded |= bound_names(node)
+    return loaded
 
 
 def _held_by(node: ast.expr) -> set[str]:

@@ -21,6 +21,9 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
 - an unannotated parameter is a const (any hashable value): `Any` here, its
   hashability is checked at call sites; a tensor dtype that names one
   (`C: T.Tensor[[M, N], out_dtype]`) is the dtype each call gives it;
+- a dtype written as a name the body binds before the annotation (a const
+  parameter too: `dtype = T.float16`, `dt = in_dtype`) is the dtype that
+  binding gives it there, as the runtime's prelude runs the body;
 - a kernel without a return annotation returns what its `return` names:
   outputs declared with `T.empty` / `T.alloc_global` (outputs.py), or None.
 Dims become PEP 695 type parameters of the kernel. Problems are recorded as
@@ -98,15 +101,14 @@ class KernelRewrite:
         self.rebound_dims: set[str] = set()  # declared dims' variables bound again since: no longer the dim
         self.unbound_checked: set[str] = set()  # dims whose declaration was well formed
         self.aliases: dict[str, str] = {}  # a name bound to an expression of dims -> its text
-        self.dtype_names: dict[str, str] = {}  # a name bound to a dotted dtype (`dtype = T.bfloat16`) -> it
         self.bindings: dict[str, list[Binding]] = {}  # a name -> its top-level bindings so far, in order
         self.nested_rebound: set[str] = set()  # names a function nested in the body so far rebinds (`nonlocal L`)
         # the body's top-level statements so far as Python reads them, the parameters' annotations aside: the
         # runtime's (frontend/body.py), and its dim declarations and shape asserts, which read no size such a
         # function could rebind
         self.statements: list[ast.stmt] = []
-        # a parameter annotated in the body -> the aliases and dtype names as they stand at its annotation's line
-        self.seen_at: dict[str, tuple[dict[str, str], dict[str, str], set[str]]] = {}
+        # a parameter annotated in the body -> the aliases and rebound dims as they stand at its annotation's line
+        self.seen_at: dict[str, tuple[dict[str, str], set[str]]] = {}
         # what a name's bindings before a line read, once per (name, line): a body's names may read each other's
         # earlier values many times over (`a = a + b`, `b = b + a`, ...), exponentially many paths unmemoised
         self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
@@ -156,7 +158,7 @@ class KernelRewrite:
                     self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
                 else:
                     annotations[name] = (typ, stmt.line)
-                self.seen_at[name] = dict(self.aliases), dict(self.dtype_names), set(self.rebound_dims)
+                self.seen_at[name] = dict(self.aliases), set(self.rebound_dims)
                 continue
             kept.append(stmt)
             if parsed is not None:
@@ -189,8 +191,8 @@ class KernelRewrite:
 
     def bind_otherwise(self, stmt: Statement, parsed: ast.stmt | None, read: set[str]) -> None:
         """A statement other than one name's assignment that binds names (`L += 1`, `L = M = ...`, an `if` or a
-        loop binding them, a walrus, a nested function's `nonlocal L`): each is no alias or dtype name after it, but
-        a value of the body's (per call, as `is_per_call` says), as the runtime's prelude runs the statement
+        loop binding them, a walrus, a nested function's `nonlocal L`): each is no alias after it, but a value of
+        the body's (per call, as `is_per_call` and `named_dtype` say), as the runtime's prelude runs the statement
         (types/source.py's rule). A name a nested function rebinds stays one from that function's `def` on, even
         where an assignment binds it again: a call of the function may follow, which the runtime refuses to read
         past (frontend/prelude.py). `parsed` is the statement as Python reads it."""
@@ -200,10 +202,8 @@ class KernelRewrite:
         for name in bound_names(parsed) - read:
             if name in self.declared:  # `N += 1`: no longer the dim, but a value of the body's, as any name so bound
                 self.rebound_dims.add(name)
-            if name not in self.params:
-                self.bind_alias(name, None)
-                self.bind_dtype_name(name, None)
-                self.bindings.setdefault(name, []).append(Binding(stmt, stmt))
+            self.bind_alias(name, None)
+            self.bindings.setdefault(name, []).append(Binding(stmt, stmt))
 
     def last_assignment(self, name: str) -> AssignmentStmt | None:
         """The name's last top-level binding so far (a computed shape), if any, and if it is an assignment of its
@@ -254,9 +254,10 @@ class KernelRewrite:
         parameter only when plainly a dtype: any other const may be a size), or a module's TypeVar (the signature
         form's dtype, never a shape)."""
         if isinstance(typ, UnboundType) and not typ.args:
-            if typ.name in self.params:
+            if typ.name in self.params and self.binding_before(typ.name, typ.line) is None:
                 return is_dtype_parameter(self.func, typ.name)
-            return "." in typ.name or typ.name in self.found.typevars or self.named_dtype(typ.name) is not None
+            return ("." in typ.name or typ.name in self.found.typevars
+                    or self.named_dtype(typ.name, typ.line, typ.column) is not None)
         return isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, str)
 
     def is_dim(self, typ: Type) -> bool:
@@ -276,7 +277,7 @@ class KernelRewrite:
         return False
 
     def read_assignment(self, stmt: AssignmentStmt) -> None:
-        """Read one assignment's names: each a declaration, an alias or a dtype name (for a tuple of another length
+        """Read one assignment's names: each a declaration or an alias (for a tuple of another length
         or a list target, which the runtime fails on, nothing)."""
         targets = target_names(stmt.lvalues[0])
         value = stmt.rvalue
@@ -292,7 +293,6 @@ class KernelRewrite:
                 self.declare_dims(stmt, item, [target])
         elif len(targets) == 1 and targets[0] not in self.params:
             self.declare_alias(targets[0], value)
-            self.declare_dtype_name(targets[0], value)
             self.rebind_dims(targets)
         elif (
             isinstance(stmt.lvalues[0], TupleExpr)
@@ -304,11 +304,10 @@ class KernelRewrite:
         ):  # `KH, KW = K, K`: each name as the single-target path binds it; every value is read before any name is
             # bound, so `X, Y = Y, X` swaps (the runtime's prelude runs the statement itself). A list target
             # (`[KH, KW] = ...`) TileLang does not lower, so it binds nothing here either.
-            read = [(self.alias_of(item), self.found.written_dtype(item)) for item in value.items]
-            for target, (alias, dtype) in zip(targets, read):
+            aliases = [self.alias_of(item) for item in value.items]
+            for target, alias in zip(targets, aliases):
                 if target not in self.params:
                     self.bind_alias(target, alias)
-                    self.bind_dtype_name(target, dtype)
             self.rebind_dims(targets)
 
     def rebind_dims(self, targets: list[str]) -> None:
@@ -396,37 +395,41 @@ class KernelRewrite:
         else:
             self.aliases[name] = alias
 
-    def declare_dtype_name(self, name: str, value: Expression) -> None:
-        """`dtype = T.bfloat16` or `dtype = "bfloat16"`: a name for a dtype, usable in annotations (last binding
-        wins)."""
-        self.bind_dtype_name(name, self.found.written_dtype(value))
+    def named_dtype(self, name: str, line: int, column: int) -> Type | None:
+        """The dtype a name written as one at `line` stands for there, as Python scopes it and the runtime's prelude
+        reads it; None: as written (the annotation hook reads it, or says it is no dtype).
 
-    def bind_dtype_name(self, name: str, spelled: str | None) -> None:
-        if spelled is None:
-            self.dtype_names.pop(name, None)
-        else:
-            self.dtype_names[name] = spelled
-
-    def named_dtype(self, name: str, line: int = -1, column: int = -1) -> Type | None:
-        """The dtype a name written as one stands for, as Python scopes it; None: as written (the annotation hook
-        reads it, or says it is no dtype).
-
-        A const parameter's is the one each call gives it (dtype_params.py); a name the body binds, its dtype (one
-        an `if` or a loop binds, or a conditional expression of dtypes, the one each call gives it); a name of the
-        function around the kernel, its value per call of that factory (Any); else a module-level dtype constant."""
+        The body's binding of the name in force at `line`, where there is one, gives it (`binding_dtype`), a const
+        parameter's too (`dtype = T.float32` in the body of `def f(A, dtype=T.float16)`); else a const parameter's
+        is the one each call gives it (dtype_params.py), a name of the function around the kernel its value per
+        call of that factory (Any), and a module-level dtype constant its dtype."""
+        binding = self.binding_before(name, line)
+        if binding is not None:
+            return self.binding_dtype(binding, line, column)
         if name in self.params:
             return parameter_dtype(self.func, name, line, column)
-        if name in self.dtype_names:
-            return UnboundType(self.dtype_names[name], line=line, column=column)
-        if any(not found.read or self.chooses_dtype(found.value) for found in self.bindings.get(name, [])):
-            return AnyType(TypeOfAny.special_form, line=line, column=column)  # the body gives it per call
-        if name in self.bindings:  # bound in the body to something else
-            return None
         if name in self.closure:
             return AnyType(TypeOfAny.special_form, line=line, column=column)
         if name in self.found.dtype_constants:
             return UnboundType(self.found.dtype_constants[name], line=line, column=column)
         return None
+
+    def binding_dtype(self, binding: Binding, line: int, column: int) -> Type | None:
+        """The dtype a binding of the body gives its name, for a dtype written at (line, column): the one its value
+        writes (`dtype = T.bfloat16`, `"bfloat16"`); the one each call gives (Any) where a call chooses it (an `if`
+        or a loop binding it, a conditional expression of dtypes); that of the name it is bound to, there (`dt =
+        in_dtype`); for any other value, None (no dtype)."""
+        if not binding.read or self.chooses_dtype(binding.value):
+            return AnyType(TypeOfAny.special_form, line=line, column=column)
+        written = self.found.written_dtype(binding.value) if isinstance(binding.value, Expression) else None
+        if written is not None:
+            return UnboundType(written, line=line, column=column)
+        if not isinstance(binding.value, NameExpr):
+            return None
+        named = self.named_dtype(binding.value.name, binding.statement.line, column)
+        if named is not None:
+            named.set_line(line, column)
+        return named
 
     def chooses_dtype(self, value: Expression | Statement) -> bool:
         """`T.float16 if fp else T.bfloat16` (nested too): a dtype each call chooses, as the runtime's prelude runs
@@ -466,10 +469,10 @@ class KernelRewrite:
             if arg.type_annotation is not None:
                 self.fail(line, 0, f'Parameter "{name}" is annotated both in the signature and in the body', codes.KERNEL)
                 continue
-            final = self.aliases, self.dtype_names, self.rebound_dims  # the annotation reads names as they stand
-            self.aliases, self.dtype_names, self.rebound_dims = self.seen_at.get(name, final)  # at its line
+            final = self.aliases, self.rebound_dims  # the annotation reads names as they stand at its line
+            self.aliases, self.rebound_dims = self.seen_at.get(name, final)
             arg.type_annotation = self.body_annotation(typ)
-            self.aliases, self.dtype_names, self.rebound_dims = final
+            self.aliases, self.rebound_dims = final
             moved = True
         return moved
 

@@ -149,6 +149,10 @@ def _kernel(tmp_path, source: str, postponed: bool, prefix: str = "") -> Any:
     ("L = N * 2\n    K = L; L = N * 4\n    X: T.Tensor[[K, L], T.float32]", "X: Tensor[float32, N * 2, N * 4]"),
     ("L = N * 2\n    X: T.Tensor[[L], T.float32]\n    def grow():\n        nonlocal L\n        L = N * 4",
      "X: Tensor[float32, N * 2]"),
+    ("Y: T.Tensor[[N], T.float32]\n    (n,) = Y.shape\n    n += 1\n    X: T.Tensor[[n], T.float32]",
+     "X: Tensor[float32, N + 1], Y: Tensor[float32, N]"),
+    ("Y: T.Tensor[[N, 4], T.float32]\n    n, k = Y.shape\n    k = n * 2\n    X: T.Tensor[[k, n], T.float32]",
+     "X: Tensor[float32, N * 2, N], Y: Tensor[float32, N, 4]"),
     ("L = N * 2\n    s = (L,)\n    K = L + 1\n    def grow():\n        nonlocal L\n        L = N * 4\n    grow()\n"
      "    X: T.Tensor(s, T.float32)\n    Y: T.Tensor[[K], T.float32]", "X: Tensor[float32, N * 2], Y: Tensor[float32, N * 2 + 1]"),
 ])
@@ -376,3 +380,86 @@ def test_an_assert_on_a_shape_assert_s_line_is_refused(tmp_path, postponed: bool
     kernel.lower(meta(16))
     with pytest.raises(tl.ArgumentValueError):
         kernel.lower(meta(12))
+
+
+SIZES_READ = {  # a spelling -> the body after A's annotation, B's dims as read, A's and B's sizes of one call
+    "unpacked": ("m, k = A.shape\n    B: T.Tensor[[k, m], T.float32]", "K, M", (64, 32), (32, 64)),
+    "parenthesised": ("(m, k) = A.shape\n    B: T.Tensor[[k, m], T.float32]", "K, M", (64, 32), (32, 64)),
+    "indexed": ("k = A.shape[1]\n    n = A.shape[-2]\n    B: T.Tensor[[k, n], T.float32]", "K, M", (64, 32), (32, 64)),
+    "inline": ("B: T.Tensor[[A.shape[1] * 2, A.shape[-2]], T.float32]", "K * 2, M", (64, 32), (64, 64)),
+    "through an alias": ("m, k = A.shape\n    k2 = k * 2\n    B: T.Tensor[[k2, m], T.float32]", "K * 2, M", (64, 32),
+                         (64, 64)),
+    "in a computed shape": ("m, k = A.shape\n    shape = (k, m)\n    B: T.Tensor(shape, T.float32)", "K, M", (64, 32),
+                            (32, 64)),
+}
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("declared", ["const", "dynamic"])
+@pytest.mark.parametrize("case", list(SIZES_READ))
+def test_names_read_off_an_annotated_tensor_s_shape_are_its_dims(tmp_path, case: str, declared: str, postponed: bool) -> None:
+    """TileLang's lazy style: after A's annotation, `m, k = A.shape` (or `A.shape[1]` written in a dim) is A's
+    sizes, so B annotated with them is sized by A's dims, const or dyn; read so at decoration (B's parameter before A's
+    too), and as the body's run builds the kernel (lowered, the build's check of each annotation passes), and a call
+    whose B is not so sized is refused."""
+    body, dims, a, b = SIZES_READ[case]
+    kernel = _kernel(tmp_path, f"def kernel(B, A):\n    M, K = T.{declared}(\"M, K\")\n"
+                     f"    A: T.Tensor[[M, K], T.float32]\n    {body}\n"
+                     "    with T.Kernel(1, threads=32) as bx:\n        B[0, 0] = A[0, 0]\n", postponed)
+    assert str(kernel.signature).startswith(f"kernel(B: Tensor[float32, {dims}], A: Tensor[float32, M, K])")
+    kernel.lower(meta(*b), meta(*a))
+    with pytest.raises(tl.ArgumentValueError, match=r"\bB\b"):
+        kernel.lower(meta(b[0] + 2, b[1]), meta(*a))
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+def test_a_size_read_off_a_derived_or_deferred_dim_is_that_dim(tmp_path, postponed: bool) -> None:
+    """A's size `ceildiv(N, 4)` is B's as written (not TVM's `N * -1 // 4 * -1`); a size that waits for a const
+    (`block`) is read with the call's value."""
+    derived = _kernel(tmp_path, "def kernel(A, B):\n    N = T.dynamic(\"N\")\n"
+                      "    A: T.Tensor[[N, T.ceildiv(N, 4)], T.float32]\n    n, c = A.shape\n"
+                      "    B: T.Tensor[[c, n], T.float32]\n", postponed)
+    assert str(derived.signature).startswith("kernel(A: Tensor[float32, N, ceildiv(N, 4)], B: Tensor[float32, ceildiv(N, 4), N])")
+    deferred = _kernel(tmp_path, "def kernel(A, B, block: int = 16):\n    M = T.const(\"M\")\n"
+                       "    A: T.Tensor[[M, block], T.float32]\n    m, k = A.shape\n    B: T.Tensor[[k, m], T.float32]\n"
+                       "    with T.Kernel(1, threads=32) as bx:\n        B[0, 0] = A[0, 0]\n", postponed)
+    deferred.lower(meta(64, 16), meta(16, 64))
+    deferred.lower(meta(64, 32), meta(32, 64), block=32)
+    with pytest.raises(tl.ArgumentValueError, match=r"\bB\b"):
+        deferred.lower(meta(64, 32), meta(16, 64), block=32)
+
+
+SIZES_NOT_READ = {  # a case -> the body after `M, K = T.const("M, K")`, the line refused, its message
+    "read before the annotation": (
+        "m, k = A.shape\n    A: T.Tensor[[M, K], T.float32]\n    B: T.Tensor[[k, m], T.float32]", "m, k = A.shape",
+        "the sizes of 'A' are not known here: 'A' is annotated after this (at {path}:{annotated}); read A.shape after "
+        "its annotation"),
+    "written before the annotation": (
+        "B: T.Tensor[[A.shape[1]], T.float32]\n    A: T.Tensor[[M, K], T.float32]", "B:",
+        "the sizes of 'A' are not known here: 'A' is annotated after this (at {path}:{annotated}); read A.shape after "
+        "its annotation"),
+    "too many names": (
+        "A: T.Tensor[[M, K], T.float32]\n    m, k, j = A.shape\n    B: T.Tensor[[k, m], T.float32]", "m, k, j",
+        "3 names unpack A.shape, but 'A' is annotated with 2 sizes"),
+    "an index past the sizes": (
+        "A: T.Tensor[[M, K], T.float32]\n    k = A.shape[2]\n    B: T.Tensor[[k], T.float32]", "k = ",
+        "A.shape[2] is past the sizes of 'A', which is annotated with 2"),
+    "a starred name": (
+        "A: T.Tensor[[M, K], T.float32]\n    m, *rest = A.shape\n    B: T.Tensor[[rest[0], m], T.float32]", "m, *rest",
+        "a starred name unpacks A.shape, which TileLang's run of the body does not do: name each size"),
+}
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("case", list(SIZES_NOT_READ))
+def test_sizes_read_where_the_annotation_does_not_give_them_are_refused(tmp_path, case: str, postponed: bool) -> None:
+    """A's sizes read before its annotation (which a reading of the source cannot know there), or into names that
+    do not fit them, are refused naming A and the line, not read as some size."""
+    body, refused_line, message = SIZES_NOT_READ[case]
+    with pytest.raises(tl.DefinitionError) as refused:
+        _kernel(tmp_path, f"def kernel(A, B):\n    M, K = T.const(\"M, K\")\n    {body}\n", postponed).signature
+    path = tmp_path / "kernel_module.py"
+    lines = path.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if text.strip().startswith(refused_line))
+    annotated = next(i for i, text in enumerate(lines, 1) if text.strip().startswith("A:"))
+    assert str(refused.value) == f"{path}:{line}: {message.format(path=path, annotated=annotated)}"

@@ -31,9 +31,9 @@ from tltyped.frontend.annotation import is_tensor_annotation, parameter_dtype, p
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.lazy import out_indices
-from tltyped.frontend.prelude import Prelude, module_names, to_dim
+from tltyped.frontend.prelude import AnnotatedSizes, Prelude, module_names, to_dim
 from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, ShapeCheck, TensorSpec
-from tltyped.types import in_body_grammar as grammar
+from tltyped.types import dim_grammar, in_body_grammar as grammar
 from tltyped.types.dtypes import UNSTATED_TENSOR_DTYPE, is_dtype_like
 from tltyped.types.params import Tune
 from tltyped.types.source import environment
@@ -52,6 +52,7 @@ class _State:
     scalars: dict[str, str] = field(default_factory=dict)  # int scalar parameters, which a tensor's dims may name: name -> dtype
     other_scalars: dict[str, str] = field(default_factory=dict)  # the others, which may not: name -> dtype
     scalar_dims: set[str] = field(default_factory=set)  # those some tensor's dims do name
+    tensors: dict[str, AnnotatedSizes] = field(default_factory=dict)  # the tensor parameters, their sizes once read
     depends: set[str] = field(default_factory=set)
 
     def scalar_symbols(self, place: tuple[int, int] | None = None) -> dict[str, dimlib.Dim]:
@@ -59,6 +60,16 @@ class _State:
         (`M = M * 2`: the name is then the body's value, which the prelude reads)."""
         rebound = self.prelude.bound_before(place) if place is not None else set()
         return {name: dimlib.symbol(name) for name in self.scalars if name not in rebound}
+
+    def dim_names(self, place: tuple[int, int]) -> dict[str, dimlib.Dim]:
+        """What a dim written at `place` may name besides the body's dims: the int scalar parameters
+        (`scalar_symbols`), and the sizes of the tensors annotated before it (`A.shape[1]`, as the dim grammar names
+        one), but those the body binds again before it."""
+        rebound = self.prelude.bound_before(place)
+        sizes = {name: read.dims for name, read in self.tensors.items()
+                 if read.place < place and read.dims is not None and name not in rebound}
+        return {**self.scalar_symbols(place),
+                **{size: dim for name, dims in sizes.items() for size, dim in dim_grammar.shape_sizes(name, dims).items()}}
 
     def declared(self) -> dict[str, dimlib.Dim]:
         """The dims a size the prelude evaluated may name: its TIR variables are named as the declared dims and the
@@ -74,7 +85,7 @@ class _State:
 
     def evaluate(self, node: ast.expr, place: tuple[int, int]) -> Any:
         """`node`'s value as written at `place`, the int scalar parameters TIR variables (`K = M * 2`, then `[K]`)."""
-        return self.prelude.evaluate(node, place, self.consts, self.scalars)
+        return self.prelude.evaluate(node, place, self.consts, self.scalars, self.tensors)
 
     def size(self, node: ast.expr, place: tuple[int, int]) -> Any:
         """`evaluate` for a size or shape, where reading a scalar parameter of a dtype no dim has (`K = M * 2` of an
@@ -199,18 +210,27 @@ class Analysis:
         # T.Tensor[[M, K], ...]`): a dyn dim of its dtype, which it must equal
         state.scalars = {n: str(q.scalar) for n, q in read.items() if q.kind is Kind.DYN and q.scalar in grammar.DIM_DTYPES}
         state.other_scalars = {n: str(q.scalar) for n, q in read.items() if q.kind is Kind.DYN and n not in state.scalars}
-        for p, in_body in tensors:
+        # a statement after a tensor's annotation may read its sizes (`m, k = A.shape`), which another annotation may
+        # use: the tensors are read in the order of their annotations, each one's sizes known to those after it
+        state.tensors = {name: AnnotatedSizes(self.body.signature[name].place, param.tensor.dims)
+                         for name, param in read.items() if param.tensor is not None}
+        state.tensors.update({p.name: AnnotatedSizes(in_body.place) for p, in_body in tensors})
+        for p, in_body in sorted(tensors, key=lambda tensor: tensor[1].place):
             try:
                 read[p.name] = self._body_param(p, in_body, state)
                 if p.name not in self.body.annotations:
                     read[p.name] = self._as_evaluated(p, read[p.name])
             except Deferred as deferred:
                 read[p.name] = Param(p.name, Kind.TENSOR, p.default)
+                state.tensors[p.name] = AnnotatedSizes(in_body.place, waits=deferred.consts)
                 state.depends |= deferred.consts
+                continue
             except DefinitionError as exc:
                 if p.name in self.body.annotations:
                     raise
                 read[p.name] = self._evaluated(p, in_body, exc)
+            spec = read[p.name].tensor
+            state.tensors[p.name] = AnnotatedSizes(in_body.place, None if spec is None else spec.dims)
         params = [dataclasses.replace(read[name], keyword_only=True) if p.kind is p.KEYWORD_ONLY else read[name]
                   for name, p in self.parameters.items()]
         outputs = tuple(params[i] for i in self.out_idx)
@@ -358,7 +378,7 @@ class Analysis:
         x, y = form.shape, form.dtype
         assert y is not None
         try:
-            parse_dim(y, self.body, *place, extra=state.scalar_symbols(place))
+            parse_dim(y, self.body, *place, extra=state.dim_names(place))
             second_is_dim = True
         except dimlib.DimSyntaxError:
             second_is_dim = False
@@ -388,14 +408,14 @@ class Analysis:
         """Whether a shape that is no list is one dim, as the dim grammar reads it over the declared dims and the
         dyn scalar parameters."""
         try:
-            parse_dim(node, self.body, *place, extra=state.scalar_symbols(place))
+            parse_dim(node, self.body, *place, extra=state.dim_names(place))
         except dimlib.DimSyntaxError:
             return False
         return True
 
     def _dim(self, node: ast.expr, place: tuple[int, int], state: _State) -> dimlib.Dim:
         try:
-            return state.note(parse_dim(node, self.body, *place, extra=state.scalar_symbols(place)))
+            return state.note(parse_dim(node, self.body, *place, extra=state.dim_names(place)))
         except dimlib.DimSyntaxError as not_a_dim:
             try:
                 value = state.size(node, place)

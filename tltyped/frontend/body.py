@@ -30,7 +30,7 @@ from typing import Any
 
 from tltyped.frontend import dims as dimlib
 from tltyped.errors import DefinitionError, DimSyntaxError
-from tltyped.types import in_body_grammar as grammar
+from tltyped.types import dim_grammar, in_body_grammar as grammar
 from tltyped.types.source import annotated_parameter, bound_names, function_ast
 
 
@@ -190,18 +190,9 @@ def _forget_bound(stmt: ast.stmt, info: BodyInfo) -> None:
 
 
 def shape_reference(node: ast.AST, params: Mapping[str, object]) -> tuple[str, int] | None:
-    """`A.shape[1]` -> ("A", 1) when A is a parameter."""
-    if (
-        isinstance(node, ast.Subscript)
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "shape"
-        and isinstance(node.value.value, ast.Name)
-        and node.value.value.id in params
-        and isinstance(node.slice, ast.Constant)
-        and isinstance(node.slice.value, int)
-    ):
-        return node.value.value.id, node.slice.value
-    return None
+    """`A.shape[1]` -> ("A", 1), `A.shape[-1]` -> ("A", -1), when A is a parameter (the dim grammar's reading)."""
+    read = dim_grammar.shape_index(node) if isinstance(node, ast.expr) else None
+    return read if read is not None and read[0] in params else None
 
 
 def _is_shape_relation(test: ast.expr, params: Mapping[str, object]) -> bool:

@@ -5,8 +5,10 @@ the body bound before it: `dtype = T.float16` then `A: T.Tensor[[M, K],
 dtype]`, or `A_shape = (K, M) if trans_A else (M, K)` then `A: T.Tensor(
 A_shape, in_dtype)`. The analysis reads such an annotation by running, in
 order, only the top-level statements it depends on (its slice), with the
-declared dims as TIR variables, const parameters as their values and the
-function's globals and closure as the rest; nothing else of the body runs.
+declared dims as TIR variables, const parameters as their values, a tensor
+parameter annotated before a statement as its sizes there (`m, k = A.shape`,
+as TileLang's run binds them), and the function's globals and closure as the
+rest; nothing else of the body runs.
 
 When the slice needs a const parameter's value, or a name that does not exist
 yet (a module global assigned after the decorated function), the annotation
@@ -19,13 +21,32 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
 from tltyped.types import in_body_grammar as grammar
-from tltyped.types.source import bound_names, computing, loaded_names, nested_rebinding_read, place_of
+from tltyped.types.source import bound_names, computing, loaded_names, nested_rebinding_read, place_of, shape_read
+
+
+@dataclass(frozen=True)
+class AnnotatedSizes:
+    """A tensor parameter's annotation as a statement of the body after it reads its sizes: the annotation's place
+    (line, column), and the dims it states (None while they wait for the values of the const parameters `waits`)."""
+
+    place: tuple[int, int]
+    dims: tuple[dimlib.Dim, ...] | None = None
+    waits: frozenset[str] = frozenset()
+
+
+class _Annotated(NamedTuple):
+    """A tensor parameter as the slice reads it after its annotation: its sizes, ints and the dims' TIR variables
+    (and expressions of them), as TileLang's run has them; anything else of it only that run knows."""
+
+    shape: tuple[Any, ...]
+
 
 
 class Prelude:
@@ -73,19 +94,23 @@ class Prelude:
 
     def evaluate(
         self, node: ast.expr, place: tuple[int, int], consts: Mapping[str, Any] | None,
-        scalars: Mapping[str, str] | None = None,
+        scalars: Mapping[str, str] | None = None, tensors: Mapping[str, AnnotatedSizes] | None = None,
     ) -> Any:
         """The value of `node` as written at `place`; `Deferred` if it needs consts and none are given. `scalars`
-        (name -> dtype) are parameters read as TIR variables, as the declared dims are."""
+        (name -> dtype) are parameters read as TIR variables, as the declared dims are; `tensors` the tensor
+        parameters, whose sizes a statement after their annotation may read."""
         statements, free = self._free(node, place)
         needed = free & self.const_params
         if consts is None and needed:
             raise Deferred(frozenset(needed))
+        sized = {name: sizes for name, sizes in (tensors or {}).items() if name in free}
+        self._check_sizes_read(statements, node, place, sized)
         namespace = {name: value for name, value in self.env.items() if name not in self.params}
         namespace.update({var: _tir_var(dim, self.body.dim_dtypes.get(dim, grammar.DIM_DTYPE))  # TVM only if used
                           for var, dim in self.body.dim_vars.items() if var in free})
         namespace.update({name: _tir_var(name, dtype) for name, dtype in (scalars or {}).items() if name in free})
         namespace.update({name: consts[name] for name in needed if consts is not None})
+        namespace.update({name: self._annotated(sizes, scalars or {}) for name, sizes in sized.items()})
         missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
         if consts is None and missing & self.module_names - self.params:
             raise Deferred(frozenset())  # a global the module assigns after the kernel: read it at the call
@@ -100,6 +125,37 @@ class Prelude:
             return eval(code, namespace)  # noqa: S307
         except Exception as exc:
             raise _failure(exc, f"{self.body.where(place[0])}: cannot evaluate `{ast.unparse(node)}`") from None
+
+    def _check_sizes_read(
+        self, statements: list[ast.stmt], node: ast.expr, place: tuple[int, int], tensors: Mapping[str, AnnotatedSizes],
+    ) -> None:
+        """A DefinitionError where a statement of the slice (or the annotation at `place`) reads a tensor parameter
+        the body annotates only after it, whose sizes there a reading of the source does not know, or reads its
+        sizes into names that do not fit them (source.py's `ShapeRead`); `Deferred` where they wait for const
+        values."""
+        for part, at in [*((stmt, place_of(stmt)) for stmt in statements), (node, place)]:
+            for name in loaded_names(part) & tensors.keys():
+                if tensors[name].place >= at:
+                    annotated = self.body.where(tensors[name].place[0])
+                    raise DefinitionError(f"{self.body.where(at[0])}: {grammar.sizes_not_known(name, annotated)}")
+        waiting = [sizes for sizes in tensors.values() if sizes.dims is None]
+        if waiting:
+            raise Deferred(frozenset().union(*(sizes.waits for sizes in waiting)))
+        for stmt in statements:
+            read = shape_read(stmt, tensors)
+            if read is not None:
+                try:
+                    read.axes(len(tensors[read.tensor].dims or ()))
+                except dimlib.DimSyntaxError as exc:
+                    raise DefinitionError(f"{self.body.where(stmt.lineno)}: {exc}") from None
+
+    def _annotated(self, sizes: AnnotatedSizes, scalars: Mapping[str, str]) -> _Annotated:
+        """A tensor parameter as the slice reads it: its dims over the TIR variables of the dims and the int scalar
+        parameters (`scalars`, name -> dtype) they name."""
+        assert sizes.dims is not None
+        dtypes = {**self.body.dim_dtypes, **scalars}
+        return _Annotated(tuple(dim.evaluate({s: _tir_var(s, dtypes.get(s, grammar.DIM_DTYPE)) for s in dim.symbols})
+                                for dim in sizes.dims))
 
 
 def _failure(exc: Exception, where: str) -> DefinitionError:
@@ -151,6 +207,13 @@ def to_dim(value: Any, declared: Mapping[str, dimlib.Dim]) -> dimlib.Dim:
     raise dimlib.DimSyntaxError(f"a dim must be an int or an expression of dims, got {type(value).__name__} {value!r}")
 
 
+def _is_negated(expr: Any) -> bool:
+    """Whether a TIR expression is `x * -1`, as TVM writes `-x`."""
+    from tilelang import tvm
+
+    return isinstance(expr, tvm.tirx.Mul) and isinstance(expr.b, tvm.tirx.IntImm) and int(expr.b) == -1
+
+
 def _tir_text(expr: Any) -> str:
     """Python source of a TIR integer expression over dim variables (+ - * //)."""
     from tilelang import tvm
@@ -162,6 +225,10 @@ def _tir_text(expr: Any) -> str:
         return str(expr.name)
     if isinstance(expr, tirx.Cast) and expr.value.dtype.type_code == expr.dtype.type_code and expr.value.dtype.bits <= expr.dtype.bits:
         return _tir_text(expr.value)  # an int32 dim widened beside an int64 one (`M + N`): the same size
+    if _is_negated(expr) and isinstance(expr.a, tirx.FloorDiv) and _is_negated(expr.a.a):
+        # `-(-a // b)`: a dim's `ceildiv(a, b)` as the dim grammar computes it on TIR variables (a tensor's size
+        # read through `A.shape`)
+        return f"ceildiv({_tir_text(expr.a.a.a)}, {_tir_text(expr.a.b)})"
     ops = {tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "//"}
     for kind, op in ops.items():
         if isinstance(expr, kind):

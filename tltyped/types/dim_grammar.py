@@ -1,7 +1,8 @@
 """The grammar of dim expressions (`N * 2 + 1`, `T.ceildiv(N, 4)`): one reading for the runtime and the plugin.
 
 A dim is an integer expression of non-negative ints, names (dims, and names
-of ints, plain or dotted: `WIDTH`, `consts.WIDTH`), `+ - * //` and
+of ints, plain or dotted: `WIDTH`, `consts.WIDTH`), a size of a tensor
+parameter annotated before (`A.shape[1]`, `A.shape[-1]`), `+ - * //` and
 `ceildiv(a, b)` (spelled through any module, `T.ceildiv`). Both readers
 go through here, so they accept and print the same things:
 - the runtime (tltyped.frontend.dims) reads annotations and shape asserts from
@@ -20,9 +21,9 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import CodeType
-from typing import Any
+from typing import Any, TypeVar
 
 from tltyped.errors import ArgumentValueError, DimSyntaxError, UndeclaredDim
 
@@ -30,6 +31,7 @@ from tltyped.errors import ArgumentValueError, DimSyntaxError, UndeclaredDim
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
 _SYNTAX = "use ints, dims, + - * // and ceildiv(a, b)"
 CEILDIV = "ceildiv"
+_Size = TypeVar("_Size")
 
 
 def ceildiv(a: Any, b: Any) -> Any:
@@ -42,7 +44,8 @@ def normalise(node: ast.expr, resolve: Callable[[str], str | None]) -> str:
 
     `resolve(name)` gives a declared dim's own name, the text of the
     expression a name is bound to (which is inlined), or None for a name that
-    is not a dim; a dotted name (`consts.WIDTH`) comes to it as that text.
+    is not a dim; a dotted name (`consts.WIDTH`) comes to it as that text, and
+    a tensor's size (`A.shape[1]`) as `shape_size` names it.
     """
     return ast.unparse(_Normalise(resolve).visit(ast.fix_missing_locations(ast.Expression(body=node))).body)
 
@@ -54,6 +57,18 @@ def normalise_source(source: str, resolve: Callable[[str], str | None]) -> str:
     except SyntaxError:
         raise DimSyntaxError(f"cannot read dim `{source.strip()}`: {_SYNTAX}") from None
     return normalise(tree.body, resolve)
+
+
+def shape_size(tensor: str, index: int) -> str:
+    """The name `resolve` is given for `tensor.shape[index]` written in a dim: `A.shape[1]`, `A.shape[-1]`."""
+    return f"{tensor}.shape[{index}]"
+
+
+def shape_sizes(tensor: str, sizes: Sequence[_Size]) -> dict[str, _Size]:
+    """Each of a tensor's sizes under the names `shape_size` gives it, its index counted from either end (a rank 2
+    `A`: `A.shape[1]` and `A.shape[-1]` are its second size), for a resolver to look up."""
+    rank = len(sizes)
+    return {shape_size(tensor, index): size for axis, size in enumerate(sizes) for index in (axis, axis - rank)}
 
 
 def literal_value(text: str) -> int | None:
@@ -176,6 +191,13 @@ class _Normalise(ast.NodeTransformer):
             return node
         return _tree(resolved).body  # an expression: unparse parenthesises it where precedence needs
 
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        """`A.shape[1]`, `A.shape[-1]`: a tensor's size, which `resolve` is given as `shape_size` names it."""
+        read = shape_index(node)
+        if read is None:  # `s[0]`, `A.shape[i]`: refused as other syntax is
+            return self.generic_visit(node)
+        return self.resolved(shape_size(*read), node)
+
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -192,6 +214,20 @@ def dotted_name(node: ast.expr) -> str | None:
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr}"
     return None
+
+
+def shape_index(node: ast.expr) -> tuple[str, int] | None:
+    """`A.shape[1]` -> ("A", 1), `A.shape[-1]` -> ("A", -1): the tensor (a name, plain or dotted) and the int
+    literal index of a size written in source; None for anything else."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"):
+        return None
+    tensor = dotted_name(node.value.value)
+    index = node.slice
+    negative = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
+    written = index.operand if isinstance(index, ast.UnaryOp) and negative else index
+    if tensor is None or not (isinstance(written, ast.Constant) and type(written.value) is int):
+        return None
+    return tensor, -written.value if negative else written.value
 
 
 class _Rename(ast.NodeTransformer):

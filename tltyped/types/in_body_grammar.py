@@ -160,6 +160,28 @@ def undeclared_dim(name: str) -> str:
     return f'dim "{name}" is used but never declared; declare it with T.const("{name}") or T.dynamic("{name}")'
 
 
+def sizes_not_known(tensor: str, annotated_at: str) -> str:
+    """The message for a tensor parameter's sizes (`m, k = A.shape`, `A.shape[1]`) read before the body annotates
+    it, where a reading of the body's source does not know them."""
+    return (f"the sizes of {tensor!r} are not known here: {tensor!r} is annotated after this (at {annotated_at}); "
+            f"read {tensor}.shape after its annotation")
+
+
+def sizes_unpacked(tensor: str, rank: int, names: int) -> str:
+    """The message for `m, k, j = A.shape` of an `A` of another number of sizes."""
+    return f"{names} names unpack {tensor}.shape, but {tensor!r} is annotated with {rank} sizes"
+
+
+def sizes_star_unpacked(tensor: str) -> str:
+    """The message for `m, *rest = A.shape`, which TileLang's run of a body does not unpack."""
+    return f"a starred name unpacks {tensor}.shape, which TileLang's run of the body does not do: name each size"
+
+
+def size_past_rank(tensor: str, rank: int, index: int) -> str:
+    """The message for `k = A.shape[2]` of an `A` of fewer sizes."""
+    return f"{tensor}.shape[{index}] is past the sizes of {tensor!r}, which is annotated with {rank}"
+
+
 def scalar_of_no_dim_dtype(name: str, dtype: str) -> str:
     """The message for a scalar parameter used as a dim whose dtype no dyn dim has (`M: T.int8`)."""
     return (f'dim "{name}" is the scalar parameter {name}, of dtype {dtype}; a scalar sizes a tensor as one of '

@@ -1,5 +1,6 @@
 """A kernel function read from its source, not run: its definition as an AST, the names its annotations may use,
-which statements at the top of its body annotate a parameter, and which compute an annotation's value.
+which statements at the top of its body annotate a parameter, which names a statement binds (and to a
+tensor's sizes), and which compute an annotation's value.
 
 The frontend reads a kernel's in-body form through it at decoration
 (frontend/body.py, prelude.py), and the kernel language's `T.prim_func` the
@@ -14,10 +15,11 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable, Collection, Container, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from tltyped.errors import DefinitionError
-from tltyped.types import in_body_grammar as grammar
+from tltyped.errors import DefinitionError, DimSyntaxError
+from tltyped.types import dim_grammar, in_body_grammar as grammar
 from tltyped.types.values import describe
 
 
@@ -236,6 +238,54 @@ def _own_walk(node: ast.AST) -> list[ast.AST]:
         found.append(current := todo.pop())
         todo.extend(child for child in ast.iter_child_nodes(current) if not isinstance(child, ast.Lambda))
     return found
+
+
+@dataclass(frozen=True)
+class ShapeRead:
+    """A top-level assignment binding names to a tensor parameter's sizes: `m, k = A.shape` (or `(m, k) = A.shape`)
+    each name to the size at its place, `k = A.shape[1]` (`n = A.shape[-1]`) one name to the size at that index.
+    After the tensor's annotation, TileLang's run of the body binds them to the sizes that annotation states; a
+    starred name (`m, *rest = A.shape`) it does not unpack."""
+
+    tensor: str
+    names: tuple[str, ...]
+    index: int | None  # the one size read; None where the whole shape is unpacked
+    starred: bool = False
+
+    def axes(self, rank: int) -> dict[str, int]:
+        """Each name's axis of a shape of `rank` sizes; DimSyntaxError where the read does not fit it (as the run
+        would fail: a starred name, too many or too few names to unpack, an index past the last size)."""
+        if self.starred:
+            raise DimSyntaxError(grammar.sizes_star_unpacked(self.tensor))
+        if self.index is None:
+            if len(self.names) != rank:
+                raise DimSyntaxError(grammar.sizes_unpacked(self.tensor, rank, len(self.names)))
+            return {name: axis for axis, name in enumerate(self.names)}
+        if not -rank <= self.index < rank:
+            raise DimSyntaxError(grammar.size_past_rank(self.tensor, rank, self.index))
+        return {self.names[0]: self.index % rank}
+
+
+def shape_read(stmt: ast.AST, params: Container[str]) -> ShapeRead | None:
+    """The sizes of a parameter a statement binds names to (`ShapeRead`), if it is such an assignment. A list target
+    (`[m, k] = A.shape`, which TileLang does not lower) makes none: the names are then only the body's values."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return None
+    target, value = stmt.targets[0], stmt.value
+    names = [name.value if isinstance(name, ast.Starred) else name for name in target.elts] if isinstance(
+        target, ast.Tuple) else []
+    if (
+        names and all(isinstance(name, ast.Name) for name in names)
+        and isinstance(value, ast.Attribute) and value.attr == "shape"
+        and isinstance(value.value, ast.Name) and value.value.id in params
+    ):
+        assert isinstance(target, ast.Tuple)
+        starred = any(isinstance(name, ast.Starred) for name in target.elts)
+        return ShapeRead(value.value.id, tuple(name.id for name in names if isinstance(name, ast.Name)), None, starred)
+    size = dim_grammar.shape_index(value)
+    if isinstance(target, ast.Name) and size is not None and size[0] in params:
+        return ShapeRead(size[0], (target.id,), size[1])
+    return None
 
 
 def keeps_earlier_values(stmt: ast.stmt) -> bool:

@@ -4,6 +4,10 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
 - `M, N = T.const("M, N")` / `K = T.dynamic("K")` at the top of the body
   declare dims, in the order the string names them;
 - `L = N * 2 + 1` names an expression of dims (a derived dim);
+- `m, k = A.shape` (`k = A.shape[1]`), after A's annotation, names A's
+  dims, as `A.shape[1]` written in a dim does (types/source.py's
+  `shape_read`, the dim grammar's `shape_size`); before it, the runtime
+  refuses an annotation reading them, and so does the rewrite;
 - `A: T.Tensor[[M, K], T.float16]` (no value) annotates parameter `A`: the
   statement leaves the body and its type becomes `A`'s; so do TileLang's
   spellings of it: the call form `T.Tensor((M, K), dtype)` (call_form.py),
@@ -79,7 +83,9 @@ from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar, dtypes, in_body_grammar as grammar
-from tltyped.types.source import annotated_parameter, bound_names, nested_rebinding_read, place_of, rebound_by_nested
+from tltyped.types.source import (
+    ShapeRead, annotated_parameter, bound_names, nested_rebinding_read, place_of, rebound_by_nested, shape_read,
+)
 
 
 class KernelRewrite:
@@ -107,8 +113,12 @@ class KernelRewrite:
         # runtime's (frontend/body.py), and its dim declarations and shape asserts, which read no size such a
         # function could rebind
         self.statements: list[ast.stmt] = []
-        # a parameter annotated in the body -> the aliases and rebound dims as they stand at its annotation's line
-        self.seen_at: dict[str, tuple[dict[str, str], set[str]]] = {}
+        # a tensor parameter annotated in the body so far -> its sizes' dim texts (None: known per call only)
+        self.shapes: dict[str, tuple[str | None, ...]] = {}
+        self.every_shape: dict[str, tuple[str | None, ...]] = {}  # as `shapes`, of every annotation in the body
+        # a parameter annotated in the body -> the aliases, rebound dims and tensors' sizes as they stand at its
+        # annotation's line
+        self.seen_at: dict[str, tuple[dict[str, str], set[str], dict[str, tuple[str | None, ...]]]] = {}
         # what a name's bindings before a line read, once per (name, line): a body's names may read each other's
         # earlier values many times over (`a = a + b`, `b = b + a`, ...), exponentially many paths unmemoised
         self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
@@ -154,11 +164,12 @@ class KernelRewrite:
                 if self.reads_rebound_by_nested(parsed, stmt):
                     typ = AnyType(TypeOfAny.from_error)
                     self.shape_unread = True
+                self.seen_at[name] = dict(self.aliases), set(self.rebound_dims), dict(self.shapes)
                 if name in annotations:
                     self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
                 else:
                     annotations[name] = (typ, stmt.line)
-                self.seen_at[name] = dict(self.aliases), set(self.rebound_dims)
+                    self.annotate_sizes(name, typ)
                 continue
             kept.append(stmt)
             if parsed is not None:
@@ -204,6 +215,49 @@ class KernelRewrite:
                 self.rebound_dims.add(name)
             self.bind_alias(name, None)
             self.bindings.setdefault(name, []).append(Binding(stmt, stmt))
+
+    def annotate_sizes(self, tensor: str, typ: Type) -> None:
+        """A tensor parameter's sizes as its annotation states them, which statements after it may read (`m, k =
+        A.shape`, `A.shape[1]`): each the dim grammar's text over the names as they stand here, or None for one the
+        rewrite does not read so (a size known per call only)."""
+        if isinstance(typ, UnboundType) and typ.args and (
+            self.found.is_tensor(typ.name) or self.found.is_strided_tensor(typ.name)
+        ):
+            self.shapes[tensor] = tuple(self.dim_text(dim) for dim in written_tensor_parts(typ)[1])
+            self.every_shape[tensor] = self.shapes[tensor]
+
+    def shape_read(self, stmt: Statement) -> ShapeRead | None:
+        """The tensor's sizes an assignment binds names to (`m, k = A.shape`, `k = A.shape[1]`), by the runtime's
+        rule (types/source.py)."""
+        parsed = self.source.statement(stmt.line, stmt.end_line, stmt.column)
+        return None if parsed is None else shape_read(parsed, self.params)
+
+    def read_sizes(self, stmt: AssignmentStmt, read: ShapeRead) -> None:
+        """`m, k = A.shape` after A's annotation: each name is the dim A has there (as an alias of it), as TileLang's
+        run binds it; before it (or where the rewrite does not read A's sizes), a value each call gives. Names that
+        do not fit A's sizes (`m, k, j = A.shape` of a 2-D A) are reported, as the run fails on them."""
+        sizes = self.shapes.get(read.tensor)
+        axes: dict[str, int] = {}
+        if sizes is not None:
+            try:
+                axes = read.axes(len(sizes))
+            except DimSyntaxError as exc:
+                self.fail(stmt.line, stmt.column, codes.sentence(str(exc)), codes.DIM)
+        for name in read.names:
+            if name not in self.params:
+                self.bind_alias(name, sizes[axes[name]] if sizes is not None and name in axes else None)
+        self.rebind_dims(list(read.names))
+
+    def report_sizes_read_early(self, name: str, line: int) -> None:
+        """Report a name whose binding in force at `line` reads a tensor's sizes before the body annotates that
+        tensor (`m, k = A.shape`, then `A: T.Tensor[...]`), on that binding, as the runtime refuses it there."""
+        binding = self.binding_before(name, line)
+        read = None if binding is None else self.shape_read(binding.statement)
+        annotated = None if read is None else self.body_annotations.get(read.tensor)
+        if binding is not None and read is not None and annotated is not None and annotated[1] > binding.statement.line:
+            statement = binding.statement
+            message = grammar.sizes_not_known(read.tensor, f"line {annotated[1]}")
+            self.fail(statement.line, statement.column, codes.sentence(message), codes.DIM)
 
     def last_assignment(self, name: str) -> AssignmentStmt | None:
         """The name's last top-level binding so far (a computed shape), if any, and if it is an assignment of its
@@ -266,24 +320,34 @@ class KernelRewrite:
         if _is_bare_name(typ):
             assert isinstance(typ, UnboundType)
             return self.resolve_dim(typ.name) is not None or typ.name in self.found.int_constants
+        return self.dim_text(typ) is not None
+
+    def dim_text(self, typ: Type) -> str | None:
+        """An annotation's dim as the dim grammar's canonical text over the names as they stand (an int, a declared
+        dim, an alias's expression, an expression of them); None for one it does not read so."""
+        if _is_bare_name(typ):
+            assert isinstance(typ, UnboundType)
+            return self.resolve_dim(typ.name)
         if isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, int):
-            return True
+            return str(typ.literal_value)
         for text in self.source.span(typ.line, typ.column, typ.end_line, typ.end_column):
             try:
-                dim_grammar.normalise_source(text, self.resolve_dim)
-                return True
+                return dim_grammar.normalise_source(text, self.resolve_dim)
             except DimSyntaxError:
                 continue
-        return False
+        return None
 
     def read_assignment(self, stmt: AssignmentStmt) -> None:
         """Read one assignment's names: each a declaration or an alias (for a tuple of another length
         or a list target, which the runtime fails on, nothing)."""
         targets = target_names(stmt.lvalues[0])
         value = stmt.rvalue
-        if targets is None:
+        sizes = self.shape_read(stmt)
+        if sizes is not None:
+            self.read_sizes(stmt, sizes)
+        elif targets is None:
             return
-        if isinstance(value, CallExpr) and grammar.is_dim_declaration(called_name(value)):
+        elif isinstance(value, CallExpr) and grammar.is_dim_declaration(called_name(value)):
             self.declare_dims(stmt, value, targets)
         elif isinstance(value, TupleExpr) and len(value.items) == len(targets) and all(
             isinstance(item, CallExpr) and grammar.is_dim_declaration(called_name(item)) for item in value.items
@@ -325,6 +389,9 @@ class KernelRewrite:
         target, value = stmt.lvalues[0], stmt.rvalue
         if isinstance(target, NameExpr):
             return [(target.name, value)]
+        sizes = self.shape_read(stmt)
+        if sizes is not None:  # `m, k = A.shape`: each name a size of A's, as `k = A.shape[1]` is
+            return [(name, value) for name in sizes.names]
         names = target_names(target)
         # mypy reads a list target as a tuple target: the source tells them apart
         list_target = "[" in self.source.span(target.line, target.column, target.line, target.column + 1)
@@ -450,10 +517,19 @@ class KernelRewrite:
         return None
 
     def resolve_dim(self, name: str) -> str | None:
-        """For the dim grammar's normalise: a declared dim is itself, a derived name its expression."""
+        """For the dim grammar's normalise: a declared dim is itself, a derived name its expression, a tensor's size
+        (`A.shape[1]`, as the grammar names it) the dim A's annotation states there; DimSyntaxError for the size of a
+        tensor the body annotates only after, as the runtime refuses it."""
         if name in self.dims and name not in self.rebound_dims:
             return name
-        return self.aliases.get(name)
+        if name in self.aliases:
+            return self.aliases[name]
+        tensor = _head(name)
+        if tensor in self.shapes:
+            return dim_grammar.shape_sizes(tensor, self.shapes[tensor]).get(name)
+        if name in dim_grammar.shape_sizes(tensor, self.every_shape.get(tensor, ())):  # annotated after
+            raise DimSyntaxError(grammar.sizes_not_known(tensor, f"line {self.body_annotations[tensor][1]}"))
+        return None
 
     # -- annotations -----------------------------------------------------------------------------
 
@@ -469,10 +545,10 @@ class KernelRewrite:
             if arg.type_annotation is not None:
                 self.fail(line, 0, f'Parameter "{name}" is annotated both in the signature and in the body', codes.KERNEL)
                 continue
-            final = self.aliases, self.rebound_dims  # the annotation reads names as they stand at its line
-            self.aliases, self.rebound_dims = self.seen_at.get(name, final)
+            final = self.aliases, self.rebound_dims, self.shapes  # the annotation reads names as they stand at its
+            self.aliases, self.rebound_dims, self.shapes = self.seen_at.get(name, final)  # line
             arg.type_annotation = self.body_annotation(typ)
-            self.aliases, self.rebound_dims = final
+            self.aliases, self.rebound_dims, self.shapes = final
             moved = True
         return moved
 
@@ -588,6 +664,7 @@ class KernelRewrite:
             if typ.name in self.aliases:
                 return self.derived(self.aliases[typ.name], typ.line, typ.column)
             if self.is_per_call(typ.name):
+                self.report_sizes_read_early(typ.name, typ.line)
                 self.determined.update(self.dims_read(typ.name, typ.line))
                 return self.per_call_dim(typ)
             if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim

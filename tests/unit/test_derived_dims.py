@@ -463,3 +463,16 @@ def test_sizes_read_where_the_annotation_does_not_give_them_are_refused(tmp_path
     line = next(i for i, text in enumerate(lines, 1) if text.strip().startswith(refused_line))
     annotated = next(i for i, text in enumerate(lines, 1) if text.strip().startswith("A:"))
     assert str(refused.value) == f"{path}:{line}: {message.format(path=path, annotated=annotated)}"
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+def test_a_tensor_annotated_through_a_name_has_its_sizes_read_after_it(tmp_path, postponed: bool) -> None:
+    """`B: Bt`, a name the body binds to a tensor type, is read before the tensor forms, at its own place in the body
+    (it has none in the def), and its sizes are what a statement after it reads (`m, k = B.shape`)."""
+    kernel = _kernel(tmp_path, "def kernel(A, B):\n    Bt = T.Tensor[[8, 4], T.float32]\n    B: Bt\n    m, k = B.shape\n"
+                     "    A: T.Tensor[[k, m], T.float32]\n"
+                     "    with T.Kernel(1, threads=32) as bx:\n        A[0, 0] = B[0, 0]\n", postponed)
+    assert str(kernel.signature).startswith("kernel(A: Tensor[float32, 4, 8], B: Tensor[float32, 8, 4])")
+    kernel.lower(meta(4, 8), meta(8, 4))
+    with pytest.raises(tl.ArgumentValueError, match=r"\bA\b"):
+        kernel.lower(meta(8, 4), meta(8, 4))

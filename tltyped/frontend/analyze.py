@@ -212,7 +212,7 @@ class Analysis:
         state.other_scalars = {n: str(q.scalar) for n, q in read.items() if q.kind is Kind.DYN and n not in state.scalars}
         # a statement after a tensor's annotation may read its sizes (`m, k = A.shape`), which another annotation may
         # use: the tensors are read in the order of their annotations, each one's sizes known to those after it
-        state.tensors = {name: AnnotatedSizes(self.body.signature[name].place, param.tensor.dims)
+        state.tensors = {name: AnnotatedSizes(self._annotated_at(name), param.tensor.dims)
                          for name, param in read.items() if param.tensor is not None}
         state.tensors.update({p.name: AnnotatedSizes(in_body.place) for p, in_body in tensors})
         for p, in_body in sorted(tensors, key=lambda tensor: tensor[1].place):
@@ -252,6 +252,12 @@ class Analysis:
         _check_dims_bound(signature, self.body)
         checks = tuple(_shape_check(signature, a, self.body) for a in self.body.shape_asserts)
         return dataclasses.replace(signature, checks=checks)
+
+    def _annotated_at(self, name: str) -> tuple[int, int]:
+        """The place (line, column) of a parameter's annotation read before the tensor forms: in the body (`B: Bt`,
+        a name bound to a tensor type), else in the def, which is before every statement of the body."""
+        annotation = self.body.annotations.get(name) or self.body.signature.get(name)
+        return (0, 0) if annotation is None else annotation.place
 
     def _body_param(self, p: inspect.Parameter, ann: BodyAnnotation, state: _State) -> Param:
         where = self.body.where(ann.line)

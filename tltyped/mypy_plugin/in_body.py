@@ -119,7 +119,7 @@ class KernelRewrite:
         # a parameter annotated in the body -> the aliases, rebound dims and tensors' sizes as they stand at its
         # annotation's line
         self.seen_at: dict[str, tuple[dict[str, str], set[str], dict[str, tuple[str | None, ...]]]] = {}
-        # what a name's bindings before a line read, once per (name, line): a body's names may read each other's
+        # what a name's bindings before a place read, once per (name, place): a body's names may read each other's
         # earlier values many times over (`a = a + b`, `b = b + a`, ...), exponentially many paths unmemoised
         self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
         self.dims_read = functools.cache(self.find_dims_read)
@@ -129,6 +129,7 @@ class KernelRewrite:
         self.shape_unread = False
         self.plain_dims: set[str] = set()  # dims some tensor annotation binds directly
         self.body_annotations: dict[str, tuple[Type, int]] = {}  # a parameter annotated in the body -> it, its line
+        self.annotated_at: dict[str, tuple[int, int]] = {}  # a parameter annotated in the body -> its statement's place
         self.signature_dims: list[str] = []  # TypeVar dims of annotations written in the signature
         self.signature_changed = False
 
@@ -169,6 +170,7 @@ class KernelRewrite:
                     self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
                 else:
                     annotations[name] = (typ, stmt.line)
+                    self.annotated_at[name] = _place(stmt)
                     self.annotate_sizes(name, typ)
                 continue
             kept.append(stmt)
@@ -248,15 +250,16 @@ class KernelRewrite:
                 self.bind_alias(name, sizes[axes[name]] if sizes is not None and name in axes else None)
         self.rebind_dims(list(read.names))
 
-    def report_sizes_read_early(self, name: str, line: int) -> None:
-        """Report a name whose binding in force at `line` reads a tensor's sizes before the body annotates that
-        tensor (`m, k = A.shape`, then `A: T.Tensor[...]`), on that binding, as the runtime refuses it there."""
-        binding = self.binding_before(name, line)
+    def report_sizes_read_early(self, name: str, place: tuple[int, int]) -> None:
+        """Report a name whose binding in force at `place` (line, column) reads a tensor's sizes before the body
+        annotates that tensor (`m, k = A.shape`, then `A: T.Tensor[...]`, on the same line too), on that binding, as
+        the runtime refuses it there."""
+        binding = self.binding_before(name, place)
         read = None if binding is None else self.shape_read(binding.statement)
-        annotated = None if read is None else self.body_annotations.get(read.tensor)
-        if binding is not None and read is not None and annotated is not None and annotated[1] > binding.statement.line:
+        annotated = None if read is None else self.annotated_at.get(read.tensor)
+        if binding is not None and read is not None and annotated is not None and annotated > _place(binding.statement):
             statement = binding.statement
-            message = grammar.sizes_not_known(read.tensor, f"line {annotated[1]}")
+            message = grammar.sizes_not_known(read.tensor, f"line {annotated[0]}")
             self.fail(statement.line, statement.column, codes.sentence(message), codes.DIM)
 
     def last_assignment(self, name: str) -> AssignmentStmt | None:
@@ -267,9 +270,11 @@ class KernelRewrite:
             return None
         return found[-1].statement if found[-1].value is found[-1].statement.rvalue else None
 
-    def binding_before(self, name: str, line: int) -> Binding | None:
-        """The name's top-level binding in force at `line`, if the body binds it before."""
-        return next((found for found in reversed(self.bindings.get(name, [])) if found.statement.line < line), None)
+    def binding_before(self, name: str, place: tuple[int, int]) -> Binding | None:
+        """The name's top-level binding in force at `place` (line, column), if the body binds it before: a
+        statement's place is its line and column, so `dtype = T.float32; X: T.Tensor[[N], dtype]` reads the `dtype`
+        bound before it on its line, as the runtime's prelude does."""
+        return next((found for found in reversed(self.bindings.get(name, [])) if _place(found.statement) < place), None)
 
     def parameter_annotation(self, stmt: Statement) -> tuple[str, Type] | None:
         """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation."""
@@ -308,7 +313,7 @@ class KernelRewrite:
         parameter only when plainly a dtype: any other const may be a size), or a module's TypeVar (the signature
         form's dtype, never a shape)."""
         if isinstance(typ, UnboundType) and not typ.args:
-            if typ.name in self.params and self.binding_before(typ.name, typ.line) is None:
+            if typ.name in self.params and self.binding_before(typ.name, (typ.line, typ.column)) is None:
                 return is_dtype_parameter(self.func, typ.name)
             return ("." in typ.name or typ.name in self.found.typevars
                     or self.named_dtype(typ.name, typ.line, typ.column) is not None)
@@ -463,14 +468,14 @@ class KernelRewrite:
             self.aliases[name] = alias
 
     def named_dtype(self, name: str, line: int, column: int) -> Type | None:
-        """The dtype a name written as one at `line` stands for there, as Python scopes it and the runtime's prelude
-        reads it; None: as written (the annotation hook reads it, or says it is no dtype).
+        """The dtype a name written as one at (line, column) stands for there, as Python scopes it and the runtime's
+        prelude reads it; None: as written (the annotation hook reads it, or says it is no dtype).
 
-        The body's binding of the name in force at `line`, where there is one, gives it (`binding_dtype`), a const
+        The body's binding of the name in force there, where there is one, gives it (`binding_dtype`), a const
         parameter's too (`dtype = T.float32` in the body of `def f(A, dtype=T.float16)`); else a const parameter's
         is the one each call gives it (dtype_params.py), a name of the function around the kernel its value per
         call of that factory (Any), and a module-level dtype constant its dtype."""
-        binding = self.binding_before(name, line)
+        binding = self.binding_before(name, (line, column))
         if binding is not None:
             return self.binding_dtype(binding, line, column)
         if name in self.params:
@@ -493,7 +498,7 @@ class KernelRewrite:
             return UnboundType(written, line=line, column=column)
         if not isinstance(binding.value, NameExpr):
             return None
-        named = self.named_dtype(binding.value.name, binding.statement.line, column)
+        named = self.named_dtype(binding.value.name, *_place(binding.statement))
         if named is not None:
             named.set_line(line, column)
         return named
@@ -664,8 +669,8 @@ class KernelRewrite:
             if typ.name in self.aliases:
                 return self.derived(self.aliases[typ.name], typ.line, typ.column)
             if self.is_per_call(typ.name):
-                self.report_sizes_read_early(typ.name, typ.line)
-                self.determined.update(self.dims_read(typ.name, typ.line))
+                self.report_sizes_read_early(typ.name, (typ.line, typ.column))
+                self.determined.update(self.dims_read(typ.name, (typ.line, typ.column)))
                 return self.per_call_dim(typ)
             if typ.name in self.found.int_constants:  # a module-level constant: its value, as a literal dim
                 return RawExpressionType(self.found.int_constants[typ.name], "builtins.int", line=typ.line, column=typ.column)
@@ -693,37 +698,37 @@ class KernelRewrite:
         """A dim whose size each call gives (Any), unless it is a scalar parameter of a dtype no dim has (`M:
         T.int8`) or a name the body computes from one (`K = M * 2`), which the runtime refuses at decoration: said
         here with the runtime's message."""
-        scalar = self.no_dim_scalar(dim.name, dim.line)
+        scalar = self.no_dim_scalar(dim.name, (dim.line, dim.column))
         if scalar is None:
             return AnyType(TypeOfAny.special_form, line=dim.line, column=dim.column)
         self.fail(dim.line, dim.column, codes.sentence(grammar.scalar_of_no_dim_dtype(*scalar)), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=dim.line, column=dim.column)
 
-    def find_no_dim_scalar(self, name: str, line: int) -> tuple[str, str] | None:
-        """The scalar parameter of a dtype no dim has (and its dtype) that `name` is at `line`, or that the body's
-        binding of `name` in force there reads, through other bindings too (`S = S * 2` reads the parameter S), as
-        the runtime's slice of the body reads it."""
-        binding = self.binding_before(name, line)
+    def find_no_dim_scalar(self, name: str, place: tuple[int, int]) -> tuple[str, str] | None:
+        """The scalar parameter of a dtype no dim has (and its dtype) that `name` is at `place` (line, column), or
+        that the body's binding of `name` in force there reads, through other bindings too (`S = S * 2` reads the
+        parameter S), as the runtime's slice of the body reads it."""
+        binding = self.binding_before(name, place)
         if binding is None:
             dtype = self.scalar_dtype(name)
             return (name, dtype) if dtype is not None and dtype not in grammar.DIM_DTYPES else None
         read = (node.name for node in own_nodes(binding.value) if isinstance(node, NameExpr))
-        return next((found for found in (self.no_dim_scalar(n, binding.statement.line) for n in read) if found), None)
+        return next((found for found in (self.no_dim_scalar(n, _place(binding.statement)) for n in read) if found), None)
 
-    def find_dims_read(self, name: str, line: int) -> frozenset[str]:
-        """The declared dims the body's bindings of `name` before `line` read, through other bindings too: a size
-        per call of such a name (`L = N * 2 if flag else N`, `L += 1`) may be how a call determines them, as the
-        runtime reads it per call (so none of them is reported undetermined)."""
+    def find_dims_read(self, name: str, place: tuple[int, int]) -> frozenset[str]:
+        """The declared dims the body's bindings of `name` before `place` (line, column) read, through other bindings
+        too: a size per call of such a name (`L = N * 2 if flag else N`, `L += 1`) may be how a call determines them,
+        as the runtime reads it per call (so none of them is reported undetermined)."""
         found: set[str] = set()
         for binding in self.bindings.get(name, []):
-            if binding.statement.line >= line:
+            if _place(binding.statement) >= place:
                 continue
             for read in {node.name for node in own_nodes(binding.value) if isinstance(node, NameExpr)}:
                 resolved = self.resolve_dim(read)
                 if resolved is not None:
                     found.update(set(dim_grammar.symbols(resolved)) & set(self.dims))
                 else:
-                    found |= self.dims_read(read, binding.statement.line)
+                    found |= self.dims_read(read, _place(binding.statement))
         return frozenset(found)
 
     def scalar_dtype(self, name: str) -> str | None:
@@ -840,6 +845,11 @@ class KernelRewrite:
         typ.definition = func
         func.type = typ
         func.unanalyzed_type = typ.copy_modified()
+
+
+def _place(stmt: Statement) -> tuple[int, int]:
+    """Where a statement is in the module: its line and column, which order the statements of one line."""
+    return stmt.line, stmt.column
 
 
 class Binding(NamedTuple):

@@ -113,12 +113,13 @@ class KernelRewrite:
         # runtime's (frontend/body.py), and its dim declarations and shape asserts, which read no size such a
         # function could rebind
         self.statements: list[ast.stmt] = []
-        # a tensor parameter annotated in the body so far -> its sizes' dim texts (None: known per call only)
-        self.shapes: dict[str, tuple[str | None, ...]] = {}
+        # a tensor parameter annotated in the body so far -> its sizes' dim texts (a size None: known per call only;
+        # the whole None: the name bound again since, whose sizes are then its value's, per call)
+        self.shapes: dict[str, tuple[str | None, ...] | None] = {}
         self.every_shape: dict[str, tuple[str | None, ...]] = {}  # as `shapes`, of every annotation in the body
         # a parameter annotated in the body -> the aliases, rebound dims and tensors' sizes as they stand at its
         # annotation's line
-        self.seen_at: dict[str, tuple[dict[str, str], set[str], dict[str, tuple[str | None, ...]]]] = {}
+        self.seen_at: dict[str, tuple[dict[str, str], set[str], dict[str, tuple[str | None, ...] | None]]] = {}
         # what a name's bindings before a place read, once per (name, place): a body's names may read each other's
         # earlier values many times over (`a = a + b`, `b = b + a`, ...), exponentially many paths unmemoised
         self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
@@ -208,10 +209,14 @@ class KernelRewrite:
         the body's (per call, as `is_per_call` and `named_dtype` say), as the runtime's prelude runs the statement
         (types/source.py's rule). A name a nested function rebinds stays one from that function's `def` on, even
         where an assignment binds it again: a call of the function may follow, which the runtime refuses to read
-        past (frontend/prelude.py). `parsed` is the statement as Python reads it."""
+        past (frontend/prelude.py). `parsed` is the statement as Python reads it. A tensor parameter bound again (`A =
+        B`, `A, B = B, A`, a nested function's `nonlocal A`) is no longer its annotation's sizes: `A.shape` after it
+        is its new value's, per call, as the runtime reads it."""
         if parsed is None:
             return
         self.nested_rebound |= rebound_by_nested(parsed).keys()
+        for tensor in (bound_names(parsed) | rebound_by_nested(parsed).keys()) & self.shapes.keys():
+            self.shapes[tensor] = None
         for name in bound_names(parsed) - read:
             if name in self.declared:  # `N += 1`: no longer the dim, but a value of the body's, as any name so bound
                 self.rebound_dims.add(name)
@@ -225,8 +230,8 @@ class KernelRewrite:
         if isinstance(typ, UnboundType) and typ.args and (
             self.found.is_tensor(typ.name) or self.found.is_strided_tensor(typ.name)
         ):
-            self.shapes[tensor] = tuple(self.dim_text(dim) for dim in written_tensor_parts(typ)[1])
-            self.every_shape[tensor] = self.shapes[tensor]
+            self.shapes[tensor] = self.every_shape[tensor] = tuple(
+                self.dim_text(dim) for dim in written_tensor_parts(typ)[1])
 
     def shape_read(self, stmt: Statement) -> ShapeRead | None:
         """The tensor's sizes an assignment binds names to (`m, k = A.shape`, `k = A.shape[1]`), by the runtime's
@@ -530,8 +535,9 @@ class KernelRewrite:
         if name in self.aliases:
             return self.aliases[name]
         tensor = _head(name)
-        if tensor in self.shapes:
-            return dim_grammar.shape_sizes(tensor, self.shapes[tensor]).get(name)
+        if tensor in self.shapes:  # annotated before, and maybe bound again since (its sizes then per call)
+            sizes = self.shapes[tensor]
+            return None if sizes is None else dim_grammar.shape_sizes(tensor, sizes).get(name)
         if name in dim_grammar.shape_sizes(tensor, self.every_shape.get(tensor, ())):  # annotated after
             raise DimSyntaxError(grammar.sizes_not_known(tensor, f"line {self.body_annotations[tensor][1]}"))
         return None

@@ -313,6 +313,8 @@ RESTATED_IN_A_FRAME = {  # a case -> X's annotation at the top of the body, the 
                               "float16[N * 2]", "float16[N]"),
     "strides": ("X: T.StridedTensor([N], [1], T.float16)", "X: T.StridedTensor([N], [2], T.float16)",
                 "float16[N] with strides [2]", "float16[N] with strides [1]"),
+    "strides of a T.Tensor": ("X: T.Tensor[[N], T.float16]", "X: T.StridedTensor([N], [2], T.float16)",
+                              "float16[N] with strides [2]", "float16[N] with strides [1]"),
 }
 
 
@@ -322,7 +324,8 @@ def test_an_annotation_restated_in_a_frame_is_checked_as_the_body_runs(tmp_path,
     """A tensor parameter annotated again inside `with T.Kernel(...)` is checked against the built buffer as the
     annotation at the body's top is: TileLang would ignore tltyped's `T.Tensor[...]` there (and fail on a
     `T.StridedTensor` buffer), so a kernel whose body states another size than every call is checked for is refused,
-    naming both, at the frame's line."""
+    naming both, at the frame's line; so are strides a `T.StridedTensor` there states of a tensor the signature reads
+    as a `T.Tensor`, other than the call's."""
     top, restated, run, read = RESTATED_IN_A_FRAME[case]
     source = (f"def kernel(X, Y):\n    N = T.dynamic(\"N\")\n    Y: T.Tensor[[N], T.float16]\n    {top}\n"
               f"    with T.Kernel(1, threads=32) as bx:\n        {restated}\n        X[0] = Y[0]\n")

@@ -202,15 +202,17 @@ def _check_as_read(name: str, annotation: Any, buffer: Any, strided: bool) -> No
     the signature, which every call is checked and allocated for. The signature was read from the body's source at
     decoration, without running it (frontend/body.py, prelude.py); where that reading and this run differ (a size
     or stride a function the body calls changes: `widen(shape)`), the kernel would index the tensor as one size
-    while calls are checked as another, so it is not built. Strides are compared where the annotation states them
-    (`strided`: `T.StridedTensor`); a `T.Tensor` is built with a non-contiguous call's strides, which it does not
-    state. A size or stride of no kind the reading at decoration takes (a float, a bool, a NumPy int) is refused,
+    while calls are checked as another, so it is not built. Strides are compared where the signature states them
+    (`strided`: read from a `T.StridedTensor`) or this annotation does (one re-stated in a frame as a
+    `T.StridedTensor`, of a tensor the signature reads as a `T.Tensor`); a `T.Tensor` states none, and is built
+    with a non-contiguous call's strides. A size or stride of no kind the reading at decoration takes (a float, a bool, a NumPy int) is refused,
     not compared."""
     stated = _stated(annotation)
     if stated is None:
         return
     dims, stated_strides, dtype = stated
-    strides, built_strides = (stated_strides, list(buffer.strides)) if strided else (None, None)
+    compared = strided or bool(stated_strides)
+    strides, built_strides = (stated_strides, list(buffer.strides)) if compared else (None, None)
     odd = [size for size in (*dims, *(strides or ())) if not _is_size(size)]
     analyzer = tvm.arith.Analyzer()
     if not odd and _same_sizes(analyzer, dims, list(buffer.shape)) and _same_sizes(

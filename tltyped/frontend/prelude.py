@@ -48,7 +48,6 @@ class _Annotated(NamedTuple):
     shape: tuple[Any, ...]
 
 
-
 class Prelude:
     """The top-level statements of a kernel body, evaluable at any place (line, column) of it: a statement's place
     is its line and column, so `L = N * 4; B: T.Tensor[[L], ...]` reads the `L` bound before it on its line."""

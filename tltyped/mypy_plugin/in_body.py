@@ -73,7 +73,7 @@ from mypy.types import (
 )
 
 from tltyped.errors import DimSyntaxError, UndeclaredDim
-from tltyped.mypy_plugin import call_form, dimexpr
+from tltyped.mypy_plugin import call_form, dimexpr, quoted
 from tltyped.mypy_plugin import errorcodes as codes
 from tltyped.mypy_plugin.dtype_params import is_dtype_parameter, parameter_dtype
 from tltyped.mypy_plugin.kernel_record import Diagnostic, KernelRecord
@@ -282,7 +282,8 @@ class KernelRewrite:
         return next((found for found in reversed(self.bindings.get(name, [])) if _place(found.statement) < place), None)
 
     def parameter_annotation(self, stmt: Statement) -> tuple[str, Type] | None:
-        """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation."""
+        """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation, each part of a quoted one
+        (`A: "T.Tensor[...]"`) at its place in the module, where dims' text is read (quoted.py)."""
         if not (isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1):
             return None
         target = stmt.lvalues[0]
@@ -290,6 +291,11 @@ class KernelRewrite:
         if typ is None or not (isinstance(stmt.rvalue, TempNode) and stmt.rvalue.no_rhs):
             return None
         if isinstance(target, NameExpr) and target.name in self.params:
+            placed = quoted.placed(typ, self.source.lines())  # `A: "T.Tensor[...]"`: its dims' text is in the string
+            if placed is None:  # a string whose text is not the module's (an escape): unchecked, as a shape unread
+                self.shape_unread = True
+                return target.name, unread_annotation()
+            typ = placed
             # TileLang's `T.Tensor((M, K), dtype)`, and `T.Tensor[(N), dtype]` (its order, a shape that is no list)
             if call_form.is_call_form(typ) or self.is_shape_first(typ):
                 read = call_form.read(stmt, self.source.lines(), self.found, self.last_assignment, self.resolve_dim)

@@ -570,6 +570,93 @@ def test_a_record_the_cache_refuses_is_kept_privately_until_the_cache_takes_one(
         assert records.read(records.LaunchRecord, "b" * 32) is None
 
 
+STALE_UNDER_READ_ONLY = """
+import json, os, warnings
+from tltyped import CacheWarning
+from tltyped.backend import cache, records
+
+spec = {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}
+stale, fresh = (records.LaunchRecord(f"mod.{name}", "sm_90a", spec, "0" * 32) for name in ("stale", "fresh"))
+key = "c" * 32
+with warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    records.write(key, stale)
+    os.chmod(cache.root(), 0o500)  # read-only from here on
+    read = []
+    for _ in range(2):  # found out of date twice: the second time in the private folder
+        cache.remove_record(key)
+        read.append(records.read(records.LaunchRecord, key))
+        records.write(key, fresh)
+        read.append(records.read(records.LaunchRecord, key))
+print(json.dumps({"read": [r.function if r else None for r in read],
+                  "warnings": [str(w.message) for w in said if issubclass(w.category, CacheWarning)]}))
+"""
+
+
+def test_a_stale_record_the_read_only_cache_keeps_is_shadowed_by_the_private_folder(tmp_path: Path) -> None:
+    """A record found out of date (a factory record whose factory now returns another signature) in a cache made
+    read-only under the process: the cache keeps its copy, so an empty record of its key takes its place in the
+    private folder, after that folder's one warning. It reads as absent, and the fresh record, which the cache
+    refuses, is kept there and read first; the stale copy is never read again (read again, it would be found out
+    of date at every call)."""
+    command = [sys.executable, "-c", STALE_UNDER_READ_ONLY]
+    if os.getuid() == 0:  # root writes anywhere: take away the capabilities that let it ignore permissions
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), cache.ENV_CACHE_DIR: str(tmp_path / "cache")}
+    run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.splitlines()[-1])
+    assert report["read"] == [None, "mod.fresh", None, "mod.fresh"], report
+    assert len(report["warnings"]) == 1 and "cannot remove record " + "c" * 32 in report["warnings"][0], report
+
+
+FACTORY_UNDER_READ_ONLY = """
+import json, os, warnings
+import tltyped as tl
+from tests.kernels import lazy_style as ks
+from tltyped.backend import cache, records
+
+with warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    made = ks.widened(64)  # its signature read with WIDTH = 2, and recorded
+    old = records.read(records.FactoryRecord, ks.widened._record_key({"N": 64}))
+    ks.WIDTH = 3
+    records.write(ks.widened._record_key({"N": 64}), old)  # an edited record: WIDTH = 3's holds WIDTH = 2's signature
+    os.chmod(cache.root(), 0o500)  # read-only from here on
+    outcomes = []
+    for _ in range(2):
+        kernel = ks.widened(64)
+        try:
+            kernel.lower()
+            outcomes.append(str(kernel.signature.params[0].tensor))
+        except tl.KernelBuildError:
+            outcomes.append("refused")
+print(json.dumps({"outcomes": outcomes,
+                  "warnings": [str(w.message) for w in said if issubclass(w.category, tl.CacheWarning)]}))
+"""
+
+
+def test_a_factory_record_found_out_of_date_in_a_read_only_cache_is_not_read_again(tmp_path: Path) -> None:
+    """A factory record that names another signature than its factory returns now, in a cache made read-only
+    under the process: the call that finds it out is refused, as the error says, and the factory's next call makes
+    the kernel anew; the record, which the cache cannot remove, is not read again (it was at every call, each
+    refused)."""
+    command = [sys.executable, "-c", FACTORY_UNDER_READ_ONLY]
+    if os.getuid() == 0:  # root writes anywhere: take away the capabilities that let it ignore permissions
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), cache.ENV_CACHE_DIR: str(tmp_path / "cache"),
+           "TILELANG_CACHE_DIR": str(tmp_path / "tilelang"), "TLTYPED_TARGET": "sm_90a"}
+    run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.splitlines()[-1])
+    assert report["outcomes"] == ["refused", "Tensor[float32, 192]"], report
+    assert len(report["warnings"]) == 1 and "cannot remove record" in report["warnings"][0], report
+
+
 def test_the_cache_follows_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

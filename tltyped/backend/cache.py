@@ -471,10 +471,26 @@ def read_record(key: str) -> dict[str, Any] | None:
 
 
 def remove_record(key: str) -> None:
-    """Remove record `key` (found out of date), wherever it can be removed."""
-    for path in _record_paths(key):
+    """Remove record `key` (found out of date), wherever it is.
+
+    Where the cache's copy cannot be removed (the cache made read-only under
+    the process), an empty record of that key takes its place in the private
+    folder, after that folder's one warning: read first, it reads as absent
+    (no kind), so the out-of-date copy is not read again, and the record
+    written next, which the cache refuses too, replaces it there.
+    """
+    private = _refused()
+    if private is not None:
         with contextlib.suppress(OSError):
-            remove(path)
+            remove(private / f"{key}.json")
+    where = root()
+    path = where / f"{key}.json"
+    with contextlib.suppress(OSError):
+        remove(path)
+    if os.path.lexists(path):
+        reason = f"the kernel cache {where} cannot remove record {key}, found out of date"
+        with contextlib.suppress(OSError):  # no private folder either: the copy is read again, as before it was found
+            _write_record(_private_folder(reason), key, {})
 
 
 def write_record(key: str, data: Mapping[str, Any]) -> None:

@@ -443,6 +443,32 @@ def test_ls_shows_each_kernel_s_consts_target_size_age_and_tuning_results(cache_
     assert cache_command("ls").splitlines()[0].endswith("best {'block': '64'} of [not timed]")
 
 
+def test_ls_in_a_process_with_a_private_folder_shows_what_the_cache_s_files_hold(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`cache ls` run inside a process that keeps a newer record of the same key in its private folder (written
+    while the cache refused it): the line is what the cache's file holds, not the private copy under the cache's
+    path, while the process itself still reads its private copy first."""
+    from tltyped.__main__ import main
+
+    folder, _ = build.build("probe", [probe_step(833)])
+    spec = {"consts": {}, "dims": {}, "dtypes": {}, "strides": {}}
+    cached, private = (records.LaunchRecord(f"mod.{name}", "sm_90a", spec, folder.name) for name in ("cached", "private"))
+    records.write("a" * 32, cached)
+    modules, aside = cache_dir / "modules", cache_dir / "aside"
+    modules.rename(aside)
+    modules.write_text("not a folder")  # the cache refuses the next record
+    with pytest.warns(tl.CacheWarning, match="cannot take record"):
+        records.write("a" * 32, private)
+    modules.unlink()
+    aside.rename(modules)
+    assert records.read(records.LaunchRecord, "a" * 32) == private
+    assert dict(records.every())[modules / f"{'a' * 32}.json"] == cached
+    main(["cache", "ls"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mod.cached  sm_90a  "), lines
+
+
 @pytest.mark.parametrize("value", [
     64, -1.5, True, None, "it's a:b", b"q:\\'", (64, 128), (1,), (), [1, (2,), []], {"x": (1, [2.5])}, ((1,), "c,d"),
     "half", torch.float16, ("float", torch.bfloat16), 1 + 2j, (1 + 2j,), [-0.5j],

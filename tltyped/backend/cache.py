@@ -452,7 +452,12 @@ def read_record(key: str) -> dict[str, Any] | None:
     passed over for an older one in the cache, but rebuilt and written again.
     """
     paths = _record_paths(key)
-    path = next((path for path in paths if os.path.lexists(path)), paths[-1])
+    return _read_record_file(next((path for path in paths if os.path.lexists(path)), paths[-1]), key)
+
+
+def _read_record_file(path: Path, key: str) -> dict[str, Any] | None:
+    """The record in the file `path`, which must hold record `key`; None where there is none or it cannot be
+    trusted (warned of once)."""
     try:
         _check_private(path)
         data = json.loads(path.read_text())
@@ -550,11 +555,13 @@ def records() -> Iterator[tuple[Path, dict[str, Any] | None]]:
 
     Not `.<key>.<random>.json`: a record being written (`write_record`) by a
     process running now, or cut off by a kill, is no record (`clear` removes
-    what a kill left).
+    what a kill left). Each is read from its own file, never from the private
+    folder of this process (`read_record` looks there first): what is listed
+    with a path is what that file holds.
     """
     for path in sorted(root().glob("*.json")):
         if not path.name.startswith("."):
-            yield path, read_record(path.stem)
+            yield path, _read_record_file(path, path.stem)
 
 
 def size(path: Path) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 from tltyped.errors import Deferred, DefinitionError, UndeclaredDim, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.annotation import is_tensor_annotation, parameter_dtype, parse_param, parse_returns
-from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim, shape_reference
+from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.lazy import out_indices
 from tltyped.frontend.prelude import AnnotatedSizes, Prelude, module_names, to_dim
@@ -36,7 +36,7 @@ from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, 
 from tltyped.types import dim_grammar, in_body_grammar as grammar
 from tltyped.types.dtypes import UNSTATED_TENSOR_DTYPE, is_dtype_like
 from tltyped.types.params import Tune
-from tltyped.types.source import environment
+from tltyped.types.source import environment, shape_reference
 from tltyped.types.tensor import Tensor
 
 OutIdx = typing.Union[int, typing.Sequence[int], None]
@@ -470,8 +470,7 @@ def _shape_check(signature: KernelSignature, relation: ShapeAssert, body: BodyIn
     their line only), so another assert on that line (`...; assert flag`) is refused rather than never run."""
     where = body.where(relation.line)
     if any(isinstance(stmt, ast.Assert) and stmt.lineno == relation.line for stmt in body.statements):
-        raise DefinitionError(f"{where}: another assert shares this shape assert's line, where the kernel would not "
-                              "run it; write each assert on a line of its own")
+        raise DefinitionError(f"{where}: {grammar.ASSERT_ON_SHAPE_ASSERT_LINE}")
     params = {p.name: p for p in signature.params}
 
     class _Dims(ast.NodeTransformer):

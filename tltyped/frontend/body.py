@@ -30,8 +30,8 @@ from typing import Any
 
 from tltyped.frontend import dims as dimlib
 from tltyped.errors import DefinitionError, DimSyntaxError
-from tltyped.types import dim_grammar, in_body_grammar as grammar
-from tltyped.types.source import annotated_parameter, bound_names, function_ast
+from tltyped.types import in_body_grammar as grammar
+from tltyped.types.source import annotated_parameter, bound_names, function_ast, is_shape_relation
 
 
 @dataclass
@@ -164,7 +164,7 @@ def _declaration(stmt: ast.stmt, params: Mapping[str, object], info: BodyInfo) -
         if names is not None and len(names) == 1 and names[0] not in params:
             info.dim_bindings.append(DimBinding(place, names[0], _alias(stmt.value, place, info)))
         info.statements.append(stmt)
-    elif isinstance(stmt, ast.Assert) and _is_shape_relation(stmt.test, params):
+    elif isinstance(stmt, ast.Assert) and is_shape_relation(stmt.test, params):
         assert isinstance(stmt.test, ast.Compare)
         message = stmt.msg.value if isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str) else None
         info.shape_asserts.append(ShapeAssert(stmt.test.left, stmt.test.comparators[0], stmt.lineno, message))
@@ -187,22 +187,6 @@ def _forget_bound(stmt: ast.stmt, info: BodyInfo) -> None:
     alias's assignment binds its one name again after this, to the alias.)"""
     for name in bound_names(stmt):
         info.dim_bindings.append(DimBinding((stmt.lineno, stmt.col_offset), name, None))
-
-
-def shape_reference(node: ast.AST, params: Mapping[str, object]) -> tuple[str, int] | None:
-    """`A.shape[1]` -> ("A", 1), `A.shape[-1]` -> ("A", -1), when A is a parameter (the dim grammar's reading)."""
-    read = dim_grammar.shape_index(node) if isinstance(node, ast.expr) else None
-    return read if read is not None and read[0] in params else None
-
-
-def _is_shape_relation(test: ast.expr, params: Mapping[str, object]) -> bool:
-    """`x == y` where both sides use parameters' shapes, ints and + - * // % only."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return False
-    sides = (test.left, test.comparators[0])
-    refs = [n for side in sides for n in ast.walk(side) if shape_reference(n, params) is not None]
-    allowed = (ast.BinOp, ast.Constant, ast.Subscript, ast.Attribute, ast.Name, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
-    return bool(refs) and all(isinstance(n, allowed) for side in sides for n in ast.walk(side))
 
 
 def _declare_dims(call: ast.Call, names: list[str], is_dyn: bool, place: tuple[int, int], info: BodyInfo) -> None:

@@ -84,7 +84,8 @@ from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
 from tltyped.types import dim_grammar, dtypes, in_body_grammar as grammar
 from tltyped.types.source import (
-    ShapeRead, annotated_parameter, bound_names, nested_rebinding_read, place_of, rebound_by_nested, shape_read,
+    ShapeRead, annotated_parameter, bound_names, is_shape_relation, nested_rebinding_read, place_of, rebound_by_nested,
+    shape_read,
 )
 
 
@@ -139,6 +140,7 @@ class KernelRewrite:
 
     def run(self) -> KernelRecord:
         annotations = self.scan_body()
+        self.report_asserts_on_shape_assert_lines()
         moved = self.move_annotations(annotations)
         for dim in self.determined - self.plain_dims:  # known to each call, unknown statically: Any, not a TypeVar
             self.dims.pop(dim, None)
@@ -188,6 +190,16 @@ class KernelRewrite:
             self.bind_otherwise(stmt, parsed, read)
         self.func.body.body = kept
         return annotations
+
+    def report_asserts_on_shape_assert_lines(self) -> None:
+        """Report an assert sharing a shape assert's line (`assert X.shape[0] % 8 == 0; assert flag`), once on that
+        line, as the runtime refuses it at decoration: the build leaves the shape assert's line out of the kernel,
+        so the other assert would never run. Shape asserts sharing a line are all checked by the calls."""
+        asserts = [stmt for stmt in self.statements if isinstance(stmt, ast.Assert)]
+        shape_lines = {stmt.lineno for stmt in asserts if is_shape_relation(stmt.test, self.params)}
+        others = {stmt.lineno for stmt in asserts if not is_shape_relation(stmt.test, self.params)}
+        for line in sorted(shape_lines & others):
+            self.fail(line, 0, codes.sentence(grammar.ASSERT_ON_SHAPE_ASSERT_LINE), codes.KERNEL)
 
     def reads_rebound_by_nested(self, parsed: ast.stmt | None, stmt: Statement) -> bool:
         """Whether a parameter's annotation (`parsed`: as Python reads it) reads a name that a function nested in

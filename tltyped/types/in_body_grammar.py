@@ -46,6 +46,12 @@ ONE_TENSOR_TUPLE: Final = (
     "tuple (several come as a tuple); annotate the tensor alone: -> Tensor[...]"
 )
 """The message for `-> tuple[Tensor[...]]`, a result no call gives."""
+ASSERT_ON_SHAPE_ASSERT_LINE: Final = (
+    "another assert shares this shape assert's line, where the kernel would not run it; write each assert on a line "
+    "of its own"
+)
+"""The message for `assert X.shape[0] % 8 == 0; assert flag`: the build leaves a shape assert's line out of the
+kernel (every call checks it), and TileLang's run of the body tells its statements apart by line only."""
 
 
 def out_idx_against_return(returned: list[str], stated: str) -> str:

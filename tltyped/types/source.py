@@ -240,6 +240,25 @@ def _own_walk(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+def shape_reference(node: ast.AST, params: Container[str]) -> tuple[str, int] | None:
+    """`A.shape[1]` -> ("A", 1), `A.shape[-1]` -> ("A", -1), when A is a parameter (the dim grammar's reading)."""
+    read = dim_grammar.shape_index(node) if isinstance(node, ast.expr) else None
+    return read if read is not None and read[0] in params else None
+
+
+def is_shape_relation(test: ast.expr, params: Container[str]) -> bool:
+    """Whether an assert's test is a shape relation, `x == y` where both sides use parameters' shapes, ints and
+    + - * // % only: the runtime checks it at every call and leaves it out of the kernel (frontend/body.py), and the
+    mypy plugin reports another assert on its line as the runtime refuses one (in_body_grammar's
+    ASSERT_ON_SHAPE_ASSERT_LINE)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    refs = [n for side in sides for n in ast.walk(side) if shape_reference(n, params) is not None]
+    allowed = (ast.BinOp, ast.Constant, ast.Subscript, ast.Attribute, ast.Name, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+    return bool(refs) and all(isinstance(n, allowed) for side in sides for n in ast.walk(side))
+
+
 @dataclass(frozen=True)
 class ShapeRead:
     """A top-level assignment binding names to a tensor parameter's sizes: `m, k = A.shape` (or `(m, k) = A.shape`)

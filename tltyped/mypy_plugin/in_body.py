@@ -4,10 +4,11 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
 - `M, N = T.const("M, N")` / `K = T.dynamic("K")` at the top of the body
   declare dims, in the order the string names them;
 - `L = N * 2 + 1` names an expression of dims (a derived dim);
-- `m, k = A.shape` (`k = A.shape[1]`), after A's annotation, names A's
-  dims, as `A.shape[1]` written in a dim does (types/source.py's
-  `shape_read`, the dim grammar's `shape_size`); before it, the runtime
-  refuses an annotation reading them, and so does the rewrite;
+- `m, k = A.shape` (`k = A.shape[1]`), after A's annotation (in the body,
+  or in the signature: its TypeVars and ints), names A's dims, as
+  `A.shape[1]` written in a dim does (types/source.py's `shape_read`, the
+  dim grammar's `shape_size`); before it, the runtime refuses an annotation
+  reading them, and so does the rewrite;
 - `A: T.Tensor[[M, K], T.float16]` (no value) annotates parameter `A`: the
   statement leaves the body and its type becomes `A`'s; so do TileLang's
   spellings of it: the call form `T.Tensor((M, K), dtype)` (call_form.py),
@@ -114,8 +115,8 @@ class KernelRewrite:
         # runtime's (frontend/body.py), and its dim declarations and shape asserts, which read no size such a
         # function could rebind
         self.statements: list[ast.stmt] = []
-        # a tensor parameter annotated in the body so far -> its sizes' dim texts (a size None: known per call only;
-        # the whole None: the name bound again since, whose sizes are then its value's, per call)
+        # a tensor parameter annotated so far (in the signature, or in the body) -> its sizes' dim texts (a size None:
+        # known per call only; the whole None: the name bound again since, whose sizes are then its value's, per call)
         self.shapes: dict[str, tuple[str | None, ...] | None] = {}
         self.every_shape: dict[str, tuple[str | None, ...]] = {}  # as `shapes`, of every annotation in the body
         # a parameter annotated in the body -> the aliases, rebound dims and tensors' sizes as they stand at its
@@ -139,6 +140,7 @@ class KernelRewrite:
         self.record.diagnostics.append(Diagnostic(line, column, message, code))
 
     def run(self) -> KernelRecord:
+        self.annotate_signature_sizes()
         annotations = self.scan_body()
         self.report_asserts_on_shape_assert_lines()
         moved = self.move_annotations(annotations)
@@ -244,6 +246,31 @@ class KernelRewrite:
         ):
             self.shapes[tensor] = self.every_shape[tensor] = tuple(
                 self.dim_text(dim) for dim in written_tensor_parts(typ)[1])
+
+    def annotate_signature_sizes(self) -> None:
+        """The sizes of the tensor parameters the signature annotates (`A: tl.Tensor[tl.float16, M, K]`, TileLang's
+        `A: T.Tensor((M, K), dtype)` as its subscription), which the body may read (`m, k = A.shape`) as the runtime
+        does: each the dim grammar's text over the signature's names (`signature_size`), or None for one known per
+        call only."""
+        for arg in self.func.arguments:
+            typ = arg.type_annotation
+            if isinstance(typ, UnboundType) and typ.args and self.found.is_tensor(typ.name):
+                self.shapes[arg.variable.name] = tuple(self.signature_size(dim) for dim in written_tensor_parts(typ)[1])
+
+    def signature_size(self, dim: Type) -> str | None:
+        """A signature's dim as the dim grammar's text: an int (`64`, `Literal[64]`, a module's int constant) or a
+        TypeVar (its name, as the kernel's type has it); None for any other (a parameter or a factory's value, per
+        call; an expression, which the signature's annotation does not read either)."""
+        if isinstance(dim, UnboundType) and dim.name in _LITERALS and len(dim.args) == 1:
+            dim = dim.args[0]
+        if isinstance(dim, RawExpressionType) and isinstance(dim.literal_value, int):
+            return str(dim.literal_value)
+        if not _is_bare_name(dim):
+            return None
+        assert isinstance(dim, UnboundType)
+        if dim.name in self.found.typevars:
+            return dim.name
+        return str(self.found.int_constants[dim.name]) if dim.name in self.found.int_constants else None
 
     def shape_read(self, stmt: Statement) -> ShapeRead | None:
         """The tensor's sizes an assignment binds names to (`m, k = A.shape`, `k = A.shape[1]`), by the runtime's
@@ -690,6 +717,8 @@ class KernelRewrite:
                 alias = self.aliases[typ.name]  # is (the runtime determines K from a tensor that has KH)
                 self.plain_dims.add(alias)
                 return UnboundType(alias, line=typ.line, column=typ.column)
+            if self.aliases.get(typ.name) in self.found.typevars:  # `m, k = A.shape` of `A: tl.Tensor[dt, M, K]`
+                return UnboundType(self.aliases[typ.name], line=typ.line, column=typ.column)
             if typ.name in self.aliases:
                 return self.derived(self.aliases[typ.name], typ.line, typ.column)
             if self.is_per_call(typ.name):
@@ -708,7 +737,7 @@ class KernelRewrite:
             return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
         if isinstance(typ, AnyType) or (isinstance(typ, RawExpressionType) and isinstance(typ.literal_value, int)):
             return typ
-        if isinstance(typ, UnboundType) and typ.name in ("Literal", "typing.Literal", "typing_extensions.Literal"):
+        if isinstance(typ, UnboundType) and typ.name in _LITERALS:
             return typ
         if _is_dotted_name(typ):  # `consts.WIDTH`, `cfg.block`
             assert isinstance(typ, UnboundType)
@@ -807,6 +836,8 @@ class KernelRewrite:
             if normalised in self.dims:
                 self.plain_dims.add(normalised)
                 return UnboundType(normalised, line=typ.line, column=typ.column)
+            if normalised in self.found.typevars:  # `A.shape[1]` of `A: tl.Tensor[dt, M, K]`: the signature's K
+                return UnboundType(normalised, line=typ.line, column=typ.column)
             return self.derived(normalised, typ.line, typ.column)
         self.fail(typ.line, typ.column, codes.sentence(problem), codes.DIM)
         return AnyType(TypeOfAny.from_error, line=typ.line, column=typ.column)
@@ -869,6 +900,10 @@ class KernelRewrite:
         typ.definition = func
         func.type = typ
         func.unanalyzed_type = typ.copy_modified()
+
+
+_LITERALS = ("Literal", "typing.Literal", "typing_extensions.Literal")
+"""How an annotation spells `Literal[64]`, a size."""
 
 
 def _place(stmt: Statement) -> tuple[int, int]:

@@ -469,6 +469,28 @@ def test_sizes_read_where_the_annotation_does_not_give_them_are_refused(tmp_path
 
 
 @pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+def test_a_name_for_a_tensor_type_computed_from_a_parameter_is_refused(tmp_path, postponed: bool) -> None:
+    """`B: Bt` is read before the tensor forms, when no parameter's sizes (nor scalar's variable) are known, so a
+    `Bt` computed from A's sizes is refused naming B, A and the line reading A, rather than failing on A as an
+    undefined name; the tensor type written in B's annotation is read with A's sizes, and builds."""
+    source = ("def kernel(A, B):\n    M, K = T.const(\"M, K\")\n    A: T.Tensor[[M, K], T.float32]\n"
+              "    m, k = A.shape\n    {annotation}\n    with T.Kernel(1, threads=32) as bx:\n        B[0, 0] = A[0, 0]\n")
+    with pytest.raises(tl.DefinitionError) as refused:
+        _kernel(tmp_path, source.format(annotation="Bt = T.Tensor[[k, m], T.float32]\n    B: Bt"), postponed)
+    path = tmp_path / "kernel_module.py"
+    lines = path.read_text().splitlines()
+    read, annotated = (next(i for i, text in enumerate(lines, 1) if text.strip().startswith(start))
+                       for start in ("m, k = A.shape", "B: Bt"))
+    assert str(refused.value) == (
+        f"{path}:{annotated}: the annotation of 'B' is a name for a type computed from parameter 'A' (at {path}:{read}), "
+        "and such a name is read before any parameter's sizes or value: write the tensor type in the annotation "
+        "itself, `B: T.Tensor[[...], dtype]`")
+    kernel = _kernel(tmp_path, source.format(annotation="B: T.Tensor[[k, m], T.float32]"), postponed)
+    assert str(kernel.signature).startswith("kernel(A: Tensor[float32, M, K], B: Tensor[float32, K, M])")
+    kernel.lower(meta(64, 32), meta(32, 64))
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
 def test_a_tensor_annotated_through_a_name_has_its_sizes_read_after_it(tmp_path, postponed: bool) -> None:
     """`B: Bt`, a name the body binds to a tensor type, is read before the tensor forms, at its own place in the body
     (it has none in the def), and its sizes are what a statement after it reads (`m, k = B.shape`)."""

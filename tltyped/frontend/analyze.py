@@ -203,6 +203,7 @@ class Analysis:
                     f"{self.body.where(in_body.line)}: parameter {p.name!r} is annotated both in the signature and in the body"
                 )
             elif self._tensor_form(in_body.node) is None:
+                self._refuse_reading_parameters(p.name, in_body, state)
                 read[p.name] = self._body_param(p, in_body, state)
             else:
                 tensors.append((p, in_body))
@@ -252,6 +253,20 @@ class Analysis:
         _check_dims_bound(signature, self.body)
         checks = tuple(_shape_check(signature, a, self.body) for a in self.body.shape_asserts)
         return dataclasses.replace(signature, checks=checks)
+
+    def _refuse_reading_parameters(self, name: str, ann: BodyAnnotation, state: _State) -> None:
+        """A DefinitionError where an annotation other than a tensor form (`B: Bt`, a name bound to a tensor type)
+        reads a parameter other than a const (`m, k = A.shape; Bt = T.Tensor[[k, m], T.float16]`): such annotations
+        are read first, to know the scalars before the tensor forms (which may name them) and each tensor's sizes
+        in the order of their annotations, so neither a tensor's sizes nor a scalar's variable is known to them."""
+        found = state.prelude.parameter_read(ann.node, ann.place, set(self.parameters) - state.prelude.const_params)
+        if found is not None:
+            read, line = found
+            raise DefinitionError(
+                f"{self.body.where(ann.line)}: the annotation of {name!r} is a name for a type computed from parameter "
+                f"{read!r} (at {self.body.where(line)}), and such a name is read before any parameter's sizes or "
+                f"value: write the tensor type in the annotation itself, `{name}: T.Tensor[[...], dtype]`"
+            )
 
     def _annotated_at(self, name: str) -> tuple[int, int]:
         """The place (line, column) of a parameter's annotation read before the tensor forms: in the body (`B: Bt`,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -80,16 +80,31 @@ class Prelude:
         """The const parameters the value of `node` as written at `place` reads."""
         return frozenset(self._free(node, place)[1] & self.const_params)
 
+    def parameter_read(self, node: ast.expr, place: tuple[int, int], among: Collection[str]) -> tuple[str, int] | None:
+        """The first parameter `among` those given that the value of `node` at `place` reads, and the line reading
+        it (a statement of its slice, or `node`'s own); None where it reads none of them."""
+        for part, free in self._reads(node, place):
+            read = sorted(free & set(among))
+            if read:
+                return read[0], place[0] if part is node else part.lineno
+        return None
+
     def _free(self, node: ast.expr, place: tuple[int, int]) -> tuple[list[ast.stmt], set[str]]:
         """The body's statements `node`'s value at `place` needs, and the names they and it load from outside the
-        body (loaded before any of those statements binds them)."""
-        statements = computing(self.body.statements, loaded_names(node), place)
-        free: set[str] = set()
+        body."""
+        reads = self._reads(node, place)
+        return [part for part, _ in reads if isinstance(part, ast.stmt)], set().union(*(free for _, free in reads))
+
+    def _reads(self, node: ast.expr, place: tuple[int, int]) -> list[tuple[ast.stmt | ast.expr, set[str]]]:
+        """The body's statements `node`'s value at `place` needs, in order, then `node`, each with the names it loads
+        from outside the body (loaded before any of those statements binds them)."""
+        reads: list[tuple[ast.stmt | ast.expr, set[str]]] = []
         stored: set[str] = set()
-        for part in (*statements, node):
-            free |= loaded_names(part) - stored
+        parts: list[ast.stmt | ast.expr] = [*computing(self.body.statements, loaded_names(node), place), node]
+        for part in parts:
+            reads.append((part, loaded_names(part) - stored))
             stored |= bound_names(part)
-        return statements, free
+        return reads
 
     def evaluate(
         self, node: ast.expr, place: tuple[int, int], consts: Mapping[str, Any] | None,

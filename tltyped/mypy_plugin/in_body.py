@@ -18,6 +18,12 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
   its value is known per call only; so is a name of the function around a
   kernel that a factory makes (its closure), used as a dim or a dtype; so is
   a dim expression that uses one (`n * 4`, `T.ceildiv(N, block)`);
+- but a name the body binds once, to an int literal, before the annotation
+  (`block = 64`) is that size, and a constant index of a tuple the body
+  binds (`shape[1]` of `shape = (M, N)`) is that item;
+- a dim is read with the names as they stand at its place: a computed
+  shape's (`shape = (L, 4)`) at its assignment, which the runtime's prelude
+  runs there, whatever the body binds its names to before the annotation;
 - a module-level name bound once to an int or a dtype (`dtype = T.float16`,
   `accum = "float32"`) is that size or dtype; any other module name used as
   a dim (imported, computed, `consts.WIDTH`) is left to the annotation hook,
@@ -40,6 +46,8 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from mypy.errorcodes import ErrorCode
@@ -51,6 +59,7 @@ from mypy.nodes import (
     ConditionalExpr,
     Expression,
     FuncDef,
+    IntExpr,
     ListExpr,
     MemberExpr,
     NameExpr,
@@ -119,9 +128,10 @@ class KernelRewrite:
         # known per call only; the whole None: the name bound again since, whose sizes are then its value's, per call)
         self.shapes: dict[str, tuple[str | None, ...] | None] = {}
         self.every_shape: dict[str, tuple[str | None, ...]] = {}  # as `shapes`, of every annotation in the body
-        # a parameter annotated in the body -> the aliases, rebound dims and tensors' sizes as they stand at its
-        # annotation's line
-        self.seen_at: dict[str, tuple[dict[str, str], set[str], dict[str, tuple[str | None, ...] | None]]] = {}
+        # the place being read (a statement's, as `_place` gives it), and how the names stood at each top-level
+        # statement so far, before it ran: a dim is read with the names as they stand at its own place (`standing_at`)
+        self.place = _place(func)
+        self.standings: list[Standing] = []
         # what a name's bindings before a place read, once per (name, place): a body's names may read each other's
         # earlier values many times over (`a = a + b`, `b = b + a`, ...), exponentially many paths unmemoised
         self.no_dim_scalar = functools.cache(self.find_no_dim_scalar)
@@ -163,6 +173,8 @@ class KernelRewrite:
         annotations = self.body_annotations
         kept: list[Statement] = []
         for stmt in self.func.body.body:
+            self.place = _place(stmt)
+            self.standings.append(Standing(self.place, dict(self.aliases), set(self.rebound_dims), dict(self.shapes)))
             parsed = self.source.statement(stmt.line, stmt.end_line, stmt.column)
             annotated = self.parameter_annotation(stmt)
             if annotated is not None:
@@ -170,7 +182,6 @@ class KernelRewrite:
                 if self.reads_rebound_by_nested(parsed, stmt):
                     typ = AnyType(TypeOfAny.from_error)
                     self.shape_unread = True
-                self.seen_at[name] = dict(self.aliases), set(self.rebound_dims), dict(self.shapes)
                 if name in annotations:
                     self.fail(stmt.line, stmt.column, f'Parameter "{name}" is annotated twice in the body', codes.KERNEL)
                 else:
@@ -191,6 +202,7 @@ class KernelRewrite:
                         self.bindings.setdefault(name, []).append(Binding(stmt, value))
             self.bind_otherwise(stmt, parsed, read)
         self.func.body.body = kept
+        self.place = (self.func.end_line or self.func.line) + 1, 0  # past the body: names as the body leaves them
         return annotations
 
     def report_asserts_on_shape_assert_lines(self) -> None:
@@ -202,6 +214,23 @@ class KernelRewrite:
         others = {stmt.lineno for stmt in asserts if not is_shape_relation(stmt.test, self.params)}
         for line in sorted(shape_lines & others):
             self.fail(line, 0, codes.sentence(grammar.ASSERT_ON_SHAPE_ASSERT_LINE), codes.KERNEL)
+
+    @contextmanager
+    def standing_at(self, place: tuple[int, int]) -> Iterator[None]:
+        """Read with the names as they stand at `place` (line, column): as the top-level statement there found them,
+        which the runtime's prelude runs the statements before (frontend/prelude.py). A computed shape's dims are at
+        its assignment (`shape = (L, 4)`), so they are read as the names stood there, whatever the body binds them
+        to between it and the annotation (`L = N * 3`); a place before the body reads the names as they stand."""
+        standing = next((found for found in reversed(self.standings) if found.place <= place), None)
+        if standing is None:
+            yield
+            return
+        now = Standing(self.place, self.aliases, self.rebound_dims, self.shapes)
+        self.place, self.aliases, self.rebound_dims, self.shapes = standing
+        try:
+            yield
+        finally:
+            self.place, self.aliases, self.rebound_dims, self.shapes = now
 
     def reads_rebound_by_nested(self, parsed: ast.stmt | None, stmt: Statement) -> bool:
         """Whether a parameter's annotation (`parsed`: as Python reads it) reads a name that a function nested in
@@ -380,6 +409,11 @@ class KernelRewrite:
     def dim_text(self, typ: Type) -> str | None:
         """An annotation's dim as the dim grammar's canonical text over the names as they stand (an int, a declared
         dim, an alias's expression, an expression of them); None for one it does not read so."""
+        with self.standing_at((typ.line, typ.column)):
+            return self.standing_dim_text(typ)
+
+    def standing_dim_text(self, typ: Type) -> str | None:
+        """`dim_text` with the names as they stand."""
         if _is_bare_name(typ):
             assert isinstance(typ, UnboundType)
             return self.resolve_dim(typ.name)
@@ -579,6 +613,9 @@ class KernelRewrite:
             return name
         if name in self.aliases:
             return self.aliases[name]
+        literal = self.body_int(name)
+        if literal is not None:
+            return str(literal)
         tensor = _head(name)
         if tensor in self.shapes:  # annotated before, and maybe bound again since (its sizes then per call)
             sizes = self.shapes[tensor]
@@ -601,10 +638,7 @@ class KernelRewrite:
             if arg.type_annotation is not None:
                 self.fail(line, 0, f'Parameter "{name}" is annotated both in the signature and in the body', codes.KERNEL)
                 continue
-            final = self.aliases, self.rebound_dims, self.shapes  # the annotation reads names as they stand at its
-            self.aliases, self.rebound_dims, self.shapes = self.seen_at.get(name, final)  # line
             arg.type_annotation = self.body_annotation(typ)
-            self.aliases, self.rebound_dims, self.shapes = final
             moved = True
         return moved
 
@@ -708,6 +742,12 @@ class KernelRewrite:
         return typ
 
     def body_dim(self, typ: Type) -> Type:
+        """An in-body annotation's dim, read with the names as they stand at its place (`standing_at`)."""
+        with self.standing_at((typ.line, typ.column)):
+            return self.standing_dim(typ)
+
+    def standing_dim(self, typ: Type) -> Type:
+        """`body_dim` with the names as they stand."""
         if _is_bare_name(typ):
             assert isinstance(typ, UnboundType)
             if typ.name in self.dims and typ.name not in self.rebound_dims:
@@ -721,6 +761,9 @@ class KernelRewrite:
                 return UnboundType(self.aliases[typ.name], line=typ.line, column=typ.column)
             if typ.name in self.aliases:
                 return self.derived(self.aliases[typ.name], typ.line, typ.column)
+            literal = self.body_int(typ.name)
+            if literal is not None:
+                return RawExpressionType(literal, "builtins.int", line=typ.line, column=typ.column)
             if self.is_per_call(typ.name):
                 self.report_sizes_read_early(typ.name, (typ.line, typ.column))
                 self.determined.update(self.dims_read(typ.name, (typ.line, typ.column)))
@@ -745,7 +788,32 @@ class KernelRewrite:
                 return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
             if self.is_module_name(_head(typ.name)):  # another module's int: the annotation hook reads it, as a bare name
                 return typ
+        item = self.tuple_item(typ)
+        if item is not None:
+            return item
         return self.expression_dim(typ)
+
+    def tuple_item(self, typ: Type) -> Type | None:
+        """A dim written as a constant index of a name whose value is per call (`shape[1]` after `shape = (M, N)`),
+        as the runtime's prelude evaluates it: the item of the tuple or list the body's binding in force assigns it,
+        read at the item's own place; the call's size (Any) where the plugin does not read that binding. None for any
+        other dim."""
+        for text in self.source.span(typ.line, typ.column, typ.end_line, typ.end_column):
+            try:
+                node = ast.parse(text.strip(), mode="eval").body
+            except SyntaxError:
+                continue
+            index = dim_grammar.constant_index(node)
+            if index is None or not isinstance(node, ast.Subscript) or not isinstance(node.value, ast.Name):
+                return None
+            if not self.is_per_call(node.value.id):
+                return None
+            binding = self.binding_before(node.value.id, (typ.line, typ.column))
+            items = binding.value.items if binding is not None and isinstance(binding.value, (TupleExpr, ListExpr)) else []
+            if not -len(items) <= index < len(items) or any(isinstance(item, StarExpr) for item in items):
+                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
+            return self.body_dim(_written_dim(items[index]))
+        return None
 
     def per_call_dim(self, dim: UnboundType) -> Type:
         """A dim whose size each call gives (Any), unless it is a scalar parameter of a dtype no dim has (`M:
@@ -794,6 +862,14 @@ class KernelRewrite:
             if language in self.found.language and dtype in dtypes.BY_NAME:
                 return dtype
         return None
+
+    def body_int(self, name: str) -> int | None:
+        """The int a name of the body stands for where it is read (`block = 64`, then `[M, block]`): one the body
+        binds once, by an assignment of an int literal in force there, as the runtime's prelude runs it; None for
+        any other name."""
+        bindings = self.bindings.get(name, [])
+        value = bindings[0].value if len(bindings) == 1 and _place(bindings[0].statement) < self.place else None
+        return value.value if isinstance(value, IntExpr) else None
 
     def is_per_call(self, name: str) -> bool:
         """A name whose value each call gives, so a dim it is in is unknown statically: a const or scalar
@@ -909,6 +985,28 @@ _LITERALS = ("Literal", "typing.Literal", "typing_extensions.Literal")
 def _place(stmt: Statement) -> tuple[int, int]:
     """Where a statement is in the module: its line and column, which order the statements of one line."""
     return stmt.line, stmt.column
+
+
+class Standing(NamedTuple):
+    """The names as they stand at a place (line, column) of the body: its aliases, declared dims bound again,
+    and tensors' sizes (as `KernelRewrite` keeps them)."""
+
+    place: tuple[int, int]
+    aliases: dict[str, str]
+    rebound_dims: set[str]
+    shapes: dict[str, tuple[str | None, ...] | None]
+
+
+def _written_dim(item: Expression) -> Type:
+    """An item of a tuple the body writes (`N` of `shape = (M, N)`) as an annotation's dim written at its place:
+    a name, an int literal, or an expression whose text the rewrite reads there."""
+    if isinstance(item, NameExpr):
+        return UnboundType(item.name, line=item.line, column=item.column)
+    if isinstance(item, IntExpr):
+        return RawExpressionType(item.value, "builtins.int", line=item.line, column=item.column)
+    expression = RawExpressionType(None, "builtins.str", line=item.line, column=item.column)
+    expression.end_line, expression.end_column = item.end_line, item.end_column
+    return expression
 
 
 class Binding(NamedTuple):

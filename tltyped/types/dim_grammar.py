@@ -222,12 +222,21 @@ def shape_index(node: ast.expr) -> tuple[str, int] | None:
     if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"):
         return None
     tensor = dotted_name(node.value.value)
+    index = constant_index(node)
+    return None if tensor is None or index is None else (tensor, index)
+
+
+def constant_index(node: ast.expr) -> int | None:
+    """The int literal a subscript indexes by (`s[1]`: 1, `s[-1]`: -1), as written in source; None for any other
+    expression."""
+    if not isinstance(node, ast.Subscript):
+        return None
     index = node.slice
     negative = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
     written = index.operand if isinstance(index, ast.UnaryOp) and negative else index
-    if tensor is None or not (isinstance(written, ast.Constant) and type(written.value) is int):
+    if not (isinstance(written, ast.Constant) and type(written.value) is int):
         return None
-    return tensor, -written.value if negative else written.value
+    return -written.value if negative else written.value
 
 
 class _Rename(ast.NodeTransformer):

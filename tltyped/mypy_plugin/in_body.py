@@ -20,12 +20,14 @@ The runtime reads a kernel the same way at decoration (tltyped.frontend):
   a dim expression that uses one (`n * 4`, `T.ceildiv(N, block)`);
 - but a name the body binds once, to an int literal, before the annotation
   (`block = 64`) is that size, and a constant index of a tuple the body
-  binds (`shape[1]` of `shape = (M, N)`) is that item;
+  binds (`shape[1]` of `shape = (M, N)`) is that item, in a dim expression too
+  (`shape[1] * 2`), as the dim grammar's resolver is given it (`item_text`);
 - a dim is read with the names as they stand at its place: a computed
   shape's (`shape = (L, 4)`) at its assignment, which the runtime's prelude
   runs there, whatever the body binds its names to before the annotation;
 - a module-level name bound once to an int or a dtype (`dtype = T.float16`,
-  `accum = "float32"`) is that size or dtype; any other module name used as
+  `accum = "float32"`) is that size or dtype, an int item of a tuple one is
+  bound to (`SHAPE[1]` of `SHAPE = (64, 128)`) that size; any other module name used as
   a dim (imported, computed, `consts.WIDTH`) is left to the annotation hook,
   which reads it as mypy types it: an int of unknown size is `Any`, as the
   runtime reads its value only at decoration;
@@ -616,6 +618,10 @@ class KernelRewrite:
         literal = self.body_int(name)
         if literal is not None:
             return str(literal)
+        read = dim_grammar.read_item_text(name)
+        if read is not None:  # `shape[1]`: the item, read at its own place
+            item = self.body_item(*read) if self.is_per_call(read[0]) else None
+            return None if item is None else self.dim_text(item)
         tensor = _head(name)
         if tensor in self.shapes:  # annotated before, and maybe bound again since (its sizes then per call)
             sizes = self.shapes[tensor]
@@ -803,17 +809,32 @@ class KernelRewrite:
                 node = ast.parse(text.strip(), mode="eval").body
             except SyntaxError:
                 continue
-            index = dim_grammar.constant_index(node)
-            if index is None or not isinstance(node, ast.Subscript) or not isinstance(node.value, ast.Name):
+            read = dim_grammar.item_index(node)
+            if read is None or not self.is_per_call(read[0]):
                 return None
-            if not self.is_per_call(node.value.id):
-                return None
-            binding = self.binding_before(node.value.id, (typ.line, typ.column))
-            items = binding.value.items if binding is not None and isinstance(binding.value, (TupleExpr, ListExpr)) else []
-            if not -len(items) <= index < len(items) or any(isinstance(item, StarExpr) for item in items):
-                return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column)
-            return self.body_dim(_written_dim(items[index]))
+            item = self.body_item(*read)
+            return AnyType(TypeOfAny.special_form, line=typ.line, column=typ.column) if item is None else self.body_dim(item)
         return None
+
+    def body_item(self, name: str, index: int) -> Type | None:
+        """The item a constant index of a name the body binds picks (`shape[1]` of `shape = (M, N)`: N), as an
+        annotation's dim written where the tuple or list was: of the body's binding in force at the place read, as
+        the runtime's prelude evaluates it; None where the plugin does not read that binding as one."""
+        binding = self.binding_before(name, self.place)
+        item = _indexed_item(None if binding is None else binding.value, index)
+        return None if item is None else _written_dim(item)
+
+    def module_int(self, name: str) -> int | None:
+        """The int a module-level name stands for (`HIDDEN = 256`), or an item of a tuple one is bound to (`SHAPE[1]`
+        of `SHAPE = (64, 128)`) that is an int literal or such a name, as the runtime reads it at decoration; None
+        for any other."""
+        if name in self.found.int_constants:
+            return self.found.int_constants[name]
+        read = dim_grammar.read_item_text(name)
+        item = _indexed_item(self.found.tuple_constants.get(read[0]), read[1]) if read is not None else None
+        if isinstance(item, IntExpr):
+            return item.value
+        return self.found.int_constants.get(item.name) if isinstance(item, NameExpr) else None
 
     def per_call_dim(self, dim: UnboundType) -> Type:
         """A dim whose size each call gives (Any), unless it is a scalar parameter of a dtype no dim has (`M:
@@ -934,8 +955,9 @@ class KernelRewrite:
         resolved = self.resolve_dim(name)
         if resolved is not None:
             return resolved
-        if not self.is_per_call(name) and name in self.found.int_constants:
-            return str(self.found.int_constants[name])
+        module_int = None if self.is_per_call(_head(name)) else self.module_int(name)
+        if module_int is not None:
+            return str(module_int)
         if self.is_per_call(_head(name)) or self.is_module_name(_head(name)):
             unknown.add(name)
             return name
@@ -997,6 +1019,15 @@ class Standing(NamedTuple):
     shapes: dict[str, tuple[str | None, ...] | None]
 
 
+def _indexed_item(value: Expression | Statement | None, index: int) -> Expression | None:
+    """The item a constant index picks of a tuple or list written in source (`(M, N)`, 1: N); None for another
+    value (None: none), one with a starred item, or an index past its ends."""
+    items = value.items if isinstance(value, (TupleExpr, ListExpr)) else []
+    if not -len(items) <= index < len(items) or any(isinstance(item, StarExpr) for item in items):
+        return None
+    return items[index]
+
+
 def _written_dim(item: Expression) -> Type:
     """An item of a tuple the body writes (`N` of `shape = (M, N)`) as an annotation's dim written at its place:
     a name, an int literal, or an expression whose text the rewrite reads there."""
@@ -1029,8 +1060,9 @@ def derived_dim(text: str, line: int, column: int) -> Type:
 
 
 def _head(name: str) -> str:
-    """The name a dotted name starts with (`consts` of `consts.WIDTH`), the name itself for a plain one."""
-    return name.partition(".")[0]
+    """The name a dotted name or an item starts with (`consts` of `consts.WIDTH`, `shape` of `shape[1]`), the name
+    itself for a plain one."""
+    return name.partition(".")[0].partition("[")[0]
 
 
 def _is_bare_name(typ: Type) -> bool:

@@ -67,8 +67,10 @@ class ModuleNames:
     typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
     other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
     # names the module's scope binds once (in its `if` and `try` blocks too), to an int literal (`HIDDEN: Final = 256`),
-    # to a dtype (`dtype = T.float16`, by dotted name), or to another literal, which names no dtype (`NAME = "floaty"`)
+    # to a tuple (`SHAPE = (64, 128)`, whose items a dim may index), to a dtype (`dtype = T.float16`, by dotted name),
+    # or to another literal, which names no dtype (`NAME = "floaty"`)
     int_constants: dict[str, int] = field(default_factory=dict)
+    tuple_constants: dict[str, TupleExpr] = field(default_factory=dict)
     dtype_constants: dict[str, str] = field(default_factory=dict)
     no_dtype_literals: set[str] = field(default_factory=set)
     tltyped: set[str] = field(default_factory=set)  # names bound to the tltyped package
@@ -165,6 +167,7 @@ def module_names(file: MypyFile) -> ModuleNames:
     bindings = Counter(name for stmt in _statements(file.defs, into_scopes=False) for name in _names_bound_by(stmt))
     for twice in [name for name, count in bindings.items() if count > 1]:  # which value a kernel sees depends on
         found.int_constants.pop(twice, None)  # when it runs
+        found.tuple_constants.pop(twice, None)
         found.dtype_constants.pop(twice, None)
         found.no_dtype_literals.discard(twice)
     return found
@@ -181,11 +184,14 @@ def _read_assignment(name: str, value: Expression, found: ModuleNames) -> None:
 
 
 def _read_constant(name: str, value: Expression, found: ModuleNames) -> None:
-    """A name bound to an int literal or a dtype is that constant where an annotation names it, to another literal
-    no dtype (`module_names` drops the names bound twice). A string naming a dtype that the module has no
-    spelling for (it imports neither tltyped nor the language as a module) is neither."""
+    """A name bound to an int literal, a tuple or a dtype is that constant where an annotation names it, to another
+    literal no dtype (`module_names` drops the names bound twice). A string naming a dtype that the module has no
+    spelling for (it imports neither tltyped nor the language as a module) is neither. A list is no constant: the
+    module may change it before a kernel is decorated."""
     if isinstance(value, IntExpr):
         found.int_constants[name] = value.value
+    elif isinstance(value, TupleExpr):
+        found.tuple_constants[name] = value
     elif (dtype := found.written_dtype(value)) is not None:
         found.dtype_constants[name] = dtype
     elif isinstance(value, (StrExpr, BytesExpr, FloatExpr)) and not (isinstance(value, StrExpr) and value.value in dtypes.BY_NAME):

@@ -187,16 +187,21 @@ class _Normalise(ast.NodeTransformer):
         resolved = self.resolve(name)
         if resolved is None:
             raise UndeclaredDim(name)
-        if resolved == name:
-            return node
-        return _tree(resolved).body  # an expression: unparse parenthesises it where precedence needs
+        return _inlined(name, resolved, node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-        """`A.shape[1]`, `A.shape[-1]`: a tensor's size, which `resolve` is given as `shape_size` names it."""
+        """`A.shape[1]`, `A.shape[-1]`: a tensor's size, which `resolve` is given as `shape_size` names it.
+        `shape[1]`, `SHAPE[-1]`: an item of a tuple, which `resolve` is given as `item_text` names it; a resolver
+        that reads no such item (the runtime's: its prelude evaluates the dim instead) leaves it refused as other
+        syntax is, as are `s[i]` and `A.shape[i]`."""
         read = shape_index(node)
-        if read is None:  # `s[0]`, `A.shape[i]`: refused as other syntax is
+        if read is not None:
+            return self.resolved(shape_size(*read), node)
+        item = item_index(node)
+        resolved = None if item is None else self.resolve(item_text(*item))
+        if item is None or resolved is None:
             return self.generic_visit(node)
-        return self.resolved(shape_size(*read), node)
+        return _inlined(item_text(*item), resolved, node)
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
@@ -226,6 +231,28 @@ def shape_index(node: ast.expr) -> tuple[str, int] | None:
     return None if tensor is None or index is None else (tensor, index)
 
 
+def item_text(name: str, index: int) -> str:
+    """The name `resolve` is given for a constant index of a plain name written in a dim: `shape[1]`, `SHAPE[-1]`."""
+    return f"{name}[{index}]"
+
+
+def item_index(node: ast.expr) -> tuple[str, int] | None:
+    """`shape[1]` -> ("shape", 1), `SHAPE[-1]` -> ("SHAPE", -1): the plain name and the int literal index of an item
+    written in source; None for anything else (`A.shape[1]` is `shape_index`'s)."""
+    index = constant_index(node)
+    if index is None or not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+        return None
+    return node.value.id, index
+
+
+def read_item_text(text: str) -> tuple[str, int] | None:
+    """`item_index` of a text `resolve` is given (`shape[1]`: ("shape", 1)); None for a name."""
+    try:
+        return item_index(ast.parse(text, mode="eval").body)
+    except SyntaxError:
+        return None
+
+
 def constant_index(node: ast.expr) -> int | None:
     """The int literal a subscript indexes by (`s[1]`: 1, `s[-1]`: -1), as written in source; None for any other
     expression."""
@@ -237,6 +264,13 @@ def constant_index(node: ast.expr) -> int | None:
     if not (isinstance(written, ast.Constant) and type(written.value) is int):
         return None
     return -written.value if negative else written.value
+
+
+def _inlined(name: str, resolved: str, node: ast.expr) -> ast.AST:
+    """The node for a name `resolve` read as `resolved`: kept, or the expression it is bound to."""
+    if resolved == name:
+        return node
+    return _tree(resolved).body  # an expression: unparse parenthesises it where precedence needs
 
 
 class _Rename(ast.NodeTransformer):

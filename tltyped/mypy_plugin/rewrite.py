@@ -61,7 +61,7 @@ from mypy.type_visitor import TypeQuery
 from mypy.types import AnyType, CallableType, RawExpressionType, Type, TypeOfAny, UnboundType
 
 from tltyped.mypy_plugin import call_form, names, out_idx
-from tltyped.mypy_plugin.in_body import KernelRewrite, written_tensor_parts
+from tltyped.mypy_plugin.in_body import KernelRewrite
 from tltyped.mypy_plugin.kernel_record import KernelRecord
 from tltyped.mypy_plugin.lazy import factory_kernel
 from tltyped.mypy_plugin.parsed import (
@@ -79,6 +79,7 @@ from tltyped.mypy_plugin.parsed import (
 from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.walk import own_nodes
+from tltyped.mypy_plugin.written import written_tensor_parts
 from tltyped.stubs import prim_func
 
 

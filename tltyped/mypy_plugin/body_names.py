@@ -70,7 +70,6 @@ class BodyNames:
         # a tensor parameter annotated so far (in the signature, or in the body) -> its sizes' dim texts (a size None:
         # known per call only; the whole None: the name bound again since, whose sizes are then its value's, per call)
         self.shapes: dict[str, tuple[str | None, ...] | None] = {}
-        self.every_shape: dict[str, tuple[str | None, ...]] = {}  # as `shapes`, of every annotation in the body
         # the place being read (a statement's, as `statement_place` gives it), and how the names stood at each
         # top-level statement so far, before it ran: a dim is read with the names as they stand at its own place (`standing_at`)
         self.place = statement_place(func)
@@ -140,8 +139,18 @@ class BodyNames:
         if tensor in self.shapes:  # annotated before, and maybe bound again since (its sizes then per call)
             sizes = self.shapes[tensor]
             return None if sizes is None else dim_grammar.shape_sizes(tensor, sizes).get(name)
-        if name in dim_grammar.shape_sizes(tensor, self.every_shape.get(tensor, ())):  # annotated after
-            raise DimSyntaxError(grammar.sizes_not_known(tensor, f"line {self.body_annotations[tensor][1]}"))
+        annotated = self.body_annotations.get(tensor)  # annotated after
+        if annotated is not None and name in dim_grammar.shape_sizes(tensor, self.stated_sizes(annotated[0]) or []):
+            raise DimSyntaxError(grammar.sizes_not_known(tensor, f"line {annotated[1]}"))
+        return None
+
+    def stated_sizes(self, typ: Type) -> list[Type] | None:
+        """The sizes a tensor annotation (`T.Tensor[[M, K], dt]`, `T.StridedTensor[...]`) states, as written; None
+        for any other annotation."""
+        if isinstance(typ, UnboundType) and typ.args and (
+            self.found.is_tensor(typ.name) or self.found.is_strided_tensor(typ.name)
+        ):
+            return written_tensor_parts(typ)[1]
         return None
 
     def dim_text(self, typ: Type) -> str | None:

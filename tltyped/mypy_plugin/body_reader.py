@@ -186,11 +186,9 @@ class BodyReader(BodyNames):
         """A tensor parameter's sizes as its annotation states them, which statements after it may read (`m, k =
         A.shape`, `A.shape[1]`): each the dim grammar's text over the names as they stand here, or None for one the
         rewrite does not read so (a size known per call only)."""
-        if isinstance(typ, UnboundType) and typ.args and (
-            self.found.is_tensor(typ.name) or self.found.is_strided_tensor(typ.name)
-        ):
-            self.shapes[tensor] = self.every_shape[tensor] = tuple(
-                self.dim_text(dim) for dim in written_tensor_parts(typ)[1])
+        sizes = self.stated_sizes(typ)
+        if sizes is not None:
+            self.shapes[tensor] = tuple(self.dim_text(dim) for dim in sizes)
 
     def annotate_signature_sizes(self) -> None:
         """The sizes of the tensor parameters the signature annotates (`A: tl.Tensor[tl.float16, M, K]`, TileLang's

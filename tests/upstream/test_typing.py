@@ -26,10 +26,12 @@ from tests.upstream.source import port
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The checkout, not whichever tltyped the environment installs, on mypy's path and the plugin's: both read this
+# tree whatever MYPYPATH an earlier test of this process set (tests/typing/conftest.py sets it for its cases).
 MYPY_CONFIG = f"""\
 [mypy]
 plugins = tltyped.mypy_plugin
-mypy_path = {ROOT / "stubs"}
+mypy_path = {ROOT}{os.pathsep}{ROOT / "stubs"}
 
 [mypy-tilelang.*,tvm.*]
 ignore_missing_imports = True
@@ -58,6 +60,7 @@ def test_ported_kernels_have_no_mypy_error(project: tuple[Path, list[str]]) -> N
     run = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "--config-file", "mypy.ini", *(f"{m}.py" for m in modules)],
         cwd=where, capture_output=True, text=True, timeout=600,
+        env={**{k: v for k, v in os.environ.items() if k != "MYPYPATH"}, "PYTHONPATH": str(ROOT)},
     )
     errors = [line for line in run.stdout.splitlines() if ": error:" in line]
     assert not errors and run.returncode == 0, run.stdout + run.stderr

@@ -981,9 +981,8 @@ def render(results: Sequence[Result], seconds: float, tests: bool = False) -> st
         "",
         "## Why tltyped does not lower what TileLang lowers, grouped",
         "",
-        f"| {what} | first error (details elided) |",
-        "|---:|---|",
-        *(f"| {n} | {reason(g, 200)} |" for g, n in groups),
+        *([f"| {what} | first error (details elided) |", "|---:|---|", *(f"| {n} | {reason(g, 200)} |" for g, n in groups)]
+          if groups else [f"None: tltyped lowers every {what[:-1]} TileLang lowers."]),
         "",
         f"## Every {what[:-1]}",
         "",

@@ -263,10 +263,7 @@ class Analysis:
         if found is not None:
             read, line = found
             raise DefinitionError(
-                f"{self.body.where(ann.line)}: the annotation of {name!r} is a name for a type computed from parameter "
-                f"{read!r} (at {self.body.where(line)}), and such a name is read before any parameter's sizes or "
-                f"value: write the tensor type in the annotation itself, `{name}: T.Tensor[[...], dtype]`"
-            )
+                f"{self.body.where(ann.line)}: {grammar.computed_type_name(name, read, self.body.where(line))}")
 
     def _annotated_at(self, name: str) -> tuple[int, int]:
         """The place (line, column) of a parameter's annotation read before the tensor forms: in the body (`B: Bt`,

@@ -28,7 +28,9 @@ from tltyped.errors import Deferred, DefinitionError, Undefined
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
 from tltyped.types import in_body_grammar as grammar
-from tltyped.types.source import bound_names, computing, loaded_names, nested_rebinding_read, place_of, shape_read
+from tltyped.types.source import (
+    bound_names, loaded_names, nested_rebinding_read, parameter_read, place_of, shape_read, slice_reads,
+)
 
 
 @dataclass(frozen=True)
@@ -82,29 +84,14 @@ class Prelude:
 
     def parameter_read(self, node: ast.expr, place: tuple[int, int], among: Collection[str]) -> tuple[str, int] | None:
         """The first parameter `among` those given that the value of `node` at `place` reads, and the line reading
-        it (a statement of its slice, or `node`'s own); None where it reads none of them."""
-        for part, free in self._reads(node, place):
-            read = sorted(free & set(among))
-            if read:
-                return read[0], place[0] if part is node else part.lineno
-        return None
+        it, by the rule both readers of the in-body form share (`source.parameter_read`)."""
+        return parameter_read(self.body.statements, node, place, among)
 
     def _free(self, node: ast.expr, place: tuple[int, int]) -> tuple[list[ast.stmt], set[str]]:
         """The body's statements `node`'s value at `place` needs, and the names they and it load from outside the
         body."""
-        reads = self._reads(node, place)
+        reads = slice_reads(self.body.statements, node, place)
         return [part for part, _ in reads if isinstance(part, ast.stmt)], set().union(*(free for _, free in reads))
-
-    def _reads(self, node: ast.expr, place: tuple[int, int]) -> list[tuple[ast.stmt | ast.expr, set[str]]]:
-        """The body's statements `node`'s value at `place` needs, in order, then `node`, each with the names it loads
-        from outside the body (loaded before any of those statements binds them)."""
-        reads: list[tuple[ast.stmt | ast.expr, set[str]]] = []
-        stored: set[str] = set()
-        parts: list[ast.stmt | ast.expr] = [*computing(self.body.statements, loaded_names(node), place), node]
-        for part in parts:
-            reads.append((part, loaded_names(part) - stored))
-            stored |= bound_names(part)
-        return reads
 
     def evaluate(
         self, node: ast.expr, place: tuple[int, int], consts: Mapping[str, Any] | None,

@@ -210,6 +210,16 @@ def rebound_by_nested(name: str, function: str, declaration: str, where: str) ->
             "body's own statements")
 
 
+def computed_type_name(param: str, read: str, read_at: str) -> str:
+    """The message for a parameter's annotation that is a name for a type computed from another parameter (`m, k =
+    A.shape; Bt = T.Tensor[[k, m], T.float16]; B: Bt`), by the rule of source.parameter_read: an annotation other
+    than a tensor form is read before the tensor forms, so neither a tensor's sizes nor a scalar's value is known
+    to it. Written in the annotation itself, the tensor type is read with the sizes it names."""
+    return (f"the annotation of {param!r} is a name for a type computed from parameter {read!r} (at {read_at}), and "
+            f"such a name is read before any parameter's sizes or value: write the tensor type in the annotation "
+            f"itself, `{param}: T.Tensor[[...], dtype]`")
+
+
 def may_return(*, is_name: bool, is_call: bool, called: str | None) -> bool:
     """Whether a returned item may be what a kernel returns, read from its form alone.
 

@@ -208,6 +208,38 @@ def computing(statements: Sequence[ast.stmt], names: Collection[str], before: tu
     return sorted(chosen.values(), key=place_of)
 
 
+def slice_reads(
+    statements: Sequence[ast.stmt], node: ast.expr, place: tuple[int, int]
+) -> list[tuple[ast.stmt | ast.expr, set[str]]]:
+    """The statements of `statements` (a body's top-level ones) the value of `node` at `place` (line, column) needs
+    (`computing`), in order, then `node`, each with the names it loads from outside the body (loaded before any of
+    those statements binds them): what the runtime's prelude runs to evaluate `node` there, and what it reads."""
+    reads: list[tuple[ast.stmt | ast.expr, set[str]]] = []
+    stored: set[str] = set()
+    parts: list[ast.stmt | ast.expr] = [*computing(statements, loaded_names(node), place), node]
+    for part in parts:
+        reads.append((part, loaded_names(part) - stored))
+        stored |= bound_names(part)
+    return reads
+
+
+def parameter_read(
+    statements: Sequence[ast.stmt], node: ast.expr, place: tuple[int, int], among: Collection[str]
+) -> tuple[str, int] | None:
+    """The first parameter `among` those given that the value of `node` at `place` (line, column) reads, itself or
+    through the statements computing it (`slice_reads`), and the line reading it (a statement's, or `node`'s own
+    `place`); None where it reads none of them.
+
+    Both readers of the in-body form refuse a parameter's annotation other than a tensor form (`B: Bt`) that reads
+    a parameter other than a const (`m, k = A.shape; Bt = T.Tensor[[k, m], T.float16]`): such annotations are read
+    before the tensor forms, when no parameter's sizes or value are known (in_body_grammar.computed_type_name)."""
+    for part, free in slice_reads(statements, node, place):
+        read = sorted(free & set(among))
+        if read:
+            return read[0], place[0] if part is node else part.lineno
+    return None
+
+
 def place_of(stmt: ast.stmt) -> tuple[int, int]:
     """Where a statement is in the body: its line and column, so that of `L = N * 2; L += 1` on one line the
     second is after the first."""

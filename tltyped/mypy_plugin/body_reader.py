@@ -36,8 +36,8 @@ from tltyped.mypy_plugin.typeops import unread_annotation
 from tltyped.mypy_plugin.written import LITERALS, dim_list, is_bare_name, written_tensor_parts
 from tltyped.types import dim_grammar, in_body_grammar as grammar
 from tltyped.types.source import (
-    ShapeRead, annotated_parameter, bound_names, is_shape_relation, nested_rebinding_read, place_of, rebound_by_nested,
-    shape_read,
+    ShapeRead, annotated_parameter, bound_names, is_shape_relation, nested_rebinding_read, parameter_read, place_of,
+    rebound_by_nested, shape_read,
 )
 
 
@@ -63,6 +63,8 @@ class BodyReader(BodyNames):
                 else:
                     annotations[name] = (typ, stmt.line)
                     self.annotated_at[name] = statement_place(stmt)
+                    if parsed is not None:
+                        self.annotation_statements[name] = parsed
                     self.annotate_sizes(name, typ)
                 continue
             kept.append(stmt)
@@ -90,6 +92,37 @@ class BodyReader(BodyNames):
         others = {stmt.lineno for stmt in asserts if not is_shape_relation(stmt.test, self.params)}
         for line in sorted(shape_lines & others):
             self.fail(line, 0, codes.sentence(grammar.ASSERT_ON_SHAPE_ASSERT_LINE), codes.KERNEL)
+
+    def report_types_computed_from_parameters(self) -> None:
+        """Report a parameter's annotation other than a tensor form (`B: Bt`) whose value reads a parameter other
+        than a const (`m, k = A.shape; Bt = T.Tensor[[k, m], T.float16]`), on it, with the runtime's message, by the
+        rule the runtime refuses it by at decoration (`source.parameter_read`): such an annotation is read before any
+        parameter's sizes or value. The parameter is then unchecked (Any), which also spares the user mypy's
+        `Name "Bt" is not defined` for a name of the body moved into the signature."""
+        valued = self.valued_params()
+        for name, parsed in self.annotation_statements.items():
+            typ, line = self.body_annotations[name]
+            annotated = annotated_parameter(parsed, self.params)
+            # a tensor form (its sizes read where it is), or one already reported or left unread
+            if annotated is None or isinstance(typ, AnyType) or self.stated_sizes(typ) is not None:
+                continue
+            found = parameter_read(self.statements, annotated[1], place_of(parsed), valued)
+            if found is None:
+                continue
+            read, read_line = found
+            message = grammar.computed_type_name(name, read, f"line {read_line}")
+            self.fail(parsed.lineno, parsed.col_offset, codes.sentence(message), codes.ANNOTATION)
+            self.body_annotations[name] = (AnyType(TypeOfAny.from_error), line)
+
+    def valued_params(self) -> set[str]:
+        """The parameters each call gives the kernel a value of, as the runtime kinds them (not a const, which an
+        annotation may read): those the body annotates, and those the signature annotates as a tensor or a scalar of
+        the kernel language (`M: T.int32`). Other signature annotations (`tl.dyn[int]`, a pointer) are left out, so
+        a name for a type reading one goes unreported rather than falsely reported."""
+        tensors = {arg.variable.name for arg in self.func.arguments
+                   if arg.type_annotation is not None and self.stated_sizes(arg.type_annotation) is not None}
+        scalars = {name for name in self.params if self.scalar_dtype(name) is not None}
+        return set(self.body_annotations) | tensors | scalars
 
     def reads_rebound_by_nested(self, parsed: ast.stmt | None, stmt: Statement) -> bool:
         """Whether a parameter's annotation (`parsed`: as Python reads it) reads a name that a function nested in

@@ -52,7 +52,7 @@ class BodyReader(BodyNames):
             self.place = statement_place(stmt)
             self.standings.append(Standing(self.place, dict(self.aliases), set(self.rebound_dims), dict(self.shapes)))
             parsed = self.source.statement(stmt.line, stmt.end_line, stmt.column)
-            annotated = self.parameter_annotation(stmt)
+            annotated = self.parameter_annotation(stmt, parsed)
             if annotated is not None:
                 name, typ = annotated
                 if self.reads_rebound_by_nested(parsed, stmt):
@@ -158,9 +158,11 @@ class BodyReader(BodyNames):
             self.bind_alias(name, None)
             self.bindings.setdefault(name, []).append(Binding(stmt, stmt))
 
-    def parameter_annotation(self, stmt: Statement) -> tuple[str, Type] | None:
+    def parameter_annotation(self, stmt: Statement, parsed: ast.stmt | None) -> tuple[str, Type] | None:
         """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation, each part of a quoted one
-        (`A: "T.Tensor[...]"`) at its place in the module, where dims' text is read (quoted.py)."""
+        (`A: "T.Tensor[...]"`) at its place in the module, where dims' text is read (quoted.py); `B: Bt`, a name the
+        body binds to a tensor form, as that form (`named_tensor_form`). `parsed` is the statement as Python reads
+        it."""
         if not (isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1):
             return None
         target = stmt.lvalues[0]
@@ -172,17 +174,73 @@ class BodyReader(BodyNames):
             if placed is None:  # a string whose text is not the module's (an escape): unchecked, as a shape unread
                 self.shape_unread = True
                 return target.name, unread_annotation()
-            typ = placed
-            # TileLang's `T.Tensor((M, K), dtype)`, and `T.Tensor[(N), dtype]` (its order, a shape that is no list)
-            if call_form.is_call_form(typ) or self.is_shape_first(typ):
-                read = call_form.read(stmt, self.source.lines(), self.found, self.last_assignment, self.resolve_dim)
-                if read is None:  # a shape the plugin cannot read (a module constant, a computed tuple): unchecked,
-                    self.shape_unread = True  # and any dim may be in it
-                    return target.name, unread_annotation()
-                typ = read.annotation
-                self.determined.update(read.determined)
-            return target.name, typ
+            named = self.named_tensor_form(placed, stmt, parsed)
+            if named is not None:
+                form, assignment = named
+                read = self.written_form(form, assignment)
+                if self.has_fixed_sizes(read):
+                    return target.name, read
+            return target.name, self.written_form(placed, stmt)
         return None
+
+    def written_form(self, typ: Type, stmt: AssignmentStmt) -> Type:
+        """A tensor form as the statement writing it (`stmt`) has it, in the order and spelling the rewrite reads:
+        TileLang's call form `T.Tensor((M, K), dtype)`, and `T.Tensor[(N), dtype]` (its order, a shape that is no
+        list), as the subscription `T.Tensor[[M, K], dtype]` (call_form.py); any other annotation as it is."""
+        if not (call_form.is_call_form(typ) or self.is_shape_first(typ)):
+            return typ
+        read = call_form.read(stmt, self.source.lines(), self.found, self.last_assignment, self.resolve_dim)
+        if read is None:  # a shape the plugin cannot read (a module constant, a computed tuple): unchecked,
+            self.shape_unread = True  # and any dim may be in it
+            return unread_annotation()
+        self.determined.update(read.determined)
+        return read.annotation
+
+    def named_tensor_form(
+        self, typ: Type, stmt: Statement, parsed: ast.stmt | None,
+    ) -> tuple[Type, AssignmentStmt] | None:
+        """`B: Bt` (`B: "Bt"` too; `stmt`, and `parsed` as Python reads it) where the body's binding of Bt in force
+        there assigns it a value reading no parameter (`Bt = T.Tensor[[8, 4], T.float16]`): that value as mypy would
+        parse it written in B's annotation, each part at its place in the value, so that its dims are read with the
+        names as they stood at Bt's assignment (`standing_at`), as the runtime's prelude evaluates it there; and that
+        assignment. None for any other annotation, or where the value is not on one line. A value reading a
+        parameter is not read: the runtime refuses it (`report_types_computed_from_parameters` says so for one read
+        per call, and `leave_type_names_unread` leaves B unchecked)."""
+        annotated = None if parsed is None else annotated_parameter(parsed, self.params)
+        if parsed is None or annotated is None or not (isinstance(typ, UnboundType) and not typ.args):
+            return None
+        binding = self.binding_before(typ.name, statement_place(stmt))
+        if (binding is None or not isinstance(binding.statement, AssignmentStmt)
+                or binding.value is not binding.statement.rvalue
+                or parameter_read(self.statements, annotated[1], place_of(parsed), self.params) is not None):
+            return None
+        value = binding.value
+        texts = self.source.span(value.line, value.column, value.end_line, value.end_column)
+        units: tuple[type[str] | type[bytes], ...] = (str, bytes)  # how `span` reads the columns, text by text
+        for unit, text in zip(units, texts):
+            form = quoted.written_at(text, value.line, value.column, unit)
+            if form is not None:
+                return form, binding.statement
+        return None
+
+    def has_fixed_sizes(self, typ: Type) -> bool:
+        """Whether a tensor form states each size as an int (`8`, `block` of `block = 4`), read as the names stand at
+        its place (`dim_text`): the sizes the runtime reads in a name for a tensor type (`B: Bt`), which it reads
+        before any dim is known, and so refuses a declared dim in (`parameter 'B': dim K must be a TypeVar, an
+        int...`). An expression of ints (`block * 2`), which the dim grammar keeps unfolded, or a module's int
+        constant is not read so: B is then unchecked (`leave_type_names_unread`) rather than guessed."""
+        sizes = self.stated_sizes(typ)
+        return sizes is not None and all((self.dim_text(dim) or "").isdigit() for dim in sizes)
+
+    def leave_type_names_unread(self) -> None:
+        """A parameter's annotation left a name the body binds (`B: Bt`, where `named_tensor_form` read no tensor
+        form of fixed sizes, and `report_types_computed_from_parameters` reported nothing) is unchecked (Any): the
+        name does not exist in the signature it moves to, where mypy would report it undefined."""
+        for name, (typ, line) in self.body_annotations.items():
+            if (isinstance(typ, UnboundType) and not typ.args
+                    and self.binding_before(typ.name, self.annotated_at[name]) is not None):
+                self.shape_unread = True
+                self.body_annotations[name] = (unread_annotation(), line)
 
     def is_shape_first(self, typ: Type) -> bool:
         """`T.Tensor[x, y]` in TileLang's order, `[shape, dtype]`, with a shape that is no list (`T.Tensor[(N),

@@ -58,11 +58,16 @@ def read(
     stmt: AssignmentStmt, lines: list[str], found: ModuleNames, shape_binding: Callable[[str], AssignmentStmt | None],
     resolve_dim: Callable[[str], str | None],
 ) -> CallForm | None:
-    """`A: T.Tensor(shape, dtype)` (`stmt`, in the module's source `lines`) as `T.Tensor[[dims], dtype]`;
-    `shape_binding` gives the body's last assignment to a name before `stmt`, `resolve_dim` reads a name as the
-    dim grammar does (a declared dim, or the expression a name is bound to; None for no dim)."""
+    """`A: T.Tensor(shape, dtype)` (`stmt`, in the module's source `lines`) as `T.Tensor[[dims], dtype]`, or the
+    value of `At = T.Tensor(shape, dtype)`, a name for it (`A: At`); `shape_binding` gives the body's last assignment
+    to a name before `stmt`, `resolve_dim` reads a name as the dim grammar does (a declared dim, or the expression a
+    name is bound to; None for no dim)."""
     parsed = _Statement.parse(stmt.line, stmt.end_line, lines)
-    annotation = parsed.node.annotation if parsed is not None and isinstance(parsed.node, ast.AnnAssign) else None
+    annotation = None
+    if parsed is not None and isinstance(parsed.node, ast.AnnAssign):
+        annotation = parsed.node.annotation
+    elif parsed is not None and isinstance(parsed.node, ast.Assign) and len(parsed.node.targets) == 1:
+        annotation = parsed.node.value
     if parsed is None or annotation is None:
         return None
     return _subscription(annotation, parsed, found, lines, shape_binding, resolve_dim)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from mypy.fastparse import parse_type_comment
 from mypy.types import TupleType, Type, TypeList, UnboundType
 
 _Place = tuple[int, int, int, int]  # line, column, end line, end column
@@ -40,6 +41,21 @@ def placed(typ: Type, lines: list[str]) -> Type | None:
         node, place = at
         return typ if _place(typ, node, place) else None
     return typ
+
+
+def written_at(text: str, line: int, column: int, unit: type[str] | type[bytes]) -> Type | None:
+    """The annotation mypy would parse from `text`, an expression the module writes at `column` (in `unit`s) of
+    `line` other than as an annotation (the value of `Bt = T.Tensor[[8, 4], T.float16]`, which `B: Bt` names), with
+    each part at its place there, as `placed` gives a string's; None for text that is no annotation."""
+    try:
+        _, typ = parse_type_comment(f"({text})", line=line, column=column, errors=None)
+    except (SyntaxError, ValueError):
+        return None
+    at = _places(text, line, column, unit)
+    if typ is None or at is None:
+        return None
+    node, place = at
+    return typ if _place(typ, node, place) else None
 
 
 def _literal(written: list[str], column: int, end_column: int, unit: type[str] | type[bytes]) -> tuple[str, str] | None:

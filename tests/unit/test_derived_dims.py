@@ -501,3 +501,58 @@ def test_a_tensor_annotated_through_a_name_has_its_sizes_read_after_it(tmp_path,
     kernel.lower(meta(4, 8), meta(8, 4))
     with pytest.raises(tl.ArgumentValueError, match=r"\bA\b"):
         kernel.lower(meta(8, 4), meta(8, 4))
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("spelled", ["T.StridedTensor[[M, 4], [8, 1], T.float32]",
+                                     "T.StridedTensor((M, 4), (8, 1), T.float32)"], ids=["subscript", "call"])
+def test_a_tensor_annotated_through_a_name_for_a_strided_tensor_has_its_strides(tmp_path, spelled: str,
+                                                                                postponed: bool) -> None:
+    """`Bt = T.StridedTensor[...]; B: Bt` makes B the strided tensor it names, as the type written in B's annotation
+    does (TileLang's T.StridedTensor evaluates to a buffer, no signature annotation): its sizes over the body's dims
+    and its strides, which a call is checked against."""
+    kernel = _kernel(tmp_path, f"def kernel(A, B):\n    M = T.const(\"M\")\n    Bt = {spelled}\n    B: Bt\n"
+                     "    A: T.Tensor[[M, 4], T.float32]\n"
+                     "    with T.Kernel(1, threads=32) as bx:\n        A[0, 0] = B[0, 0]\n", postponed)
+    assert str(kernel.signature).startswith(
+        "kernel(A: Tensor[float32, M, 4], B: StridedTensor[[M, 4], [8, 1], float32])")
+    strided = torch.empty_strided((8, 4), (8, 1), dtype=torch.float32, device="meta")
+    kernel.lower(meta(8, 4), strided)
+    with pytest.raises(tl.ArgumentValueError, match=r"argument 'B': stride 0 must be 8, got 4"):
+        kernel.lower(meta(8, 4), meta(8, 4))
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("spelled", ["TL.Tensor((M, 4), TL.float32)", "TL.Tensor[[M, 4], TL.float32]"],
+                         ids=["call", "subscript"])
+def test_a_tensor_annotated_through_a_name_for_tilelang_s_own_tensor_is_one(tmp_path, spelled: str,
+                                                                            postponed: bool) -> None:
+    """TileLang's own `T.Tensor` evaluates to a buffer of the compact strides, as a `T.StridedTensor` would: through
+    a name it is the tensor it states (no strides, as written in the annotation), not a const."""
+    kernel = _kernel(tmp_path, f"def kernel(A, B):\n    M = T.const(\"M\")\n    Bt = {spelled}\n    B: Bt\n"
+                     "    A: T.Tensor[[M, 4], T.float32]\n"
+                     "    with T.Kernel(1, threads=32) as bx:\n        A[0, 0] = B[0, 0]\n", postponed,
+                     prefix="import tilelang.language as TL")
+    assert str(kernel.signature).startswith("kernel(A: Tensor[float32, M, 4], B: Tensor[float32, M, 4])")
+    kernel.lower(meta(8, 4), meta(8, 4))
+    with pytest.raises(tl.ArgumentValueError, match=r"\bB\b"):
+        kernel.lower(meta(8, 4), meta(16, 4))
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("spelled", ["T.Tensor[[M, K], T.float32]", "tl.Tensor[tl.float32, M, K]"],
+                         ids=["TileLang's order", "tltyped's order"])
+def test_a_name_for_a_tensor_type_of_module_typevars_is_refused(tmp_path, spelled: str, postponed: bool) -> None:
+    """`Bt` of module TypeVar dims, then `B: Bt`: the body declares its dims itself (the same type written in B's
+    annotation refuses a TypeVar as no dim), so the name is refused naming B and the line, saying what to write,
+    rather than read as dims the signature never declares (a KeyError as the call was planned)."""
+    source = f"def kernel(A, B):\n    Bt = {spelled}\n    B: Bt\n    A: T.Tensor[[8, 4], T.float32]\n"
+    with pytest.raises(tl.DefinitionError) as refused:
+        _kernel(tmp_path, source, postponed, prefix='from typing import TypeVar\nM = TypeVar("M")\nK = TypeVar("K")')
+    path = tmp_path / "kernel_module.py"
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.strip() == "B: Bt")
+    assert str(refused.value) == (
+        f"{path}:{line}: the annotation of 'B' is a name for a tensor type whose dims (M, K) are the signature form's "
+        "(TypeVars, `int`, tl.dyn[int]), which the body does not declare: declare them in the body "
+        "(`M, K = T.const(\"M, K\")` or T.dynamic) and write the tensor type in the annotation itself, "
+        "`B: T.Tensor[[...], dtype]`, or annotate 'B' in the def")

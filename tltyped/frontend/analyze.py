@@ -283,7 +283,7 @@ class Analysis:
                     raise DefinitionError(
                         f"the annotation of {p.name!r} is computed from const values; only tensor annotations may be"
                     ) from None
-                return parse_param(p.name, value, p.default, {})
+                return self._named_type(p, value, state)
             if form.either_order:
                 try:
                     form = self._in_order(form, ann.place, state)
@@ -308,6 +308,29 @@ class Analysis:
         except (DefinitionError, dimlib.DimSyntaxError) as exc:
             text = str(exc)
             raise DefinitionError(text if text.startswith(self.body.filename) else f"{where}: {text}") from None
+
+    def _named_type(self, p: inspect.Parameter, value: Any, state: _State) -> Param:
+        """Parameter `p` annotated in the body with a name the body binds to a type (`Bt = ...; B: Bt`), `value`
+        being what the name holds there.
+
+        TileLang's `T.Tensor` and `T.StridedTensor` (either form) evaluate to a TVM buffer, read as a buffer the def
+        evaluated is (prim_func.buffer_tensor_spec): its dims over the body's, and its strides where they are not
+        the compact ones, so a call is checked against them. Any other value is read as a signature annotation is,
+        but it may declare no dims of its own (module TypeVars, `int`, `tl.dyn[int]`): the body's dims are those
+        it declares, which the signature's dims, and a call's plan, would not include.
+        """
+        if _is_tir_buffer(value):
+            from tltyped.frontend.prim_func import buffer_tensor_spec  # TileLang made the buffer: it is imported
+
+            spec = buffer_tensor_spec(value, state.declared())
+            for dim in (*spec.dims, *(spec.strides or ())):
+                state.note(dim)
+            return Param(p.name, Kind.TENSOR, p.default, tensor=spec)
+        declared: dict[str, bool] = {}
+        param = parse_param(p.name, value, p.default, declared)
+        if declared:
+            raise DefinitionError(grammar.type_name_declaring_dims(p.name, list(declared)))
+        return param
 
     def _evaluated(self, p: inspect.Parameter, ann: BodyAnnotation, problem: DefinitionError) -> Param:
         """TileLang's T.Tensor in the signature whose source names what no scope the reading sees (a factory's
@@ -458,6 +481,13 @@ class Analysis:
 
 def analyze(fn: Callable[..., Any], out_idx: OutIdx = None) -> Analysis:
     return Analysis(fn, out_idx)
+
+
+def _is_tir_buffer(value: object) -> bool:
+    """Whether `value` is a TVM buffer, what TileLang's `T.Tensor(...)` and `T.StridedTensor` evaluate to (TVM is
+    imported wherever one exists)."""
+    tirx = getattr(sys.modules.get("tvm"), "tirx", None)
+    return tirx is not None and isinstance(value, tirx.Buffer)
 
 
 def _is_tir_array(value: object) -> bool:

@@ -180,14 +180,17 @@ def _param(name: str, var: Any, buffer: Any, declared: Mapping[str, dimlib.Dim])
             raise DefinitionError(f"{name}: {exc}") from None
         return Param(var.name, Kind.DYN, scalar=dtype)
     try:
-        tensor = _tensor_spec(buffer, declared)
+        tensor = buffer_tensor_spec(buffer, declared)
     except DimSyntaxError as exc:  # a size the factory computed from its arguments (`N - 9` for N = 8)
         raise DefinitionError(f"{name}: parameter {buffer.name!r} has shape {list(buffer.shape)}: {exc}") from None
     return Param(buffer.name, Kind.TENSOR, tensor=tensor)
 
 
-def _tensor_spec(buffer: Any, declared: Mapping[str, dimlib.Dim]) -> TensorSpec:
-    """A TVM buffer's dtype, dims and (where not compact) strides; DimSyntaxError for a size that is no dim."""
+def buffer_tensor_spec(buffer: Any, declared: Mapping[str, dimlib.Dim]) -> TensorSpec:
+    """A TVM buffer's dtype, dims and (where not compact) strides; DimSyntaxError for a size that is no dim.
+
+    TileLang's `T.Tensor` buffer states the compact strides, as a `T.StridedTensor` of them does: the two are told
+    apart by the strides alone, and compact ones are read as a `T.Tensor`'s (none stated)."""
     dims = tuple(to_dim(size, declared) for size in buffer.shape)
     strides = None if _is_compact(buffer) else tuple(to_dim(stride, declared) for stride in buffer.strides)
     return TensorSpec(DTypeSpec(fixed=as_dtype(str(buffer.dtype))), dims, strides)
@@ -201,7 +204,7 @@ def annotated_tensor(name: str, buffer: Any, default: object) -> Param | None:
     if not sizes or not all(isinstance(n, tirx.IntImm) and str(n.dtype).startswith("int") for n in sizes):
         return None
     try:
-        tensor = _tensor_spec(buffer, {})
+        tensor = buffer_tensor_spec(buffer, {})
     except DimSyntaxError as exc:
         raise DefinitionError(f"parameter {name!r} has shape {list(buffer.shape)}: {exc}") from None
     return Param(name, Kind.TENSOR, default, tensor=tensor)

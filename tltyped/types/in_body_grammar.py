@@ -220,6 +220,18 @@ def computed_type_name(param: str, read: str, read_at: str) -> str:
             f"itself, `{param}: T.Tensor[[...], dtype]`")
 
 
+def type_name_declaring_dims(param: str, dims: Sequence[str]) -> str:
+    """The message for a parameter's annotation that is a name for a tensor type whose dims are the signature form's
+    (`M = TypeVar("M")` in the module; `Bt = tl.Tensor[tl.float16, M, K]; B: Bt`): in the body a dim is one the
+    body declares, as a tensor type written in the annotation reads it (a TypeVar there is refused as no dim), so
+    the name declares none of its own (nor could a call determine it)."""
+    named = ", ".join(dims)
+    return (f"the annotation of {param!r} is a name for a tensor type whose dims ({named}) are the signature form's "
+            "(TypeVars, `int`, tl.dyn[int]), which the body does not declare: declare them in the body "
+            f'(`{named} = T.const("{named}")` or T.dynamic) and write the tensor type in the annotation itself, '
+            f"`{param}: T.Tensor[[...], dtype]`, or annotate {param!r} in the def")
+
+
 def may_return(*, is_name: bool, is_call: bool, called: str | None) -> bool:
     """Whether a returned item may be what a kernel returns, read from its form alone.
 

@@ -556,3 +556,33 @@ def test_a_name_for_a_tensor_type_of_module_typevars_is_refused(tmp_path, spelle
         "(TypeVars, `int`, tl.dyn[int]), which the body does not declare: declare them in the body "
         "(`M, K = T.const(\"M, K\")` or T.dynamic) and write the tensor type in the annotation itself, "
         "`B: T.Tensor[[...], dtype]`, or annotate 'B' in the def")
+
+
+@pytest.mark.parametrize("postponed", [False, True], ids=["evaluated", "postponed"])
+@pytest.mark.parametrize("spelled", ["T.Tensor[[K, M], T.float32]", "tl.Tensor[tl.float32, K, M]",
+                                     "T.Tensor[[K, M * 2], T.float32]"],
+                         ids=["TileLang's order", "tltyped's order", "an expression"])
+@pytest.mark.parametrize("declared", ['M, K = T.const("M K")', 'M = T.const("M")\n    K = T.dynamic("K")'],
+                         ids=["const", "dynamic"])
+def test_a_tensor_annotated_through_a_name_for_a_tensor_of_the_body_s_dims_is_that_tensor(
+        tmp_path, spelled: str, declared: str, postponed: bool) -> None:
+    """`Bt = T.Tensor[[K, M], T.float32]; B: Bt`, K and M dims the body declares (`T.const`, `T.dynamic`), makes B
+    the tensor the same type written in B's annotation does: its signature, a right call lowered, a wrong size
+    refused with the same message."""
+    body = ("def kernel(A, B):\n    {declared}\n    {annotation}\n    A: T.Tensor[[M, K], T.float32]\n"
+            "    with T.Kernel(1, threads=32) as bx:\n        A[0, 0] = B[0, 0]\n")
+    (tmp_path / "named").mkdir()
+    (tmp_path / "written").mkdir()  # each kernel's source a file of its own
+    named = _kernel(tmp_path / "named", body.format(declared=declared, annotation=f"Bt = {spelled}\n    B: Bt"),
+                    postponed)
+    written = _kernel(tmp_path / "written", body.format(declared=declared, annotation=f"B: {spelled}"), postponed)
+    assert str(named.signature) == str(written.signature)
+    assert "B: Tensor[float32, K, M" in str(named.signature)
+    wide = 2 if "M * 2" in spelled else 1
+    named.lower(meta(8, 4), meta(4, 8 * wide))
+    refusals = []
+    for kernel in (named, written):
+        with pytest.raises(tl.ArgumentValueError, match=r"\bB\b") as refused:
+            kernel.lower(meta(8, 4), meta(4, 8 * wide + 1))
+        refusals.append(str(refused.value))
+    assert refusals[0] == refusals[1], refusals

@@ -316,8 +316,10 @@ class Analysis:
         TileLang's `T.Tensor` and `T.StridedTensor` (either form) evaluate to a TVM buffer, read as a buffer the def
         evaluated is (prim_func.buffer_tensor_spec): its dims over the body's, and its strides where they are not
         the compact ones, so a call is checked against them. Any other value is read as a signature annotation is,
-        but it may declare no dims of its own (module TypeVars, `int`, `tl.dyn[int]`): the body's dims are those
-        it declares, which the signature's dims, and a call's plan, would not include.
+        its sizes of the body's dims (TIR expressions, as `T.const` and `T.dynamic` evaluate) read as the prelude's
+        sizes are wherever an annotation in the body states one (`to_dim`), but it may declare no dims of its own
+        (module TypeVars, `int`, `tl.dyn[int]`): the body's dims are those it declares, which the signature's dims,
+        and a call's plan, would not include.
         """
         if _is_tir_buffer(value):
             from tltyped.frontend.prim_func import buffer_tensor_spec  # TileLang made the buffer: it is imported
@@ -327,7 +329,8 @@ class Analysis:
                 state.note(dim)
             return Param(p.name, Kind.TENSOR, p.default, tensor=spec)
         declared: dict[str, bool] = {}
-        param = parse_param(p.name, value, p.default, declared)
+        param = parse_param(p.name, value, p.default, declared,
+                            body_size=lambda size: state.note(to_dim(size, state.declared())))
         if declared:
             raise DefinitionError(grammar.type_name_declaring_dims(p.name, list(declared)))
         return param

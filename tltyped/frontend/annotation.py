@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import sys
 import types
+from collections.abc import Callable
 from typing import Annotated, Any, ForwardRef, Literal, TypeVar, Union, get_args, get_origin
 
 from tltyped.abi import check_host_scalar, element_type_as_parameter
@@ -50,10 +51,14 @@ def is_pointer(annotation: object) -> bool:
     return (language is not None and annotation is language.ptr) or _marker(annotation) is PTR
 
 
-def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str, bool]) -> Param:
-    """A Param from a signature annotation; `dim_kinds` collects the dims it declares. A `tl.tune` default is a
-    const's: on a tensor or run-time scalar the tuner would choose the value the kernel computes with by speed."""
-    param = _parsed_param(name, annotation, default, dim_kinds)
+def parse_param(
+    name: str, annotation: object, default: Any, dim_kinds: dict[str, bool],
+    body_size: Callable[[object], dimlib.Dim] | None = None,
+) -> Param:
+    """A Param from a signature annotation; `dim_kinds` collects the dims it declares, and `body_size` reads a
+    tensor's size of a kernel body's dims (see `parse_tensor`). A `tl.tune` default is a const's: on a tensor or
+    run-time scalar the tuner would choose the value the kernel computes with by speed."""
+    param = _parsed_param(name, annotation, default, dim_kinds, body_size)
     if isinstance(default, Tune) and param.kind is not Kind.CONST:
         raise DefinitionError(
             f"parameter {name!r}: a {param.kind.value} parameter cannot take a tl.tune default; tune a const (a "
@@ -62,11 +67,15 @@ def parse_param(name: str, annotation: object, default: Any, dim_kinds: dict[str
     return param
 
 
-def _parsed_param(name: str, annotation: object, default: Any, dim_kinds: dict[str, bool]) -> Param:
+def _parsed_param(
+    name: str, annotation: object, default: Any, dim_kinds: dict[str, bool],
+    body_size: Callable[[object], dimlib.Dim] | None,
+) -> Param:
     if annotation is inspect.Parameter.empty:
         return Param(name, Kind.CONST, default, annotation=annotation)
     if is_tensor_annotation(annotation):
-        return Param(name, Kind.TENSOR, default, tensor=parse_tensor(name, get_args(annotation), dim_kinds))
+        tensor = parse_tensor(name, get_args(annotation), dim_kinds, body_size)
+        return Param(name, Kind.TENSOR, default, tensor=tensor)
     if is_pointer(annotation):
         return Param(name, Kind.PTR, default, scalar="handle")
     marker = _marker(annotation)
@@ -139,8 +148,15 @@ def _name(value: object) -> str:
     return getattr(value, "__name__", repr(value))
 
 
-def parse_tensor(name: str, args: tuple[Any, ...], dim_kinds: dict[str, bool]) -> TensorSpec:
-    """`Tensor[dtype, *dims]`, or TileLang's order `Tensor[[dims], dtype]`."""
+def parse_tensor(
+    name: str, args: tuple[Any, ...], dim_kinds: dict[str, bool],
+    body_size: Callable[[object], dimlib.Dim] | None = None,
+) -> TensorSpec:
+    """`Tensor[dtype, *dims]`, or TileLang's order `Tensor[[dims], dtype]`.
+
+    `body_size` reads a size that is none of the signature form's dims, where a kernel's body evaluated the type
+    (`Bt = T.Tensor[[K, M], T.float16]`, K and M dims the body declares, which evaluate to TIR variables): the
+    dims are then the body's, read as the same type written in a parameter's annotation in the body reads them."""
     if not args:
         raise DefinitionError(f"parameter {name!r}: Tensor needs a dtype and dims, e.g. Tensor[tl.float16, M, K]")
     if isinstance(args[0], (list, tuple)):
@@ -149,7 +165,7 @@ def parse_tensor(name: str, args: tuple[Any, ...], dim_kinds: dict[str, bool]) -
         dim_args, dtype_arg = tuple(args[0]), args[1]
     else:
         dtype_arg, dim_args = args[0], tuple(args[1:])
-    dims = tuple(_parse_dim(name, axis, d, dim_kinds) for axis, d in enumerate(dim_args))
+    dims = tuple(_parse_dim(name, axis, d, dim_kinds, body_size) for axis, d in enumerate(dim_args))
     return TensorSpec(_parse_dtype(name, dtype_arg), dims)
 
 
@@ -197,7 +213,9 @@ def _declare(symbol: str, is_dyn: bool, dim_kinds: dict[str, bool]) -> dimlib.Di
     return dimlib.symbol(symbol)
 
 
-def _parse_dim(name: str, axis: int, value: object, dim_kinds: dict[str, bool]) -> dimlib.Dim:
+def _parse_dim(
+    name: str, axis: int, value: object, dim_kinds: dict[str, bool], body_size: Callable[[object], dimlib.Dim] | None,
+) -> dimlib.Dim:
     if isinstance(value, TypeVar):
         return _declare(value.__name__, _marker(value.__bound__) is DYN, dim_kinds)
     if value is int:  # an anonymous const dim: `Tensor[tl.float16, int, int]`
@@ -217,6 +235,8 @@ def _parse_dim(name: str, axis: int, value: object, dim_kinds: dict[str, bool]) 
             return dimlib.literal(value)
         except DimSyntaxError as exc:
             raise DefinitionError(f"parameter {name!r}: {exc}") from None
+    if body_size is not None:
+        return body_size(value)
     raise DefinitionError(
         f"parameter {name!r}: dim {value!r} must be a TypeVar, an int, int, Literal[int] or tl.dyn[int, 'name']"
     )

@@ -178,7 +178,7 @@ class BodyReader(BodyNames):
             if named is not None:
                 form, assignment = named
                 read = self.written_form(form, assignment)
-                if self.has_fixed_sizes(read):
+                if self.has_read_sizes(read):
                     return target.name, read
             return target.name, self.written_form(placed, stmt)
         return None
@@ -223,18 +223,18 @@ class BodyReader(BodyNames):
                 return form, binding.statement
         return None
 
-    def has_fixed_sizes(self, typ: Type) -> bool:
-        """Whether a tensor form states each size as an int (`8`, `block` of `block = 4`), read as the names stand at
-        its place (`dim_text`): the sizes the runtime reads in a name for a tensor type (`B: Bt`), which it reads
-        before any dim is known, and so refuses a declared dim in (`parameter 'B': dim K must be a TypeVar, an
-        int...`). An expression of ints (`block * 2`), which the dim grammar keeps unfolded, or a module's int
-        constant is not read so: B is then unchecked (`leave_type_names_unread`) rather than guessed."""
+    def has_read_sizes(self, typ: Type) -> bool:
+        """Whether a tensor form states each size as a dim the plugin reads written in an annotation in the body, as
+        the names stand at its place (`dim_text`): an int (`8`, `block` of `block = 4`), a dim the body declares
+        (`T.const`, `T.dynamic`), or an expression of them, the sizes the runtime reads in a name for a tensor type
+        (`B: Bt`) as it reads them written in B's annotation. A size it does not read so (a module's int constant)
+        leaves B unchecked (`leave_type_names_unread`) rather than guessed."""
         sizes = self.stated_sizes(typ)
-        return sizes is not None and all((self.dim_text(dim) or "").isdigit() for dim in sizes)
+        return sizes is not None and all(self.dim_text(dim) is not None for dim in sizes)
 
     def leave_type_names_unread(self) -> None:
         """A parameter's annotation left a name the body binds (`B: Bt`, where `named_tensor_form` read no tensor
-        form of fixed sizes, and `report_types_computed_from_parameters` reported nothing) is unchecked (Any): the
+        form of sizes it reads, and `report_types_computed_from_parameters` reported nothing) is unchecked (Any): the
         name does not exist in the signature it moves to, where mypy would report it undefined."""
         for name, (typ, line) in self.body_annotations.items():
             if (isinstance(typ, UnboundType) and not typ.args

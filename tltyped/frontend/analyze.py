@@ -36,7 +36,7 @@ from tltyped.frontend.signature import DTypeSpec, Kind, KernelSignature, Param, 
 from tltyped.types import dim_grammar, in_body_grammar as grammar
 from tltyped.types.dtypes import UNSTATED_TENSOR_DTYPE, is_dtype_like
 from tltyped.types.params import Tune
-from tltyped.types.source import environment, shape_reference
+from tltyped.types.source import environment, parameter_read, shape_reference
 from tltyped.types.tensor import Tensor
 
 OutIdx = typing.Union[int, typing.Sequence[int], None]
@@ -259,7 +259,7 @@ class Analysis:
         reads a parameter other than a const (`m, k = A.shape; Bt = T.Tensor[[k, m], T.float16]`): such annotations
         are read first, to know the scalars before the tensor forms (which may name them) and each tensor's sizes
         in the order of their annotations, so neither a tensor's sizes nor a scalar's variable is known to them."""
-        found = state.prelude.parameter_read(ann.node, ann.place, set(self.parameters) - state.prelude.const_params)
+        found = parameter_read(self.body.statements, ann.node, ann.place, set(self.parameters) - state.prelude.const_params)
         if found is not None:
             read, line = found
             raise DefinitionError(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -29,7 +29,7 @@ from tltyped.frontend import dims as dimlib
 from tltyped.frontend.body import BodyInfo
 from tltyped.types import in_body_grammar as grammar
 from tltyped.types.source import (
-    bound_names, loaded_names, nested_rebinding_read, parameter_read, place_of, shape_read, slice_reads,
+    bound_names, loaded_names, nested_rebinding_read, place_of, shape_read, slice_reads,
 )
 
 
@@ -81,11 +81,6 @@ class Prelude:
     def consts_read(self, node: ast.expr, place: tuple[int, int]) -> frozenset[str]:
         """The const parameters the value of `node` as written at `place` reads."""
         return frozenset(self._free(node, place)[1] & self.const_params)
-
-    def parameter_read(self, node: ast.expr, place: tuple[int, int], among: Collection[str]) -> tuple[str, int] | None:
-        """The first parameter `among` those given that the value of `node` at `place` reads, and the line reading
-        it, by the rule both readers of the in-body form share (`source.parameter_read`)."""
-        return parameter_read(self.body.statements, node, place, among)
 
     def _free(self, node: ast.expr, place: tuple[int, int]) -> tuple[list[ast.stmt], set[str]]:
         """The body's statements `node`'s value at `place` needs, and the names they and it load from outside the

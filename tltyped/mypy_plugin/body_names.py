@@ -84,7 +84,6 @@ class BodyNames:
         self.shape_unread = False
         self.body_annotations: dict[str, tuple[Type, int]] = {}  # a parameter annotated in the body -> it, its line
         self.annotated_at: dict[str, tuple[int, int]] = {}  # a parameter annotated in the body -> its statement's place
-        self.annotation_statements: dict[str, ast.stmt] = {}  # a parameter annotated in the body -> that statement (ast)
 
     def fail(self, line: int, column: int, message: str, code: ErrorCode) -> None:
         self.record.diagnostics.append(Diagnostic(line, column, message, code))

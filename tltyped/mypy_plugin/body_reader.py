@@ -63,8 +63,6 @@ class BodyReader(BodyNames):
                 else:
                     annotations[name] = (typ, stmt.line)
                     self.annotated_at[name] = statement_place(stmt)
-                    if parsed is not None:
-                        self.annotation_statements[name] = parsed
                     self.annotate_sizes(name, typ)
                 continue
             kept.append(stmt)
@@ -93,36 +91,34 @@ class BodyReader(BodyNames):
         for line in sorted(shape_lines & others):
             self.fail(line, 0, codes.sentence(grammar.ASSERT_ON_SHAPE_ASSERT_LINE), codes.KERNEL)
 
-    def report_types_computed_from_parameters(self) -> None:
-        """Report a parameter's annotation other than a tensor form (`B: Bt`) whose value reads a parameter other
-        than a const (`m, k = A.shape; Bt = T.Tensor[[k, m], T.float16]`), on it, with the runtime's message, by the
-        rule the runtime refuses it by at decoration (`source.parameter_read`): such an annotation is read before any
-        parameter's sizes or value. The parameter is then unchecked (Any), which also spares the user mypy's
-        `Name "Bt" is not defined` for a name of the body moved into the signature."""
-        valued = self.valued_params()
-        for name, parsed in self.annotation_statements.items():
-            typ, line = self.body_annotations[name]
-            annotated = annotated_parameter(parsed, self.params)
-            # a tensor form (its sizes read where it is), or one already reported or left unread
-            if annotated is None or isinstance(typ, AnyType) or self.stated_sizes(typ) is not None:
-                continue
-            found = parameter_read(self.statements, annotated[1], place_of(parsed), valued)
-            if found is None:
-                continue
-            read, read_line = found
-            message = grammar.computed_type_name(name, read, f"line {read_line}")
-            self.fail(parsed.lineno, parsed.col_offset, codes.sentence(message), codes.ANNOTATION)
-            self.body_annotations[name] = (AnyType(TypeOfAny.from_error), line)
+    def reads_valued_parameter(self, parsed: ast.stmt | None) -> bool:
+        """Whether a parameter's annotation other than a tensor form (`parsed`: as Python reads it; `B: Bt`) reads a
+        parameter each call gives a value of (`m, k = A.shape; Bt = T.Tensor[[k, m], T.float16]`), by the rule the
+        runtime refuses it by at decoration (`source.parameter_read`): such an annotation is read before any
+        parameter's sizes or value. Reported with the runtime's message."""
+        annotated = None if parsed is None else annotated_parameter(parsed, self.params)
+        if parsed is None or annotated is None:
+            return False
+        found = parameter_read(self.statements, annotated[1], place_of(parsed), self.valued_params())
+        if found is None:
+            return False
+        read, read_line = found
+        message = grammar.computed_type_name(annotated[0], read, f"line {read_line}")
+        self.fail(parsed.lineno, parsed.col_offset, codes.sentence(message), codes.ANNOTATION)
+        return True
 
     def valued_params(self) -> set[str]:
         """The parameters each call gives the kernel a value of, as the runtime kinds them (not a const, which an
-        annotation may read): those the body annotates, and those the signature annotates as a tensor or a scalar of
-        the kernel language (`M: T.int32`). Other signature annotations (`tl.dyn[int]`, a pointer) are left out, so
-        a name for a type reading one goes unreported rather than falsely reported."""
+        annotation may read): those the body annotates, anywhere in it (its statements as written: `scan_body`
+        drops the annotations only after reading them all), and those the signature annotates as a tensor or a
+        scalar of the kernel language (`M: T.int32`). Other signature annotations (`tl.dyn[int]`, a pointer) are
+        left out, so a name for a type reading one goes unreported rather than falsely reported."""
+        in_body = {annotated[0] for stmt in self.func.body.body
+                   if (annotated := written_annotation(stmt, self.params)) is not None}
         tensors = {arg.variable.name for arg in self.func.arguments
                    if arg.type_annotation is not None and self.stated_sizes(arg.type_annotation) is not None}
         scalars = {name for name in self.params if self.scalar_dtype(name) is not None}
-        return set(self.body_annotations) | tensors | scalars
+        return in_body | tensors | scalars
 
     def reads_rebound_by_nested(self, parsed: ast.stmt | None, stmt: Statement) -> bool:
         """Whether a parameter's annotation (`parsed`: as Python reads it) reads a name that a function nested in
@@ -159,29 +155,43 @@ class BodyReader(BodyNames):
             self.bindings.setdefault(name, []).append(Binding(stmt, stmt))
 
     def parameter_annotation(self, stmt: Statement, parsed: ast.stmt | None) -> tuple[str, Type] | None:
-        """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation, each part of a quoted one
-        (`A: "T.Tensor[...]"`) at its place in the module, where dims' text is read (quoted.py); `B: Bt`, a name the
-        body binds to a tensor form, as that form (`named_tensor_form`). `parsed` is the statement as Python reads
-        it."""
-        if not (isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1):
+        """`A: T.Tensor[...]` (no value) where `A` is a parameter: its name and annotation as read (`read_annotation`),
+        each part of a quoted one (`A: "T.Tensor[...]"`) at its place in the module, where dims' text is read
+        (quoted.py). `parsed` is the statement as Python reads it."""
+        annotated = written_annotation(stmt, self.params)
+        if annotated is None:
             return None
-        target = stmt.lvalues[0]
-        typ = stmt.unanalyzed_type or stmt.type
-        if typ is None or not (isinstance(stmt.rvalue, TempNode) and stmt.rvalue.no_rhs):
-            return None
-        if isinstance(target, NameExpr) and target.name in self.params:
-            placed = quoted.placed(typ, self.source.lines())  # `A: "T.Tensor[...]"`: its dims' text is in the string
-            if placed is None:  # a string whose text is not the module's (an escape): unchecked, as a shape unread
-                self.shape_unread = True
-                return target.name, unread_annotation()
-            named = self.named_tensor_form(placed, stmt, parsed)
-            if named is not None:
-                form, assignment = named
-                read = self.written_form(form, assignment)
-                if self.has_read_sizes(read):
-                    return target.name, read
-            return target.name, self.written_form(placed, stmt)
-        return None
+        assert isinstance(stmt, AssignmentStmt)  # as `written_annotation` found it
+        name, typ = annotated
+        placed = quoted.placed(typ, self.source.lines())  # `A: "T.Tensor[...]"`: its dims' text is in the string
+        if placed is None:  # a string whose text is not the module's (an escape): unchecked, as a shape unread
+            self.shape_unread = True
+            return name, unread_annotation()
+        return name, self.read_annotation(placed, stmt, parsed)
+
+    def read_annotation(self, typ: Type, stmt: AssignmentStmt, parsed: ast.stmt | None) -> Type:
+        """A parameter's annotation in the body (`typ`, written in `stmt`; `parsed`, as Python reads it) as the
+        runtime reads it at decoration, in the order it decides:
+        - a tensor form written in it is that form (`written_form`), its sizes read where it is;
+        - any other annotation reading a parameter other than a const is reported (`reads_valued_parameter`), and
+          unchecked (Any);
+        - `B: Bt`, a name the body binds, is the tensor form Bt names where the plugin reads it
+          (`named_tensor_form`), else unchecked (Any): the name does not exist in the signature B's annotation
+          moves to, where mypy would report it undefined;
+        - any other annotation is as written."""
+        written = self.written_form(typ, stmt)
+        if isinstance(written, AnyType) or self.stated_sizes(written) is not None:
+            return written
+        if self.reads_valued_parameter(parsed):
+            return AnyType(TypeOfAny.from_error)
+        if not (isinstance(written, UnboundType) and not written.args
+                and self.binding_before(written.name, statement_place(stmt)) is not None):
+            return written
+        named = self.named_tensor_form(written, stmt, parsed)
+        if named is None:
+            self.shape_unread = True
+            return unread_annotation()
+        return named
 
     def written_form(self, typ: Type, stmt: AssignmentStmt) -> Type:
         """A tensor form as the statement writing it (`stmt`) has it, in the order and spelling the rewrite reads:
@@ -196,21 +206,18 @@ class BodyReader(BodyNames):
         self.determined.update(read.determined)
         return read.annotation
 
-    def named_tensor_form(
-        self, typ: Type, stmt: Statement, parsed: ast.stmt | None,
-    ) -> tuple[Type, AssignmentStmt] | None:
+    def named_tensor_form(self, typ: UnboundType, stmt: AssignmentStmt, parsed: ast.stmt | None) -> Type | None:
         """`B: Bt` (`B: "Bt"` too; `stmt`, and `parsed` as Python reads it) where the body's binding of Bt in force
         there assigns it a value reading no parameter (`Bt = T.Tensor[[8, 4], T.float16]`): that value as mypy would
         parse it written in B's annotation, each part at its place in the value, so that its dims are read with the
-        names as they stood at Bt's assignment (`standing_at`), as the runtime's prelude evaluates it there; and that
-        assignment. None for any other annotation, or where the value is not on one line. A value reading a
-        parameter is not read: the runtime refuses it (`report_types_computed_from_parameters` says so for one read
-        per call, and `leave_type_names_unread` leaves B unchecked)."""
+        names as they stood at Bt's assignment (`standing_at`), as the runtime's prelude evaluates it there. None
+        for any other value (one reading a const the runtime refuses), one not on one line, or a tensor form of a
+        size the plugin does not read written in an annotation in the body, as the names stand at its place
+        (`dim_text`: an int, a dim the body declares, an expression of them, the sizes the runtime reads in such a
+        name): a module's int constant leaves B unchecked rather than guessed."""
         annotated = None if parsed is None else annotated_parameter(parsed, self.params)
-        if parsed is None or annotated is None or not (isinstance(typ, UnboundType) and not typ.args):
-            return None
         binding = self.binding_before(typ.name, statement_place(stmt))
-        if (binding is None or not isinstance(binding.statement, AssignmentStmt)
+        if (parsed is None or annotated is None or binding is None or not isinstance(binding.statement, AssignmentStmt)
                 or binding.value is not binding.statement.rvalue
                 or parameter_read(self.statements, annotated[1], place_of(parsed), self.params) is not None):
             return None
@@ -220,27 +227,10 @@ class BodyReader(BodyNames):
         for unit, text in zip(units, texts):
             form = quoted.written_at(text, value.line, value.column, unit)
             if form is not None:
-                return form, binding.statement
+                read = self.written_form(form, binding.statement)
+                sizes = self.stated_sizes(read)
+                return read if sizes is not None and all(self.dim_text(dim) is not None for dim in sizes) else None
         return None
-
-    def has_read_sizes(self, typ: Type) -> bool:
-        """Whether a tensor form states each size as a dim the plugin reads written in an annotation in the body, as
-        the names stand at its place (`dim_text`): an int (`8`, `block` of `block = 4`), a dim the body declares
-        (`T.const`, `T.dynamic`), or an expression of them, the sizes the runtime reads in a name for a tensor type
-        (`B: Bt`) as it reads them written in B's annotation. A size it does not read so (a module's int constant)
-        leaves B unchecked (`leave_type_names_unread`) rather than guessed."""
-        sizes = self.stated_sizes(typ)
-        return sizes is not None and all(self.dim_text(dim) is not None for dim in sizes)
-
-    def leave_type_names_unread(self) -> None:
-        """A parameter's annotation left a name the body binds (`B: Bt`, where `named_tensor_form` read no tensor
-        form of sizes it reads, and `report_types_computed_from_parameters` reported nothing) is unchecked (Any): the
-        name does not exist in the signature it moves to, where mypy would report it undefined."""
-        for name, (typ, line) in self.body_annotations.items():
-            if (isinstance(typ, UnboundType) and not typ.args
-                    and self.binding_before(typ.name, self.annotated_at[name]) is not None):
-                self.shape_unread = True
-                self.body_annotations[name] = (unread_annotation(), line)
 
     def is_shape_first(self, typ: Type) -> bool:
         """`T.Tensor[x, y]` in TileLang's order, `[shape, dtype]`, with a shape that is no list (`T.Tensor[(N),
@@ -465,3 +455,15 @@ class BodyReader(BodyNames):
             self.aliases.pop(name, None)
         else:
             self.aliases[name] = alias
+
+
+def written_annotation(stmt: Statement, params: set[str]) -> tuple[str, Type] | None:
+    """The parameter a top-level statement of the body annotates (`A: T.Tensor[...]`, no value), as mypy parses it,
+    and its annotation as written; or None."""
+    if not (isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1
+            and isinstance(stmt.rvalue, TempNode) and stmt.rvalue.no_rhs):
+        return None
+    target, typ = stmt.lvalues[0], stmt.unanalyzed_type or stmt.type
+    if typ is None or not (isinstance(target, NameExpr) and target.name in params):
+        return None
+    return target.name, typ

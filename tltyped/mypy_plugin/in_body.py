@@ -86,8 +86,6 @@ class KernelRewrite(BodyReader):
         self.annotate_signature_sizes()
         annotations = self.scan_body()
         self.report_asserts_on_shape_assert_lines()
-        self.report_types_computed_from_parameters()
-        self.leave_type_names_unread()
         moved = self.move_annotations(annotations)
         for dim in self.determined - self.plain_dims:  # known to each call, unknown statically: Any, not a TypeVar
             self.dims.pop(dim, None)

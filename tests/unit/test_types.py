@@ -12,7 +12,7 @@ import torch
 
 import tltyped as tl
 import tltyped.language as T
-from tltyped.frontend.annotation import parse_param, parse_tensor
+from tltyped.frontend.annotation import DimReader, parse_param, parse_tensor
 from tltyped import DefinitionError
 from tltyped.frontend.signature import Kind
 from tltyped.types import ALL_DTYPES, CONST, DYN, PTR, DType, as_dtype, is_dtype_like, to_tilelang, to_torch
@@ -113,19 +113,19 @@ def test_tensor_subscript_records_dtype_then_dims() -> None:
 
 
 def test_tensor_in_both_orders_reads_the_same() -> None:
-    dims: dict[str, bool] = {}
+    dims = DimReader()
     ours = parse_tensor("A", get_args(tl.Tensor[tl.float16, M, K]), dims)
-    tilelang_order = parse_tensor("A", get_args(T.Tensor[[M, K], tl.float16]), {})
+    tilelang_order = parse_tensor("A", get_args(T.Tensor[[M, K], tl.float16]), DimReader())
     assert ours == tilelang_order
     assert str(ours) == "Tensor[float16, M, K]"
     assert ours.dtype.fixed is tl.float16
     assert [d.text for d in ours.dims] == ["M", "K"]
-    assert dims == {"M": False, "K": True}  # the TypeVar bound decides dyn-ness
+    assert dims.kinds == {"M": False, "K": True}  # the TypeVar bound decides dyn-ness
 
 
 def test_tensor_subscript_keeps_tilelang_dtype_objects() -> None:
     """`T.Tensor[[M, K], T.float16]` (TileLang's own spelling) must read as Tensor[float16, M, K]."""
-    spec = parse_tensor("A", get_args(T.Tensor[[M, K], T.float16]), {})
+    spec = parse_tensor("A", get_args(T.Tensor[[M, K], T.float16]), DimReader())
     assert spec.dtype.fixed is tl.float16
 
 
@@ -148,7 +148,7 @@ def test_every_spelling_of_a_tensor_states_its_dims_and_dtype(annotation: object
 
 
 def test_tensor_literal_dims() -> None:
-    spec = parse_tensor("A", get_args(tl.Tensor[tl.float32, M, typing.Literal[4], 8]), {})
+    spec = parse_tensor("A", get_args(tl.Tensor[tl.float32, M, typing.Literal[4], 8]), DimReader())
     assert [(d.text, d.value) for d in spec.dims] == [("M", None), ("4", 4), ("8", 8)]
 
 
@@ -164,14 +164,14 @@ def test_tensor_is_an_annotation_not_a_value() -> None:
 )
 def test_malformed_tensor_annotation(args: tuple[object, ...], fragment: str) -> None:
     with pytest.raises(DefinitionError, match=fragment) as info:
-        parse_tensor("A", args, {})
+        parse_tensor("A", args, DimReader())
     assert "'A'" in str(info.value)
 
 
 def test_dim_cannot_be_both_dyn_and_const() -> None:
     K_const = TypeVar("K")  # same name as the dyn K
     with pytest.raises(DefinitionError, match="'K' is declared both dyn and const"):
-        dims: dict[str, bool] = {}
+        dims = DimReader()
         parse_tensor("A", (tl.float16, K), dims)
         parse_tensor("B", (tl.float16, K_const), dims)
 
@@ -185,7 +185,7 @@ def test_dyn_is_annotated_base_type(base: type, scalar: str) -> None:
     assert get_origin(ann) is Annotated
     assert get_args(ann)[0] is base  # a type checker sees the plain scalar type
     assert DYN in ann.__metadata__
-    p = parse_param("n", ann, 0, {})
+    p = parse_param("n", ann, 0, DimReader())
     assert (p.kind, p.scalar, p.default) == (Kind.DYN, scalar, 0)
     assert p.is_runtime
 
@@ -194,7 +194,7 @@ def test_ptr_is_an_annotated_int() -> None:
     assert get_origin(tl.ptr) is Annotated
     assert get_args(tl.ptr)[0] is int
     assert PTR in tl.ptr.__metadata__
-    p = parse_param("p", tl.ptr, inspect_empty(), {})
+    p = parse_param("p", tl.ptr, inspect_empty(), DimReader())
     assert (p.kind, p.scalar) == (Kind.PTR, "handle")
     assert p.is_runtime
 
@@ -203,13 +203,13 @@ def test_const_marker() -> None:
     ann = tl.const[int]
     assert get_args(ann)[0] is int
     assert CONST in ann.__metadata__
-    p = parse_param("c", ann, 3, {})
+    p = parse_param("c", ann, 3, DimReader())
     assert p.kind is Kind.CONST and not p.is_runtime
 
 
 def test_dyn_str_is_rejected() -> None:
     with pytest.raises(DefinitionError, match=r"'s'.*dyn\[str\]"):
-        parse_param("s", tl.dyn[str], inspect_empty(), {})
+        parse_param("s", tl.dyn[str], inspect_empty(), DimReader())
 
 
 def test_tune_holds_its_candidates() -> None:
@@ -223,7 +223,7 @@ def test_tune_holds_its_candidates() -> None:
 
 
 def test_tune_default_makes_a_const_parameter() -> None:
-    p = parse_param("block", int, tl.tune([1, 2]), {})
+    p = parse_param("block", int, tl.tune([1, 2]), DimReader())
     assert p.kind is Kind.CONST
     assert p.default == tl.tune([1, 2])
 

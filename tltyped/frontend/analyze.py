@@ -27,7 +27,7 @@ from typing import Any
 
 from tltyped.errors import Deferred, DefinitionError, UndeclaredDim, Undefined
 from tltyped.frontend import dims as dimlib
-from tltyped.frontend.annotation import is_tensor_annotation, parameter_dtype, parse_param, parse_returns
+from tltyped.frontend.annotation import DimReader, is_tensor_annotation, parameter_dtype, parse_param, parse_returns
 from tltyped.frontend.body import BodyAnnotation, BodyInfo, ShapeAssert, analyze_body, parse_dim
 from tltyped.frontend.const_types import const_problem
 from tltyped.frontend.lazy import out_indices
@@ -178,7 +178,7 @@ class Analysis:
             if p.name in self.source_annotations:
                 continue
             try:
-                kind = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, {}).kind
+                kind = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, DimReader()).kind
             except DefinitionError:
                 continue  # reported when the parameter itself is read
             if kind is Kind.CONST:
@@ -195,7 +195,7 @@ class Analysis:
             in_body = self.source_annotations.get(p.name)
             if in_body is None:
                 try:
-                    read[p.name] = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, state.dim_kinds)
+                    read[p.name] = parse_param(p.name, self.hints.get(p.name, p.empty), p.default, DimReader(state.dim_kinds))
                 except DefinitionError as exc:
                     raise DefinitionError(f"{self.name}: {exc}") from None
             elif p.name in self.body.signature and p.name in self.body.annotations:
@@ -328,11 +328,10 @@ class Analysis:
             for dim in (*spec.dims, *(spec.strides or ())):
                 state.note(dim)
             return Param(p.name, Kind.TENSOR, p.default, tensor=spec)
-        declared: dict[str, bool] = {}
-        param = parse_param(p.name, value, p.default, declared,
-                            body_size=lambda size: state.note(to_dim(size, state.declared())))
-        if declared:
-            raise DefinitionError(grammar.type_name_declaring_dims(p.name, list(declared)))
+        dims = DimReader(body_size=lambda size: state.note(to_dim(size, state.declared())))
+        param = parse_param(p.name, value, p.default, dims)
+        if dims.kinds:
+            raise DefinitionError(grammar.type_name_declaring_dims(p.name, list(dims.kinds)))
         return param
 
     def _evaluated(self, p: inspect.Parameter, ann: BodyAnnotation, problem: DefinitionError) -> Param:

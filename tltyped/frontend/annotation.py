@@ -15,6 +15,7 @@ import inspect
 import sys
 import types
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Annotated, Any, ForwardRef, Literal, TypeVar, Union, get_args, get_origin
 
 from tltyped.abi import check_host_scalar, element_type_as_parameter
@@ -51,14 +52,10 @@ def is_pointer(annotation: object) -> bool:
     return (language is not None and annotation is language.ptr) or _marker(annotation) is PTR
 
 
-def parse_param(
-    name: str, annotation: object, default: Any, dim_kinds: dict[str, bool],
-    body_size: Callable[[object], dimlib.Dim] | None = None,
-) -> Param:
-    """A Param from a signature annotation; `dim_kinds` collects the dims it declares, and `body_size` reads a
-    tensor's size of a kernel body's dims (see `parse_tensor`). A `tl.tune` default is a const's: on a tensor or
-    run-time scalar the tuner would choose the value the kernel computes with by speed."""
-    param = _parsed_param(name, annotation, default, dim_kinds, body_size)
+def parse_param(name: str, annotation: object, default: Any, dims: DimReader) -> Param:
+    """A Param from a signature annotation, a tensor's sizes read by `dims`. A `tl.tune` default is a const's: on a
+    tensor or run-time scalar the tuner would choose the value the kernel computes with by speed."""
+    param = _parsed_param(name, annotation, default, dims)
     if isinstance(default, Tune) and param.kind is not Kind.CONST:
         raise DefinitionError(
             f"parameter {name!r}: a {param.kind.value} parameter cannot take a tl.tune default; tune a const (a "
@@ -67,14 +64,11 @@ def parse_param(
     return param
 
 
-def _parsed_param(
-    name: str, annotation: object, default: Any, dim_kinds: dict[str, bool],
-    body_size: Callable[[object], dimlib.Dim] | None,
-) -> Param:
+def _parsed_param(name: str, annotation: object, default: Any, dims: DimReader) -> Param:
     if annotation is inspect.Parameter.empty:
         return Param(name, Kind.CONST, default, annotation=annotation)
     if is_tensor_annotation(annotation):
-        tensor = parse_tensor(name, get_args(annotation), dim_kinds, body_size)
+        tensor = parse_tensor(name, get_args(annotation), dims)
         return Param(name, Kind.TENSOR, default, tensor=tensor)
     if is_pointer(annotation):
         return Param(name, Kind.PTR, default, scalar="handle")
@@ -124,7 +118,8 @@ def parse_returns(annotation: object) -> tuple[TensorSpec, ...] | None:
     if not items or not all(is_tensor_annotation(item) and get_args(item) for item in items):
         return None
     try:  # a returned tensor's `Any` dim is any size, unchecked, as an `int` one is (no argument fixes either)
-        return tuple(parse_tensor("return", tuple(int if a is Any else a for a in get_args(item)), {}) for item in items)
+        return tuple(parse_tensor("return", tuple(int if a is Any else a for a in get_args(item)), DimReader())
+                     for item in items)
     except (DefinitionError, DimSyntaxError):
         return None
 
@@ -148,15 +143,8 @@ def _name(value: object) -> str:
     return getattr(value, "__name__", repr(value))
 
 
-def parse_tensor(
-    name: str, args: tuple[Any, ...], dim_kinds: dict[str, bool],
-    body_size: Callable[[object], dimlib.Dim] | None = None,
-) -> TensorSpec:
-    """`Tensor[dtype, *dims]`, or TileLang's order `Tensor[[dims], dtype]`.
-
-    `body_size` reads a size that is none of the signature form's dims, where a kernel's body evaluated the type
-    (`Bt = T.Tensor[[K, M], T.float16]`, K and M dims the body declares, which evaluate to TIR variables): the
-    dims are then the body's, read as the same type written in a parameter's annotation in the body reads them."""
+def parse_tensor(name: str, args: tuple[Any, ...], dims: DimReader) -> TensorSpec:
+    """`Tensor[dtype, *dims]`, or TileLang's order `Tensor[[dims], dtype]`, its sizes read by `dims`."""
     if not args:
         raise DefinitionError(f"parameter {name!r}: Tensor needs a dtype and dims, e.g. Tensor[tl.float16, M, K]")
     if isinstance(args[0], (list, tuple)):
@@ -165,8 +153,8 @@ def parse_tensor(
         dim_args, dtype_arg = tuple(args[0]), args[1]
     else:
         dtype_arg, dim_args = args[0], tuple(args[1:])
-    dims = tuple(_parse_dim(name, axis, d, dim_kinds, body_size) for axis, d in enumerate(dim_args))
-    return TensorSpec(_parse_dtype(name, dtype_arg), dims)
+    sizes = tuple(dims.read(name, axis, d) for axis, d in enumerate(dim_args))
+    return TensorSpec(_parse_dtype(name, dtype_arg), sizes)
 
 
 def _parse_dtype(name: str, value: object) -> DTypeSpec:
@@ -207,36 +195,44 @@ def parameter_dtype(name: str, value: object) -> type[DType]:
         raise DefinitionError(f"parameter {name!r}: {exc}") from None
 
 
-def _declare(symbol: str, is_dyn: bool, dim_kinds: dict[str, bool]) -> dimlib.Dim:
-    if dim_kinds.setdefault(symbol, is_dyn) != is_dyn:
-        raise DefinitionError(f"dim {symbol!r} is declared both dyn and const")
-    return dimlib.symbol(symbol)
+@dataclass
+class DimReader:
+    """How a tensor annotation's sizes read: a signature form's dim (a TypeVar, `int`, `tl.dyn[int]`) is declared in
+    `kinds` (symbol -> dyn), an int is a literal size, and any other size is refused, but where a kernel's body
+    evaluated the type (`Bt = T.Tensor[[K, M], T.float16]`, K and M dims the body declares, which evaluate to TIR
+    variables): `body_size` reads those, as the same type written in a parameter's annotation in the body reads them."""
 
+    kinds: dict[str, bool] = field(default_factory=dict)
+    body_size: Callable[[object], dimlib.Dim] | None = None
 
-def _parse_dim(
-    name: str, axis: int, value: object, dim_kinds: dict[str, bool], body_size: Callable[[object], dimlib.Dim] | None,
-) -> dimlib.Dim:
-    if isinstance(value, TypeVar):
-        return _declare(value.__name__, _marker(value.__bound__) is DYN, dim_kinds)
-    if value is int:  # an anonymous const dim: `Tensor[tl.float16, int, int]`
-        return _declare(f"_{name}_{axis}", False, dim_kinds)
-    if _marker(value) is DYN and get_args(value)[0] is int:  # `dyn[int]` (anonymous) or `dyn[int, "K"]`
-        names = [m.name for m in getattr(value, "__metadata__", ()) if isinstance(m, DimName)]
-        return _declare(names[0] if names else f"_{name}_{axis}", True, dim_kinds)
-    if get_origin(value) is Literal:
-        if len(get_args(value)) != 1:
-            raise DefinitionError(
-                f"parameter {name!r}: dim {value!r} is one of several sizes; a kernel's dim is one int, or a TypeVar "
-                "for a size each call gives"
-            )
-        (value,) = get_args(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return dimlib.literal(value)
-        except DimSyntaxError as exc:
-            raise DefinitionError(f"parameter {name!r}: {exc}") from None
-    if body_size is not None:
-        return body_size(value)
-    raise DefinitionError(
-        f"parameter {name!r}: dim {value!r} must be a TypeVar, an int, int, Literal[int] or tl.dyn[int, 'name']"
-    )
+    def read(self, name: str, axis: int, value: object) -> dimlib.Dim:
+        """Size `axis` of parameter `name`'s tensor."""
+        if isinstance(value, TypeVar):
+            return self._declare(value.__name__, _marker(value.__bound__) is DYN)
+        if value is int:  # an anonymous const dim: `Tensor[tl.float16, int, int]`
+            return self._declare(f"_{name}_{axis}", False)
+        if _marker(value) is DYN and get_args(value)[0] is int:  # `dyn[int]` (anonymous) or `dyn[int, "K"]`
+            names = [m.name for m in getattr(value, "__metadata__", ()) if isinstance(m, DimName)]
+            return self._declare(names[0] if names else f"_{name}_{axis}", True)
+        if get_origin(value) is Literal:
+            if len(get_args(value)) != 1:
+                raise DefinitionError(
+                    f"parameter {name!r}: dim {value!r} is one of several sizes; a kernel's dim is one int, or a "
+                    "TypeVar for a size each call gives"
+                )
+            (value,) = get_args(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return dimlib.literal(value)
+            except DimSyntaxError as exc:
+                raise DefinitionError(f"parameter {name!r}: {exc}") from None
+        if self.body_size is not None:
+            return self.body_size(value)
+        raise DefinitionError(
+            f"parameter {name!r}: dim {value!r} must be a TypeVar, an int, int, Literal[int] or tl.dyn[int, 'name']"
+        )
+
+    def _declare(self, symbol: str, is_dyn: bool) -> dimlib.Dim:
+        if self.kinds.setdefault(symbol, is_dyn) != is_dyn:
+            raise DefinitionError(f"dim {symbol!r} is declared both dyn and const")
+        return dimlib.symbol(symbol)

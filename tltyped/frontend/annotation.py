@@ -22,6 +22,7 @@ from tltyped.abi import check_host_scalar, element_type_as_parameter
 from tltyped.errors import ArgumentTypeError, DefinitionError, DimSyntaxError
 from tltyped.frontend import dims as dimlib
 from tltyped.frontend.signature import DTypeSpec, Kind, Param, TensorSpec
+from tltyped.types import in_body_grammar as grammar
 from tltyped.types.dtypes import DType, DTypeName, argument_dtype, is_dtype_like
 from tltyped.types.params import CONST, DYN, PTR, DimName, Marker, Tune
 from tltyped.types.tensor import Tensor
@@ -210,10 +211,10 @@ class DimReader:
         if isinstance(value, TypeVar):
             return self._declare(value.__name__, _marker(value.__bound__) is DYN)
         if value is int:  # an anonymous const dim: `Tensor[tl.float16, int, int]`
-            return self._declare(f"_{name}_{axis}", False)
+            return self._declare(grammar.anonymous_dim(name, axis), False)
         if _marker(value) is DYN and get_args(value)[0] is int:  # `dyn[int]` (anonymous) or `dyn[int, "K"]`
             names = [m.name for m in getattr(value, "__metadata__", ()) if isinstance(m, DimName)]
-            return self._declare(names[0] if names else f"_{name}_{axis}", True)
+            return self._declare(names[0] if names else grammar.anonymous_dim(name, axis), True)
         if get_origin(value) is Literal:
             if len(get_args(value)) != 1:
                 raise DefinitionError(

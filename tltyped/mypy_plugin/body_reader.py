@@ -33,7 +33,7 @@ from tltyped.mypy_plugin.body_names import Binding, BodyNames, Standing, stateme
 from tltyped.mypy_plugin.dtype_params import is_dtype_parameter
 from tltyped.mypy_plugin.parsed import called_name, dotted_name, target_names
 from tltyped.mypy_plugin.typeops import unread_annotation
-from tltyped.mypy_plugin.written import LITERALS, dim_list, is_bare_name, written_tensor_parts
+from tltyped.mypy_plugin.written import LITERALS, dim_list, head_name, is_bare_name, written_tensor_parts
 from tltyped.types import dim_grammar, in_body_grammar as grammar
 from tltyped.types.source import (
     ShapeRead, annotated_parameter, bound_names, is_shape_relation, nested_rebinding_read, parameter_read, place_of,
@@ -176,8 +176,9 @@ class BodyReader(BodyNames):
         - any other annotation reading a parameter other than a const is reported (`reads_valued_parameter`), and
           unchecked (Any);
         - `B: Bt`, a name the body binds, is the tensor form Bt names where the plugin reads it
-          (`named_tensor_form`), else unchecked (Any): the name does not exist in the signature B's annotation
-          moves to, where mypy would report it undefined;
+          (`named_tensor_form`), reported where its dims are the signature form's (`declares_signature_dims`),
+          else unchecked (Any): the name does not exist in the signature B's annotation moves to, where mypy would
+          report it undefined;
         - any other annotation is as written."""
         written = self.written_form(typ, stmt)
         if isinstance(written, AnyType) or self.stated_sizes(written) is not None:
@@ -214,7 +215,8 @@ class BodyReader(BodyNames):
         for any other value (one reading a const the runtime refuses), one not on one line, or a tensor form of a
         size the plugin does not read written in an annotation in the body, as the names stand at its place
         (`dim_text`: an int, a dim the body declares, an expression of them, the sizes the runtime reads in such a
-        name): a module's int constant leaves B unchecked rather than guessed."""
+        name): a module's int constant leaves B unchecked rather than guessed. A form the runtime refuses for its
+        signature-form dims is reported (`declares_signature_dims`), and B is Any."""
         annotated = None if parsed is None else annotated_parameter(parsed, self.params)
         binding = self.binding_before(typ.name, statement_place(stmt))
         if (parsed is None or annotated is None or binding is None or not isinstance(binding.statement, AssignmentStmt)
@@ -229,8 +231,66 @@ class BodyReader(BodyNames):
             if form is not None:
                 read = self.written_form(form, binding.statement)
                 sizes = self.stated_sizes(read)
-                return read if sizes is not None and all(self.dim_text(dim) is not None for dim in sizes) else None
+                if sizes is None:
+                    return None
+                if self.declares_signature_dims(annotated[0], read, sizes, stmt):
+                    self.shape_unread = True  # the sizes B is meant to have, which may hold the body's dims
+                    return AnyType(TypeOfAny.from_error)
+                return read if all(self.dim_text(dim) is not None for dim in sizes) else None
         return None
+
+    def declares_signature_dims(self, param: str, typ: Type, sizes: list[Type], stmt: AssignmentStmt) -> bool:
+        """Whether the tensor type a parameter's annotation names (`typ`, of sizes `sizes`: `Bt = tl.Tensor[tl.float16,
+        M, K]; B: Bt` in `stmt`) declares dims of the signature form, by the rule the runtime refuses it by at
+        decoration (frontend/analyze.py, reading the type as a signature annotation): in the body a dim is one the
+        body declares. Only tltyped's Tensor is read so: TileLang's own types (its `T.Tensor`, `T.StridedTensor`)
+        evaluate to a buffer, which such a size fails to make. Every other size must be one the plugin reads (an
+        int, the body's dims), as the runtime reads them all before refusing the dims. Reported with the runtime's
+        message."""
+        assert isinstance(typ, UnboundType)  # as `stated_sizes` read it
+        if typ.name in self.found.tilelang_tensor or self.found.is_strided_tensor(typ.name):
+            return False
+        declared = [self.signature_form_dim(param, axis, dim) for axis, dim in enumerate(sizes)]
+        if not any(declared) or any(name is None and self.dim_text(dim) is None for name, dim in zip(declared, sizes)):
+            return False
+        message = grammar.type_name_declaring_dims(param, list(dict.fromkeys(name for name in declared if name)))
+        self.fail(stmt.line, stmt.column, codes.sentence(message), codes.ANNOTATION)
+        return True
+
+    def signature_form_dim(self, param: str, axis: int, dim: Type) -> str | None:
+        """The dim size `axis` of parameter `param`'s tensor declares where it is of the signature form, as the
+        runtime names it (annotation.DimReader): a module's TypeVar (`M`), `int` or `tl.dyn[int]` (no name:
+        `grammar.anonymous_dim`), `tl.dyn[int, "K"]` (`K`), each name the module's (`names_module_scope`); None for
+        any other size."""
+        if not isinstance(dim, UnboundType) or not self.names_module_scope(dim.name):
+            return None
+        if dim.name in self.found.typevars and not dim.args:
+            return dim.name
+        if self.is_int(dim):
+            return grammar.anonymous_dim(param, axis)
+        owner, _, attribute = dim.name.rpartition(".")
+        if not (owner in self.found.tltyped and attribute == "dyn" and dim.args and self.is_int(dim.args[0])):
+            return None
+        if len(dim.args) == 1:
+            return grammar.anonymous_dim(param, axis)
+        named = dim.args[1]
+        return named.original_str_expr if len(dim.args) == 2 and isinstance(named, UnboundType) else None
+
+    def is_int(self, typ: Type) -> bool:
+        """Whether an annotation's part is Python's `int`, a name the module leaves to the builtins."""
+        return (isinstance(typ, UnboundType) and typ.name == "int" and not typ.args
+                and self.found.top_level is not None and "int" not in self.found.top_level)
+
+    def names_module_scope(self, name: str) -> bool:
+        """Whether a name (its head, of a dotted one) is the module's or a builtin wherever the body reads it: not a
+        parameter, a name of the factory around the kernel, or one the body binds anywhere (the runtime reads a dim
+        the body declares as that dim even where read before its declaration; a name the body binds otherwise is
+        left out with it, so that no binding is mistaken for the module's)."""
+        head = head_name(name)
+        if head in self.params or head in self.closure:
+            return False
+        statements = (self.source.statement(stmt.line, stmt.end_line, stmt.column) for stmt in self.func.body.body)
+        return not any(head in bound_names(parsed) for parsed in statements if parsed is not None)
 
     def is_shape_first(self, typ: Type) -> bool:
         """`T.Tensor[x, y]` in TileLang's order, `[shape, dtype]`, with a shape that is no list (`T.Tensor[(N),

@@ -220,6 +220,12 @@ def computed_type_name(param: str, read: str, read_at: str) -> str:
             f"itself, `{param}: T.Tensor[[...], dtype]`")
 
 
+def anonymous_dim(param: str, axis: int) -> str:
+    """The name of the dim a signature annotation's size of no name declares (`int`, `tl.dyn[int]`: `A:
+    Tensor[tl.float16, int, 4]` declares `_A_0`), as the runtime declares it and the plugin names it in a message."""
+    return f"_{param}_{axis}"
+
+
 def type_name_declaring_dims(param: str, dims: Sequence[str]) -> str:
     """The message for a parameter's annotation that is a name for a tensor type whose dims are the signature form's
     (`M = TypeVar("M")` in the module; `Bt = tl.Tensor[tl.float16, M, K]; B: Bt`): in the body a dim is one the

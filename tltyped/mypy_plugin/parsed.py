@@ -54,8 +54,9 @@ from mypy.nodes import (
 )
 
 from tltyped.mypy_plugin import names
+from tltyped.mypy_plugin.source_text import SourceText
 from tltyped.mypy_plugin.walk import own_nodes
-from tltyped.types import dtypes
+from tltyped.types import dtypes, source as source_rules
 
 
 @dataclass
@@ -398,10 +399,12 @@ def bound_names(file: MypyFile) -> set[str] | None:
     return found
 
 
-def closure_names(file: MypyFile) -> dict[int, frozenset[str]]:
+def closure_names(file: MypyFile, source: SourceText) -> dict[int, frozenset[str]]:
     """By `id` of each function defined in another: the names the functions around it bind (parameters, local
     names). A kernel a factory defines reads them from its closure, a value per call of the factory; they hide
-    the module's names."""
+    the module's names. A statement's names are read by the runtime's rule (`types.source.bound_names`: a walrus,
+    an `except ... as`, a `match` capture bind too) over the statement as Python reads it (`source`); by its
+    targets as mypy parsed them where the module's text is not the source mypy read."""
     found: dict[int, frozenset[str]] = {}
 
     def visit(statements: list[Statement], around: frozenset[str]) -> None:
@@ -414,8 +417,12 @@ def closure_names(file: MypyFile) -> dict[int, frozenset[str]]:
             if around:
                 found[id(func)] = around
             own = {a.variable.name for a in func.arguments}
-            for inner in _statements(func.body.body, into_scopes=False):
-                own.update(_names_bound_by(inner))
+            for inner in func.body.body:
+                parsed = source.statement(inner.line, inner.end_line, inner.column)
+                if parsed is not None:
+                    own.update(source_rules.bound_names(parsed))
+                else:
+                    own.update(name for node in _statements([inner], into_scopes=False) for name in _names_bound_by(node))
             visit(func.body.body, around | own)
 
     visit(file.defs, frozenset())

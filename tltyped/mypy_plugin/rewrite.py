@@ -136,7 +136,7 @@ class _KernelRewriter:
         self.found = found
         self.source = SourceText(file.path)
         self.module_bound = bound_names(file)
-        self.closures = closure_names(file)
+        self.closures = closure_names(file, self.source)
         self.rewritten: dict[int, KernelRecord] = {}
 
     def kernel(self, func: FuncDef, kernel_out_idx: tuple[int, ...] | None) -> KernelRecord:

@@ -65,7 +65,7 @@ class ModuleNames:
 
     jit: set[str] = field(default_factory=set)  # dotted spellings of tltyped.jit_function.jit
     stored_jit: dict[str, CallExpr] = field(default_factory=dict)  # top-level names bound to `tl.jit(...)`, and that call
-    typevars: set[str] = field(default_factory=set)  # top-level names bound to `TypeVar(...)`
+    typevars: set[str] = field(default_factory=set)  # top-level names bound once, to `TypeVar(...)`
     other_values: set[str] = field(default_factory=set)  # top-level names bound to anything else
     # names the module's scope binds once (in its `if` and `try` blocks too), to an int literal (`HIDDEN: Final = 256`),
     # to a tuple (`SHAPE = (64, 128)`, whose items a dim may index), to a dtype (`dtype = T.float16`, by dotted name),
@@ -171,6 +171,7 @@ def module_names(file: MypyFile) -> ModuleNames:
         found.tuple_constants.pop(twice, None)
         found.dtype_constants.pop(twice, None)
         found.no_dtype_literals.discard(twice)
+        found.typevars.discard(twice)
     return found
 
 

@@ -24,15 +24,20 @@ recomputes a block of P as exp2(s - LSE), exactly normalised.
   then issue dV += P^T dO and compute dS^T = P (dP^T - Delta) while it
   runs (1 / sqrt(d) is left to dK at the end and to dQ's cast, as
   FlashAttention-3 does: one multiply fewer per score); then, dS^T in
-  shared memory, issue dQ_k = dS K and dK += dS^T Q, and while they run
-  add the previous block's dQ_k into the accumulator with TMA's reduce-add
-  (FlashAttention-3's scheme: one bulk fp32 add per block, no per-element
-  atomics), then store this block's dQ_k in the other of two shared
-  buffers. The consumers meet at one named barrier per block (two with a
-  single dS^T buffer), placed by hand rather than after every
-  shared-memory write. Each stage is released once its last WGMMA has
-  completed. dK and dV are stored once at the end, through the shared
-  memory of K and V;
+  shared memory, issue dQ_k = dS K and dK += dS^T Q, and store dQ_k in one
+  of two shared buffers. A writer warp of the producer warpgroup adds each
+  stored dQ_k into the accumulator with TMA's reduce-add while the
+  consumers go on (FlashAttention-3's scheme: one bulk fp32 add per block,
+  no per-element atomics), and frees the buffer once the add has read it.
+  Consumer warpgroup 0 waits for that read of the previous block's dQ_k
+  after issuing its GEMMs, warpgroup 1 does not: the offset keeps their
+  shared-memory-bound WGMMAs from colliding. Neither waiting measured a
+  fifth slower without a mask; warpgroup 1 or both waiting, no faster
+  (benchmarks/RESULTS.md). The consumers meet at one
+  named barrier per block (two with a single dS^T buffer), placed by hand
+  rather than after every shared-memory write. Each stage is released
+  once its last WGMMA has completed. dK and dV are stored once at the end,
+  through the shared memory of K and V;
 - dQ times 1 / sqrt(d), cast to fp16.
 Zeroing the accumulator inside the call keeps the call self-contained, so
 the tuner may time it repeatedly on the same inputs. Causal key blocks skip
@@ -128,10 +133,12 @@ def attention_backward(
         dk_shared = K_shared  # K and V are read for the last time before dK and dV are written
         dv_shared = V_shared
         kv_ready = T.alloc_barrier(arrive_count=consumers + 128)
-        q_full = T.alloc_barrier(arrive_count=[128] * num_stages)  # the producer's threads
-        do_full = T.alloc_barrier(arrive_count=[128] * num_stages)
+        q_full = T.alloc_barrier(arrive_count=[64] * num_stages)  # the loader's threads
+        do_full = T.alloc_barrier(arrive_count=[64] * num_stages)
         q_empty = T.alloc_barrier(arrive_count=[consumers] * num_stages)  # the consumers' threads
         do_empty = T.alloc_barrier(arrive_count=[consumers] * num_stages)
+        dq_full = T.alloc_barrier(arrive_count=[consumers] * 2)  # dq_shared[i] stored by the consumers
+        dq_empty = T.alloc_barrier(arrive_count=[1] * 2)  # dq_shared[i] read by the writer's add
 
         first = T.floordiv(bx * block_M, block_N) if causal else 0
         steps = T.ceildiv(seq_len, block_N) - first
@@ -140,21 +147,29 @@ def attention_backward(
         T.tma_copy(V[bz, bx * block_M : (bx + 1) * block_M, by, :], V_shared, barrier=kv_ready)
         T.barrier_arrive(kv_ready)
 
-        if tx >= consumers:  # the producer: query block first + n's Q, dO (TMA), LSE and Delta into stage n % num_stages
+        if tx >= consumers:  # the producer warpgroup: a dQ writer warp, an idle warp, two loader warps
             T.set_max_nreg(24, 0)
-            for n in T.serial(steps):
-                k = first + n
-                T.barrier_wait(q_empty[n % num_stages], ((n // num_stages) & 1) ^ 1)
-                T.tma_copy(Q[bz, k * block_N : (k + 1) * block_N, by, :], q[n % num_stages, :, :], barrier=q_full[n % num_stages])
-                for j in T.Parallel(block_N):
-                    lse[n % num_stages, j] = T.if_then_else(k * block_N + j < seq_len, LSE[bz, by, k * block_N + j], 0)
-                T.barrier_arrive(q_full[n % num_stages])
-                T.barrier_wait(do_empty[n % num_stages], ((n // num_stages) & 1) ^ 1)
-                T.tma_copy(dO[bz, k * block_N : (k + 1) * block_N, by, :], do_shared[n % num_stages, :, :],
-                           barrier=do_full[n % num_stages])
-                for j in T.Parallel(block_N):
-                    delta_shared[n % num_stages, j] = T.if_then_else(k * block_N + j < seq_len, Delta[bz, by, k * block_N + j], 0)
-                T.barrier_arrive(do_full[n % num_stages])
+            if tx < consumers + 32:  # the writer: adds block n's dQ_k into the accumulator, with TMA's reduce-add
+                for n in T.serial(steps):
+                    T.barrier_wait(dq_full[n % 2], (n // 2) & 1)
+                    if tx == consumers:  # one thread issues the add, waits for its read of the buffer, frees it
+                        T.atomic_add(dQ_accum[bz, (first + n) * block_N : (first + n + 1) * block_N, by, :],
+                                     dq_shared[n % 2, :, :], use_tma=True)
+                        T.barrier_arrive(dq_empty[n % 2])
+            if tx >= consumers + 64:  # the loaders: query block first + n's Q, dO (TMA), LSE and Delta into stage n % num_stages
+                for n in T.serial(steps):
+                    k = first + n
+                    T.barrier_wait(q_empty[n % num_stages], ((n // num_stages) & 1) ^ 1)
+                    T.tma_copy(Q[bz, k * block_N : (k + 1) * block_N, by, :], q[n % num_stages, :, :], barrier=q_full[n % num_stages])
+                    for j in T.Parallel(block_N):
+                        lse[n % num_stages, j] = T.if_then_else(k * block_N + j < seq_len, LSE[bz, by, k * block_N + j], 0)
+                    T.barrier_arrive(q_full[n % num_stages])
+                    T.barrier_wait(do_empty[n % num_stages], ((n // num_stages) & 1) ^ 1)
+                    T.tma_copy(dO[bz, k * block_N : (k + 1) * block_N, by, :], do_shared[n % num_stages, :, :],
+                               barrier=do_full[n % num_stages])
+                    for j in T.Parallel(block_N):
+                        delta_shared[n % num_stages, j] = T.if_then_else(k * block_N + j < seq_len, Delta[bz, by, k * block_N + j], 0)
+                    T.barrier_arrive(do_full[n % num_stages])
         else:  # the consumers: block_M // 64 warpgroups, 64 keys each
             T.set_max_nreg(240, 1)
             T.clear(dk)
@@ -187,23 +202,24 @@ def attention_backward(
                 if ds_buffers == 1:
                     T.sync_threads(5, consumers)
                 T.copy(dsT_cast, dsT_shared[n % 2, :, :] if ds_buffers == 2 else dsT_shared)
-                T.fence_proxy_async()  # each thread's writes of dS (and block n - 1's dQ_k), before the WGMMAs' reads
+                T.fence_proxy_async()  # each thread's writes of dS, before the WGMMAs' reads
                 T.sync_threads(5, consumers)
-                # dQ_k = dS K and dK += dS^T Q, async; block n - 1's dQ_k is added to the accumulator meanwhile
+                # dQ_k = dS K and dK += dS^T Q, async; the writer adds block n - 1's dQ_k meanwhile
                 T.wgmma_gemm(dsT_shared[n % 2, :, :] if ds_buffers == 2 else dsT_shared, K_shared, dq, transpose_A=True,
                              clear_accum=True)
                 T.wgmma_gemm(dsT_cast, q[stage, :, :], dk, policy=T.GemmWarpPolicy.FullRow)
-                if n > 0:  # thread 0 issues the add and waits for its read of block n - 1's buffer
-                    T.atomic_add(dQ_accum[bz, (k - 1) * block_N : k * block_N, by, :], dq_shared[(n - 1) % 2, :, :], use_tma=True)
+                if n > 0:  # warpgroup 0 waits for the writer's read of block n - 1's dQ_k: see the docstring
+                    if tx < 128:
+                        T.barrier_wait(dq_empty[(n - 1) % 2], ((n - 1) // 2) & 1)
                 T.wait_wgmma(1)
                 T.barrier_arrive(do_empty[stage])
-                T.copy(dq, dq_shared[n % 2, :, :])  # its last reader, block n - 2's add, was waited for before this block's barrier
+                T.barrier_wait(dq_empty[n % 2], ((n // 2) & 1) ^ 1)  # block n - 2's add has read the buffer
+                T.copy(dq, dq_shared[n % 2, :, :])
                 T.fence_proxy_async()
+                T.barrier_arrive(dq_full[n % 2])
                 T.wait_wgmma(0)
                 T.barrier_arrive(q_empty[stage])
-            T.sync_threads(5, consumers)  # every WGMMA reading K and V is done, the last dQ_k in shared memory
-            T.atomic_add(dQ_accum[bz, (first + steps - 1) * block_N : (first + steps) * block_N, by, :],
-                         dq_shared[(steps - 1) % 2, :, :], use_tma=True)
+            T.sync_threads(5, consumers)  # every WGMMA reading K and V is done
             for i, j in T.Parallel(block_M, dim):
                 dk[i, j] *= sm_scale
             T.copy(dk, dk_shared)

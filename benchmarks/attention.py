@@ -4,7 +4,9 @@ B=8, H=32, S=4096, D=128, fp16, causal and not (by default). tltyped's kernel
 takes BSHD tensors; torch.nn.functional.scaled_dot_product_attention takes
 BHSD, so it gets its own contiguous BHSD copies and neither side pays for a
 transpose. Each kernel is checked against SDPA (relative Frobenius error)
-before it is timed; times are TileLang's do_bench medians (L2 flushed), and
+before it is timed; the two sides are then timed in interleaved rounds (each
+round one TileLang do_bench median of each, L2 flushed; the median round
+counts), so a GPU drifting under its power cap weighs on both alike, and
 TFLOP/s count 4*B*H*S*S*D flops (half of that when causal). The first call
 of tltyped's kernel tunes it (every candidate built and timed); its time is
 shown, and the tuning result is saved in the disk cache.
@@ -18,7 +20,7 @@ Each side's dQ, dK, dV are compared with SDPA's in fp32 (relative
 Frobenius error, listed dQ/dK/dV); the first call's time includes tuning
 the backward.
 
-    python3 benchmarks/attention.py [--shape 8,32,4096,128] [--no-backward] [--out table.md]
+    python3 benchmarks/attention.py [--shape 8,32,4096,128] [--rounds 5] [--no-backward] [--out table.md]
 """
 
 import argparse
@@ -29,16 +31,24 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from _timing import relative_error  # also puts the checkout on sys.path
+from _timing import interleaved, relative_error  # also puts the checkout on sys.path
 
 
-def bench(fn) -> float:
+def side_by_side(sdpa, ours, rounds: int) -> tuple[float, float]:
+    """SDPA's and tltyped's milliseconds, timed in `rounds` interleaved rounds of a TileLang do_bench each."""
     from tilelang.profiler import do_bench
 
-    return float(do_bench(fn, warmup=100, rep=500, return_mode="median"))
+    times = interleaved({side: (lambda fn=fn: float(do_bench(fn, warmup=100, rep=500, return_mode="median")))
+                         for side, fn in (("sdpa", sdpa), ("ours", ours))}, rounds)
+    sdpa_ms, ours_ms = times["sdpa"], times["ours"]
+    for value in (sdpa_ms, ours_ms):
+        if isinstance(value, Exception):
+            raise value
+    return float(sdpa_ms), float(ours_ms)
 
 
-def backward_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, flash_attention, configs: int) -> list[str]:
+def backward_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, flash_attention, configs: int,
+                  rounds: int) -> list[str]:
     """The backward alone, timed the same way for SDPA (BHSD leaves) and tltyped (BSHD leaves)."""
     b, s, h, d = q.shape
     flops = 10 * b * h * s * s * d * (0.5 if causal else 1.0)
@@ -57,9 +67,6 @@ def backward_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
     dout_h = dout.transpose(1, 2).contiguous()
     out_h = F.scaled_dot_product_attention(*leaves_h, is_causal=causal)
     sdpa_grads = [x.transpose(1, 2) for x in torch.autograd.grad(out_h, leaves_h, dout_h, retain_graph=True)]
-    sdpa_ms = bench(lambda: torch.autograd.grad(out_h, leaves_h, dout_h, retain_graph=True))
-    lines = [f"| {mask}, backward | torch SDPA | {sdpa_ms:.3f} | {flops / sdpa_ms / 1e9:.0f} | 1.00 | "
-             f"{errors(sdpa_grads)} | - | default backend |"]
     leaves = [x.detach().clone().requires_grad_() for x in (q, k, v)]
     out = flash_attention(*leaves, causal=causal)
     start = time.perf_counter()
@@ -68,16 +75,20 @@ def backward_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
     first = time.perf_counter() - start
     worst = max(relative_error(g, r) for g, r in zip(grads, ref))
     if worst > 1e-2:
-        return lines + [f"| {mask}, backward | tltyped | - | - | - | {errors(grads)} | {first:.1f} | WRONG RESULT: not timed |"]
-    ours = bench(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True))
-    return lines + [f"| {mask}, backward | tltyped (tuned over {configs}) | {ours:.3f} | {flops / ours / 1e9:.0f} | "
-                    f"{sdpa_ms / ours:.2f} | {errors(grads)} | {first:.1f} | Delta + main + dQ cast |"]
+        return [f"| {mask}, backward | tltyped | - | - | - | {errors(grads)} | {first:.1f} | WRONG RESULT: not timed |"]
+    sdpa_ms, ours = side_by_side(lambda: torch.autograd.grad(out_h, leaves_h, dout_h, retain_graph=True),
+                                 lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True), rounds)
+    return [f"| {mask}, backward | torch SDPA | {sdpa_ms:.3f} | {flops / sdpa_ms / 1e9:.0f} | 1.00 | "
+            f"{errors(sdpa_grads)} | - | default backend |",
+            f"| {mask}, backward | tltyped (tuned over {configs}) | {ours:.3f} | {flops / ours / 1e9:.0f} | "
+            f"{sdpa_ms / ours:.2f} | {errors(grads)} | {first:.1f} | Delta + main + dQ cast |"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shape", default="8,32,4096,128", help="B,H,S,D")
     parser.add_argument("--causal", default="false,true", help="which masks to run")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; the median counts")
     parser.add_argument("--backward", action=argparse.BooleanOptionalAction, default=True, help="also time the backward")
     parser.add_argument("--out", help="also write the table as markdown to this path")
     opts = parser.parse_args()
@@ -95,8 +106,6 @@ def main() -> None:
         flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
         mask = "causal" if causal else "none"
         ref = F.scaled_dot_product_attention(qh, kh, vh, is_causal=causal)
-        sdpa_ms = bench(lambda: F.scaled_dot_product_attention(qh, kh, vh, is_causal=causal))
-        lines.append(f"| {mask} | torch SDPA | {sdpa_ms:.3f} | {flops / sdpa_ms / 1e9:.0f} | 1.00 | - | - | default backend |")
         start = time.perf_counter()
         out = attention(q, k, v, causal)
         torch.cuda.synchronize()
@@ -105,12 +114,14 @@ def main() -> None:
         if err > 1e-2:
             lines.append(f"| {mask} | tltyped | - | - | - | {err:.2e} | {first:.1f} | WRONG RESULT: not timed |")
             continue
-        ours = bench(lambda: attention(q, k, v, causal))
+        sdpa_ms, ours = side_by_side(lambda: F.scaled_dot_product_attention(qh, kh, vh, is_causal=causal),
+                                     lambda: attention(q, k, v, causal), opts.rounds)
         info = attention.cache_info()
+        lines.append(f"| {mask} | torch SDPA | {sdpa_ms:.3f} | {flops / sdpa_ms / 1e9:.0f} | 1.00 | - | - | default backend |")
         lines.append(f"| {mask} | tltyped (tuned over {len(CONFIGS)}) | {ours:.3f} | {flops / ours / 1e9:.0f} | "
                      f"{sdpa_ms / ours:.2f} | {err:.1e} | {first:.1f} | {info} |")
         if opts.backward:
-            lines += backward_rows(q, k, v, causal, flash_attention, len(BACKWARD_CONFIGS))
+            lines += backward_rows(q, k, v, causal, flash_attention, len(BACKWARD_CONFIGS), opts.rounds)
     print("\n".join(lines))
     if opts.out:
         Path(opts.out).write_text("\n".join(lines) + "\n")

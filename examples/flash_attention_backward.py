@@ -33,11 +33,11 @@ recomputes a block of P as exp2(s - LSE), exactly normalised.
   after issuing its GEMMs, warpgroup 1 does not: the offset keeps their
   shared-memory-bound WGMMAs from colliding. Neither waiting measured a
   fifth slower without a mask; warpgroup 1 or both waiting, no faster
-  (benchmarks/RESULTS.md). The consumers meet at one
-  named barrier per block (two with a single dS^T buffer), placed by hand
-  rather than after every shared-memory write. Each stage is released
-  once its last WGMMA has completed. dK and dV are stored once at the end,
-  through the shared memory of K and V;
+  (benchmarks/RESULTS.md). The consumers meet at one named barrier per
+  block (two with a single dS^T buffer), placed by hand rather than after
+  every shared-memory write. Each stage is released once its last WGMMA
+  has completed. dK and dV are stored once at the end, through the shared
+  memory of K and V;
 - dQ times 1 / sqrt(d), cast to fp16.
 Zeroing the accumulator inside the call keeps the call self-contained, so
 the tuner may time it repeatedly on the same inputs. Causal key blocks skip
@@ -133,7 +133,7 @@ def attention_backward(
         dk_shared = K_shared  # K and V are read for the last time before dK and dV are written
         dv_shared = V_shared
         kv_ready = T.alloc_barrier(arrive_count=consumers + 128)
-        q_full = T.alloc_barrier(arrive_count=[64] * num_stages)  # the loader's threads
+        q_full = T.alloc_barrier(arrive_count=[64] * num_stages)  # the loaders' threads
         do_full = T.alloc_barrier(arrive_count=[64] * num_stages)
         q_empty = T.alloc_barrier(arrive_count=[consumers] * num_stages)  # the consumers' threads
         do_empty = T.alloc_barrier(arrive_count=[consumers] * num_stages)

@@ -26,9 +26,10 @@ of 8. K is dyn (one kernel per M and N). The schedule (CTAs, group of tile
 rows, block_N) is tuned on first use; a 128x128 tile leaves room for five
 stages. CUTLASS's ping-pong schedule (each consumer warpgroup a whole tile of
 its own, its epilogue under the other's main loop) measured 4% slower on an
-H100 at 4096^3 and 8192^3: its 128x128 or 64x256 tiles move more bytes per
-flop, and the epilogue it hides is one store per 32 k-blocks or more
-(benchmarks/RESULTS.md, 2026-12-07).
+H100 at 4096^3 and 8192^3 (benchmarks/RESULTS.md, 2026-12-07). Its 128x128
+or 64x256 tiles move more bytes per flop, which under the power cap likely
+costs more than hiding one store per 32 k-blocks or more saves (not measured
+apart).
 """
 
 from __future__ import annotations
